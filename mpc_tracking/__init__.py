@@ -1,0 +1,35 @@
+"""mpc_tracking: path tracking with model predictive control in the spatial (arc-length) domain."""
+from __future__ import annotations
+
+from .errors import (
+    InputError,
+    ModelError,
+    MPCTrackingError,
+    PathError,
+    PathFormatError,
+    ScenarioError,
+    SettingsError,
+    SimulationError,
+    SolverError,
+    UnknownModelError,
+)
+from .reference_path import Projection, ReferencePath, wrap_angle
+from .models import MotionModel, available_models, create_model, get_model, register_model
+from .models.spatial_bicycle import VehicleParams
+from .mpc import SpatialMPC
+from .mpc_settings import MPCSettings, MPCSolution
+from .results import SimulationResult
+from .simulation import simulate
+from .path_io import load_path
+from .bundled import list_bundled
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "InputError", "ModelError", "MPCTrackingError", "PathError", "PathFormatError", "ScenarioError",
+    "SettingsError", "SimulationError", "SolverError", "UnknownModelError",
+    "Projection", "ReferencePath", "wrap_angle",
+    "MotionModel", "available_models", "create_model", "get_model", "register_model",
+    "VehicleParams", "SpatialMPC", "MPCSettings", "MPCSolution", "SimulationResult", "simulate",
+    "load_path", "list_bundled",
+]

@@ -1,0 +1,63 @@
+"""One exception hierarchy for mpc_tracking.
+
+Every error raised on purpose by the library derives from :class:`MPCTrackingError`.
+Errors caused by bad input additionally derive from :class:`ValueError`, so callers
+that only know the standard library can still catch them.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "MPCTrackingError",
+    "InputError",
+    "PathError",
+    "PathFormatError",
+    "SettingsError",
+    "ModelError",
+    "UnknownModelError",
+    "ScenarioError",
+    "SolverError",
+    "SimulationError",
+]
+
+
+class MPCTrackingError(Exception):
+    """Base class of every error raised on purpose by mpc_tracking."""
+
+
+class InputError(MPCTrackingError, ValueError):
+    """A public function received an argument it cannot work with."""
+
+
+class PathError(InputError):
+    """Waypoints, widths or path parameters are invalid (too few points, NaN, ds <= 0 ...)."""
+
+
+class PathFormatError(PathError):
+    """A path file cannot be parsed; the message names the file and, where known, the line."""
+
+
+class SettingsError(InputError):
+    """A settings dataclass (MPC, speed profile, simulation) was given inconsistent values."""
+
+
+class ModelError(InputError):
+    """A motion model was given unknown, missing or non-physical parameters, or a bad state/input."""
+
+
+class UnknownModelError(ModelError, KeyError):
+    """A motion model name is not registered; the message lists the known names."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ScenarioError(InputError):
+    """A scenario file is invalid; the message names the file, line and key."""
+
+
+class SolverError(MPCTrackingError, RuntimeError):
+    """The QP solver could not be set up or failed in a way the fallback policy cannot absorb."""
+
+
+class SimulationError(MPCTrackingError, RuntimeError):
+    """A closed-loop run could not proceed (raised only where no partial result can be returned)."""

@@ -1,0 +1,218 @@
+"""The plugin interface every plant (motion model) implements.
+
+A plant is what the car really does in a closed-loop run; the MPC never sees its internals,
+only the pose that the loop projects onto the path. To add a plant, subclass
+:class:`MotionModel`, declare its names and parameter defaults, implement
+:meth:`MotionModel._initial_state`, :meth:`MotionModel.xdot`, :attr:`MotionModel.pose` and
+:attr:`MotionModel.velocity`, and register it (see :mod:`mpc_tracking.models`).
+"""
+from __future__ import annotations
+
+import abc
+import difflib
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from ..errors import ModelError
+from ..integrators import integrate
+
+__all__ = ["MotionModel", "Pose", "Velocity"]
+
+
+@dataclass(frozen=True)
+class Pose:
+    """Position [m] and orientation (roll, pitch, yaw) [rad] of the car frame in the world."""
+
+    x: float
+    y: float
+    z: float = 0.0
+    roll: float = 0.0
+    pitch: float = 0.0
+    yaw: float = 0.0
+
+    @property
+    def position(self) -> np.ndarray:
+        """Position (3,) [m]."""
+        return np.array([self.x, self.y, self.z])
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """Rotation matrix (3, 3) body -> world, ZYX convention."""
+        cr, sr = np.cos(self.roll), np.sin(self.roll)
+        cp, sp = np.cos(self.pitch), np.sin(self.pitch)
+        cy, sy = np.cos(self.yaw), np.sin(self.yaw)
+        return np.array(
+            [
+                [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                [-sp, cp * sr, cp * cr],
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class Velocity:
+    """Linear velocity (3,) [m/s] and angular velocity (3,) [rad/s], both in the world frame."""
+
+    linear: np.ndarray
+    angular: np.ndarray
+
+
+class MotionModel(abc.ABC):
+    """Base class of plants.
+
+    Class attributes a subclass declares
+    ------------------------------------
+    name : str
+        Registry name.
+    STATE_NAMES, INPUT_NAMES : tuple of str
+        Names of the state and input components, in order.
+    PARAMS : dict
+        Parameter name -> (default, description with unit). Every parameter has a default.
+    integrator, max_substep
+        Fixed-step integrator name (``"euler"``/``"rk4"``) and longest internal substep [s]
+        used by the default :meth:`step`.
+
+    Parameters
+    ----------
+    params : mapping, optional
+        Parameter overrides (unknown names are an error that lists the valid ones).
+    info : mapping, optional
+        Initial condition, see :meth:`init`. Default: origin, heading 0, speed 0.
+    """
+
+    name: ClassVar[str] = "base"
+    STATE_NAMES: ClassVar[tuple[str, ...]] = ()
+    INPUT_NAMES: ClassVar[tuple[str, ...]] = ()
+    PARAMS: ClassVar[dict[str, tuple[Any, str]]] = {}
+    integrator: ClassVar[str] = "rk4"
+    max_substep: ClassVar[float | None] = 0.01
+    INFO_KEYS: ClassVar[tuple[str, ...]] = ("x", "y", "z", "heading", "speed")
+
+    def __init__(self, params: Mapping[str, Any] | None = None, info: Mapping[str, Any] | None = None) -> None:
+        self.t = 0.0
+        self.init(info or {}, params)
+
+    # ------------------------------------------------------------------ plugin API
+    def init(self, info: Mapping[str, Any], params: Mapping[str, Any] | None = None) -> None:
+        """Set parameters and the initial state.
+
+        Parameters
+        ----------
+        info : mapping
+            ``x``, ``y``, ``z`` [m], ``heading`` [deg, 0 along +x, counter-clockwise], ``speed``
+            [m/s]; missing keys default to 0.
+        params : mapping, optional
+            Parameter overrides; ``None`` keeps the current parameters (defaults at first).
+        """
+        if params is not None or not hasattr(self, "params"):
+            self.params = self._resolve_params(params or {})
+            self._check_params(self.params)
+        unknown = [k for k in info if k not in self.INFO_KEYS]
+        if unknown:
+            raise ModelError(
+                f"{self.name}: unknown initial-condition key {unknown[0]!r}; expected some of {list(self.INFO_KEYS)}"
+            )
+        vals = {}
+        for k in self.INFO_KEYS:
+            v = info.get(k, 0.0)
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ModelError(f"{self.name}: initial {k} must be a number, got {v!r}") from None
+            if not np.isfinite(v):
+                raise ModelError(f"{self.name}: initial {k} must be finite, got {v}")
+            vals[k] = v
+        self.t = 0.0
+        self._state = np.asarray(self._initial_state(vals), dtype=float)
+
+    def step(self, t: float, dt: float, u: Any) -> np.ndarray:
+        """Advance the state from time ``t`` by ``dt`` seconds with input ``u`` held constant.
+
+        Returns the new state vector.
+        """
+        u = self.check_input(u)
+        if not (np.isfinite(dt) and dt > 0):
+            raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
+        x = integrate(self.xdot, self._state, u, dt, self.integrator, self.max_substep)
+        if not np.all(np.isfinite(x)):
+            raise ModelError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
+        self._state = x
+        self.t = t + dt
+        return x
+
+    @abc.abstractmethod
+    def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Right-hand side dx/dt of the model, shape like ``x``."""
+
+    @abc.abstractmethod
+    def _initial_state(self, info: dict[str, float]) -> np.ndarray:
+        """State vector for the initial condition ``info`` (heading in degrees)."""
+
+    @property
+    @abc.abstractmethod
+    def pose(self) -> Pose:
+        """Position and orientation of the car frame in the world."""
+
+    @property
+    @abc.abstractmethod
+    def velocity(self) -> Velocity:
+        """Linear and angular velocity in the world frame."""
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def state(self) -> np.ndarray:
+        """Full state vector (a copy), ordered as :attr:`STATE_NAMES`."""
+        return self._state.copy()
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        x = np.asarray(value, dtype=float).reshape(-1)
+        if x.size != len(self.STATE_NAMES) or not np.all(np.isfinite(x)):
+            raise ModelError(f"{self.name}.state: expected {len(self.STATE_NAMES)} finite values {self.STATE_NAMES}")
+        self._state = x
+
+    @property
+    def speed(self) -> float:
+        """Signed speed along the car's heading [m/s]."""
+        p, v = self.pose, self.velocity
+        return float(v.linear[0] * np.cos(p.yaw) + v.linear[1] * np.sin(p.yaw))
+
+    def check_input(self, u: Any) -> np.ndarray:
+        """Validate an input vector: shape (len(INPUT_NAMES),) and finite."""
+        try:
+            ua = np.asarray(u, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ModelError(f"{self.name}: input must be numeric {self.INPUT_NAMES}, got {u!r}") from None
+        if ua.size != len(self.INPUT_NAMES):
+            raise ModelError(f"{self.name}: expected {len(self.INPUT_NAMES)} inputs {self.INPUT_NAMES}, got {ua.size}")
+        if not np.all(np.isfinite(ua)):
+            raise ModelError(f"{self.name}: input must be finite, got {ua}")
+        return ua
+
+    @classmethod
+    def _resolve_params(cls, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: v[0] for k, v in cls.PARAMS.items()}
+        for k, v in overrides.items():
+            if k not in cls.PARAMS:
+                near = difflib.get_close_matches(k, list(cls.PARAMS), n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ModelError(
+                    f"{cls.name}: unknown parameter {k!r}{hint}; valid parameters: {sorted(cls.PARAMS)}"
+                )
+            out[k] = v
+        return out
+
+    def _check_params(self, p: dict[str, Any]) -> None:
+        """Validate parameters (override to add physical checks); default: numbers must not be NaN."""
+        for k, v in p.items():
+            if isinstance(v, float) and np.isnan(v):
+                raise ModelError(f"{self.name}: parameter {k} must be a number, got NaN")
+
+    def _require_positive(self, p: dict[str, Any], *names: str) -> None:
+        for k in names:
+            v = p[k]
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v) or v <= 0:
+                raise ModelError(f"{self.name}: parameter {k} must be > 0 ({self.PARAMS[k][1]}), got {v!r}")

@@ -1,0 +1,143 @@
+"""Fixed-sparsity QP layout of the spatial LTV-MPC (shared by the OSQP and cvxpy back ends).
+
+Decision vector ``z = [x_0..x_N (3 each) | u_0..u_{N-1} (2 each) | sl_0..sl_N | su_0..su_N]``
+(``sl``/``su``: slacks of the lower/upper corridor bound). Constraint rows, in order:
+
+========  =========  =====================================================================
+block     rows       meaning
+========  =========  =====================================================================
+dyn       3 (N+1)    x_0 = x_init;  A_k x_k + B_k u_k - x_{k+1} = -f_k
+box       2 N        u_min_k <= u_k <= u_max_k
+rate      2 N        u_0 - (u_prev) and u_k - u_{k-1} within rate bounds
+corr      2 (N+1)    lb' <= e_y + l_f e_psi + sl - su <= ub' (front corners), same with -l_r (rear)
+slack     2 (N+1)    sl, su >= 0
+========  =========  =====================================================================
+
+Only the A_k/B_k entries of the constraint matrix change between steps; their positions in
+the CSC data array are computed once (:attr:`QPLayout.dyn_pos`), with structural zeros stored.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+__all__ = ["QPLayout"]
+
+NX, NU = 3, 2
+
+
+class QPLayout:
+    """Index bookkeeping and constant matrices for horizon ``N``.
+
+    Parameters
+    ----------
+    N : int
+        Horizon.
+    front, rear : float
+        Distances from the reference point to the front and rear bumpers [m] (footprint swing).
+    """
+
+    def __init__(self, N: int, front: float, rear: float) -> None:
+        self.N = N
+        self.nX = NX * (N + 1)
+        self.nU = NU * N
+        self.nS = 2 * (N + 1)
+        self.n = self.nX + self.nU + self.nS
+        self.r_dyn = 0
+        self.r_box = self.nX
+        self.r_rate = self.r_box + self.nU
+        self.r_corr = self.r_rate + self.nU
+        self.r_slack = self.r_corr + 2 * (N + 1)
+        self.m = self.r_slack + self.nS
+        self.iu0 = self.nX
+        self.isl0 = self.nX + self.nU
+        self.isu0 = self.isl0 + N + 1
+        self._build_A(front, rear)
+
+    def x_index(self, k, i):
+        return NX * np.asarray(k) + i
+
+    def u_index(self, k, j):
+        return self.nX + NU * np.asarray(k) + j
+
+    def _build_A(self, front: float, rear: float) -> None:
+        N = self.N
+        rows, cols, vals = [], [], []
+        tags = []  # 0 = constant, 1 = dynamic
+
+        def add(r, c, v, dyn=False):
+            r = np.asarray(r).ravel()
+            c = np.asarray(c).ravel()
+            v = np.broadcast_to(np.asarray(v, dtype=float), r.shape).ravel()
+            rows.append(r)
+            cols.append(c)
+            vals.append(v)
+            tags.append(np.full(r.size, dyn))
+
+        k = np.arange(N)
+        # x_0 rows
+        add(np.arange(NX), np.arange(NX), 1.0)
+        # -x_{k+1}
+        kk, ii = np.meshgrid(k, np.arange(NX), indexing="ij")
+        add(NX * (kk + 1) + ii, NX * (kk + 1) + ii, -1.0)
+        # A_k blocks (dynamic, dense 3x3), ordered (k, i, j)
+        kk, ii, jj = np.meshgrid(k, np.arange(NX), np.arange(NX), indexing="ij")
+        add(NX * (kk + 1) + ii, NX * kk + jj, 1.0, True)
+        nA = kk.size
+        # B_k blocks (dynamic, dense 3x2), ordered (k, i, j)
+        kk, ii, jj = np.meshgrid(k, np.arange(NX), np.arange(NU), indexing="ij")
+        add(NX * (kk + 1) + ii, self.nX + NU * kk + jj, 1.0, True)
+        # input box
+        add(self.r_box + np.arange(self.nU), self.nX + np.arange(self.nU), 1.0)
+        # input rates
+        add(self.r_rate + np.arange(self.nU), self.nX + np.arange(self.nU), 1.0)
+        add(self.r_rate + NU + np.arange(self.nU - NU), self.nX + np.arange(self.nU - NU), -1.0)
+        # corridor rows: front (2k) and rear (2k+1)
+        kc = np.arange(N + 1)
+        for side, coef in ((0, front), (1, -rear)):
+            r = self.r_corr + 2 * kc + side
+            add(r, NX * kc + 0, 1.0)
+            add(r, NX * kc + 1, coef)
+            add(r, self.isl0 + kc, 1.0)
+            add(r, self.isu0 + kc, -1.0)
+        # slack >= 0
+        add(self.r_slack + np.arange(self.nS), self.isl0 + np.arange(self.nS), 1.0)
+
+        rows = np.concatenate(rows)
+        cols = np.concatenate(cols)
+        vals = np.concatenate(vals)
+        tags = np.concatenate(tags)
+        order = np.arange(1, rows.size + 1, dtype=float)
+        probe = sparse.csc_matrix((order, (rows, cols)), shape=(self.m, self.n))
+        probe.sort_indices()
+        perm = probe.data.astype(np.int64) - 1  # csc position -> original entry
+        inv = np.empty_like(perm)
+        inv[perm] = np.arange(perm.size)
+        self.A_indices = probe.indices.copy()
+        self.A_indptr = probe.indptr.copy()
+        self.A_data0 = vals[perm]
+        dyn_entries = np.flatnonzero(tags)
+        self.dyn_pos_A = inv[dyn_entries[:nA]]
+        self.dyn_pos_B = inv[dyn_entries[nA:]]
+        self.nnz = perm.size
+
+    def A_matrix(self, data: np.ndarray) -> sparse.csc_matrix:
+        """The constraint matrix with the given CSC data (structural zeros kept)."""
+        return sparse.csc_matrix((data, self.A_indices.copy(), self.A_indptr.copy()), shape=(self.m, self.n))
+
+    def fill_dynamics(self, data: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
+        """Write A_k (N,3,3) and B_k (N,3,2) into the CSC data array in place."""
+        data[self.dyn_pos_A] = A.reshape(-1)
+        data[self.dyn_pos_B] = B.reshape(-1)
+
+    def cost_matrix(self, Q: np.ndarray, QN: np.ndarray, R: np.ndarray, Rd: np.ndarray, slack_quad: float) -> sparse.csc_matrix:
+        """Upper-triangular CSC Hessian P of the cost (constant for fixed weights)."""
+        N = self.N
+        blocks_x = [np.zeros((NX, NX))] + [Q] * (N - 1) + [QN]
+        Px = sparse.block_diag(blocks_x)
+        # inputs: R on each, plus D^T Rd D for the rate cost (u_{-1} is a constant)
+        D = sparse.eye(N) - sparse.eye(N, k=-1)
+        Pu = sparse.kron(sparse.eye(N), R) + sparse.kron(D.T @ D, Rd)
+        Ps = slack_quad * sparse.eye(self.nS)
+        P = sparse.block_diag([Px, Pu, Ps], format="csc")
+        return sparse.triu(P, format="csc")

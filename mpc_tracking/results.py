@@ -1,0 +1,188 @@
+"""SimulationResult: the logged time series of a closed-loop run, its metrics, save/load."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["SimulationResult", "STATUS_CODES", "SERIES"]
+
+#: MPC step statuses and their integer codes in the logs
+STATUS_CODES = {"solved": 0, "solved_inaccurate": 1, "fallback": 2, "safe_stop": 3}
+#: names of the per-control-step time series
+SERIES = (
+    "t", "x", "y", "yaw", "s", "e_y", "e_psi", "v", "v_cmd", "delta_cmd", "v_ref",
+    "lb", "ub", "status", "solve_time", "step_time", "iterations", "corridor_violation",
+)
+
+
+@dataclass
+class SimulationResult:
+    """Closed-loop run: time series (one sample per control step), outcome and metrics.
+
+    Attributes
+    ----------
+    series : dict of str -> ndarray, shape (K,)
+        ``t`` [s], ``x, y`` [m] (controller reference point), ``yaw`` [rad], ``s`` [m] (wrapped),
+        ``e_y`` [m], ``e_psi`` [rad], ``v`` [m/s] (plant speed), ``v_cmd, delta_cmd`` (command),
+        ``v_ref`` [m/s], ``lb, ub`` [m] (corridor at the car), ``status`` (see
+        :data:`STATUS_CODES`), ``solve_time, step_time`` [s], ``iterations``,
+        ``corridor_violation`` [m].
+    horizon_xy : ndarray, shape (K, N+1, 2)
+        Predicted positions of every step.
+    reason : str
+        Why the run stopped: ``"completed"``, ``"end_of_path"``, ``"left_corridor"``,
+        ``"safe_stop"``, ``"non_finite_state"``, ``"time_limit"``, ``"error: ..."``.
+    laps_completed : int
+    lap_times : list of float
+        Duration of each completed lap [s].
+    info : dict
+        Run description (path name, plant, settings) for the record.
+    """
+
+    series: dict[str, np.ndarray]
+    horizon_xy: np.ndarray
+    reason: str
+    laps_completed: int = 0
+    lap_times: list[float] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    path: Any = None
+    vehicle: Any = None
+
+    # ------------------------------------------------------------------ access
+    def __getattr__(self, name: str) -> np.ndarray:
+        series = self.__dict__.get("series")
+        if series is not None and name in series:
+            return series[name]
+        raise AttributeError(name)
+
+    def __len__(self) -> int:
+        return int(self.series["t"].size)
+
+    @property
+    def success(self) -> bool:
+        """True when the run reached its goal (requested laps or the end of an open path)."""
+        return self.reason in ("completed", "end_of_path")
+
+    @property
+    def status(self) -> str:
+        return self.reason
+
+    # ------------------------------------------------------------------ metrics
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """Summary figures: lap completed, lap time [s], RMS/max |e_y| [m], max |delta| [rad],
+        infeasible (non-solved) steps, corridor-violation steps, solve-time median/p95/max [s]."""
+        s = self.series
+        n = len(self)
+        ey = s["e_y"] if n else np.zeros(1)
+        st = s["solve_time"] if n else np.zeros(1)
+        step = s["step_time"] if n else np.zeros(1)
+        bad = int(np.sum(s["status"] >= STATUS_CODES["fallback"])) if n else 0
+        return {
+            "reason": self.reason,
+            "lap_completed": bool(self.success),
+            "laps_completed": int(self.laps_completed),
+            "lap_time": float(self.lap_times[0]) if self.lap_times else float("nan"),
+            "duration": float(s["t"][-1]) if n else 0.0,
+            "steps": n,
+            "rms_e_y": float(np.sqrt(np.mean(ey**2))),
+            "max_abs_e_y": float(np.max(np.abs(ey))),
+            "max_abs_e_psi": float(np.max(np.abs(s["e_psi"]))) if n else 0.0,
+            "max_abs_delta": float(np.max(np.abs(s["delta_cmd"]))) if n else 0.0,
+            "mean_speed": float(np.mean(s["v"])) if n else 0.0,
+            "infeasible_steps": bad,
+            "corridor_violation_steps": int(np.sum(np.nan_to_num(s["corridor_violation"]) > 1e-3)) if n else 0,
+            "solve_time_median": float(np.median(st)),
+            "solve_time_p95": float(np.percentile(st, 95)),
+            "solve_time_max": float(np.max(st)),
+            "step_time_median": float(np.median(step)),
+            "step_time_p95": float(np.percentile(step, 95)),
+        }
+
+    def summary(self) -> str:
+        """A short multi-line text summary of :attr:`metrics`."""
+        m = self.metrics
+        lines = [
+            f"outcome            {m['reason']} (laps completed: {m['laps_completed']})",
+            f"lap time           {m['lap_time']:.2f} s" if self.lap_times else f"duration           {m['duration']:.2f} s",
+            f"lateral error      RMS {m['rms_e_y'] * 100:.2f} cm, max {m['max_abs_e_y'] * 100:.2f} cm",
+            f"MPC solve time     median {m['solve_time_median'] * 1e3:.3f} ms, p95 {m['solve_time_p95'] * 1e3:.3f} ms "
+            f"(whole step median {m['step_time_median'] * 1e3:.3f} ms)",
+            f"infeasible steps   {m['infeasible_steps']} of {m['steps']}",
+        ]
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ output
+    def plot(self, kind: str = "track", **kwargs: Any):
+        """Plot with :mod:`mpc_tracking.plotting` (``kind``: "track" or "timeseries")."""
+        from . import plotting
+
+        if kind == "track":
+            return plotting.plot_track(self, **kwargs)
+        if kind == "timeseries":
+            return plotting.plot_timeseries(self, **kwargs)
+        raise InputError(f"kind: expected 'track' or 'timeseries', got {kind!r}")
+
+    def save(self, filename: str | Path) -> Path:
+        """Write the run to a compressed ``.npz`` (series, horizons, outcome, info as JSON)."""
+        filename = Path(filename)
+        meta = {
+            "reason": self.reason,
+            "laps_completed": self.laps_completed,
+            "lap_times": self.lap_times,
+            "info": self.info,
+        }
+        arrays = {f"series_{k}": v for k, v in self.series.items()}
+        if self.path is not None:
+            p = self.path
+            arrays.update(
+                path_s=p.s, path_x=p.x, path_y=p.y, path_psi=p.psi, path_kappa=p.kappa,
+                path_wl=p.width_left, path_wr=p.width_right,
+            )
+            meta["path"] = {"name": p.name, "closed": p.closed, "length": p.length}
+        if self.vehicle is not None:
+            from dataclasses import asdict
+
+            meta["vehicle"] = asdict(self.vehicle)
+        np.savez_compressed(filename, horizon_xy=self.horizon_xy, meta=json.dumps(meta, default=str), **arrays)
+        return filename
+
+    @classmethod
+    def load(cls, filename: str | Path) -> "SimulationResult":
+        """Read a run written by :meth:`save`."""
+        filename = Path(filename)
+        if not filename.is_file():
+            raise InputError(f"{filename}: no such result file")
+        try:
+            with np.load(filename, allow_pickle=False) as z:
+                meta = json.loads(str(z["meta"]))
+                series = {k[7:]: z[k] for k in z.files if k.startswith("series_")}
+                horizon = z["horizon_xy"]
+                path = None
+                if "path_s" in z.files:
+                    from .reference_path import ReferencePath
+
+                    pm = meta["path"]
+                    path = ReferencePath.from_waypoints(
+                        z["path_s"], z["path_x"], z["path_y"], z["path_psi"], z["path_kappa"],
+                        width_left=np.where(np.isfinite(z["path_wl"]), z["path_wl"], 1e9),
+                        width_right=np.where(np.isfinite(z["path_wr"]), z["path_wr"], 1e9),
+                        closed=pm["closed"], length=pm["length"], name=pm["name"],
+                    )
+        except (OSError, KeyError, ValueError) as exc:
+            raise InputError(f"{filename}: not a simulation result written by SimulationResult.save ({exc})") from None
+        vehicle = None
+        if "vehicle" in meta:
+            from .models.spatial_bicycle import VehicleParams
+
+            vehicle = VehicleParams(**meta["vehicle"])
+        return cls(
+            series=series, horizon_xy=horizon, reason=meta["reason"], laps_completed=meta["laps_completed"],
+            lap_times=meta["lap_times"], info=meta["info"], path=path, vehicle=vehicle,
+        )

@@ -1,0 +1,1 @@
+"""Bundled reference paths (data files; regenerate with ``python reference_paths/make_paths.py``)."""
