@@ -37,8 +37,15 @@ _OK = {osqp.SolverStatus.OSQP_SOLVED: "solved", osqp.SolverStatus.OSQP_SOLVED_IN
 class Corridor(Protocol):
     """Anything that gives lateral bounds along the path (see :mod:`mpc_tracking.environment`)."""
 
-    def bounds(self, s: np.ndarray, t: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Lower/upper bound on e_y [m] of the drivable area at arc lengths ``s`` and times ``t``."""
+    def bounds(
+        self, s: np.ndarray, t: np.ndarray | None = None, e_y0: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Raw lower/upper bound on e_y [m] of the free space at arc lengths ``s`` and times ``t``.
+
+        ``e_y0`` is the car's current lateral position: where an obstacle splits the corridor the
+        provider picks the gap that contains (or is nearest to) it and follows that gap along ``s``.
+        The bounds are not shrunk by the car; the MPC adds half width, margin and footprint swing.
+        """
         ...
 
 
@@ -315,9 +322,9 @@ class SpatialMPC:
         lay = self.layout
         return z[: lay.nX].reshape(self.N + 1, 3), z[lay.nX : lay.nX + lay.nU].reshape(self.N, 2)
 
-    def _bounds(self, s_grid: np.ndarray, q_path: dict, t_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _bounds(self, s_grid: np.ndarray, q_path: dict, t_pred: np.ndarray, e_y0: float) -> tuple[np.ndarray, np.ndarray]:
         if self.corridor is not None:
-            lb, ub = self.corridor.bounds(s_grid, t_pred)
+            lb, ub = self.corridor.bounds(s_grid, t_pred, e_y0)
             return np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
         return -q_path["width_right"], q_path["width_left"]
 
@@ -359,7 +366,7 @@ class SpatialMPC:
                 v_reach = u_prev[0] - st.decel_max * np.cumsum(dt_all)
                 box_u[:, 0] = np.maximum(box_u[:, 0], v_reach + 1e-6)
         # corridor for the footprint
-        lb, ub = self._bounds(s_grid, q_path, t_now + x_op[:, 2])
+        lb, ub = self._bounds(s_grid, q_path, t_now + x_op[:, 2], float(x0[0]))
         lo = np.maximum(lb + self._half_w, -_INF)
         hi = np.minimum(ub - self._half_w, _INF)
         narrow = lo > hi
