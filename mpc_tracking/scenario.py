@@ -1,0 +1,379 @@
+"""Scenario files: one YAML file (or dict) describes a whole closed-loop run.
+
+A scenario maps onto the library's objects: the path (bundled name, file or corner points),
+speed profile, obstacles, vehicle geometry, plant and actuation, MPC settings, simulation and
+outputs. It is validated on load (see :mod:`mpc_tracking.scenario_schema`): an unknown key names
+the key, the file and line and suggests the nearest valid key; a wrong type says what was expected.
+
+Examples
+--------
+>>> sc = load_scenario("demos/quickstart.yaml")                         # doctest: +SKIP
+>>> sc = sc.with_overrides({"controller.horizon": 50})                  # doctest: +SKIP
+>>> result = run_scenario(sc)                                           # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import inspect
+import logging
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import yaml
+
+from .errors import InputError, MPCTrackingError, ScenarioError
+from .scenario_schema import Location, ScenarioBase, compose_marks, validate
+
+__all__ = [
+    "Scenario", "load_scenario", "default_scenario", "build", "run_scenario", "parse_set_option",
+    "DEFAULT_SCENARIO",
+]
+
+logger = logging.getLogger(__name__)
+
+#: the embedded default (``mpc-tracking demo``): one lap of the bundled oval, kinematic bicycle
+DEFAULT_SCENARIO: dict[str, Any] = {
+    "name": "demo",
+    "description": "one lap of the bundled default path with a kinematic bicycle, starting 1 m off the line",
+    "path": {"source": "oval", "ds": 0.5},
+    "plant": {"name": "kinematic_bicycle"},
+    "controller": {
+        "horizon": 30, "v_max": 12.0, "a_y_max": 4.0, "delta_rate_max": 0.6, "accel_max": 3.0, "decel_max": 5.0,
+    },
+    "simulation": {"laps": 1, "e_y0": 1.0},
+    "outputs": {"folder": "out/demo", "plots": ["track", "timeseries"]},
+}
+
+
+@dataclass
+class Scenario(ScenarioBase):
+    """A validated scenario (a tree of dataclasses; see :mod:`mpc_tracking.scenario_schema`).
+
+    Attributes
+    ----------
+    name, description : str
+    path, speed_profile, environment, vehicle, plant, actuation, controller, simulation, outputs
+        The sections; ``controller`` has one field per :class:`~mpc_tracking.mpc_settings.MPCSettings` field.
+    source : str
+        Where it was loaded from (file name or ``"<dict>"``); not part of :meth:`to_dict`.
+    """
+
+    def __post_init__(self) -> None:
+        self.source = "<dict>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved scenario as plain lists/dicts/scalars (YAML-able; JSON-able except inf)."""
+        return asdict(self)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "Scenario":
+        """A new validated scenario with dotted keys changed, e.g. ``{"controller.horizon": 50}``.
+
+        Keys below a free-form mapping (``plant.params.wheelbase``) are created as needed; any
+        other unknown key raises :class:`ScenarioError` with the nearest valid key.
+        """
+        data = self.to_dict()
+        for key, value in overrides.items():
+            _set_dotted(data, str(key), value)
+        out = _from_dict(data, Location("--set"))
+        out.source = self.source
+        return out
+
+    def to_yaml(self) -> str:
+        """The resolved scenario as YAML text (loads back to an equal scenario)."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
+
+
+# ---------------------------------------------------------------------- loading
+def _set_dotted(data: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list):
+            try:
+                node = node[int(part)]
+                continue
+            except (ValueError, IndexError):
+                raise ScenarioError(f"--set {key}: {'.'.join(parts[:i + 1])} is not an item of the list") from None
+        if not isinstance(node, dict):
+            raise ScenarioError(f"--set {key}: {'.'.join(parts[:i])} is a value, not a section")
+        if part not in node:
+            near = difflib.get_close_matches(part, [str(k) for k in node], n=1, cutoff=0.5)
+            hint = f"; did you mean {'.'.join(parts[:i] + [near[0]])!r}?" if near else ""
+            raise ScenarioError(f"--set {key}: unknown section {part!r}{hint}")
+        if node[part] is None:
+            node[part] = {}
+        node = node[part]
+    if isinstance(node, list):
+        try:
+            node[int(parts[-1])] = value
+            return
+        except (ValueError, IndexError):
+            raise ScenarioError(f"--set {key}: no list item {parts[-1]!r}") from None
+    if not isinstance(node, dict):
+        raise ScenarioError(f"--set {key}: {'.'.join(parts[:-1])} is a value, not a section")
+    node[parts[-1]] = value  # unknown leaf keys are caught by validation (with a suggestion)
+
+
+def _check_controller(sc: Scenario, loc: Location) -> None:
+    """Construct MPCSettings once so bad values are reported with the file and line."""
+    from .mpc_settings import MPCSettings
+
+    try:
+        MPCSettings(**asdict(sc.controller))
+    except MPCTrackingError as exc:
+        msg = str(exc)
+        key = "controller"
+        for f in fields(sc.controller):
+            if f"MPCSettings.{f.name}" in msg or f" {f.name} " in msg:
+                key = f"controller.{f.name}"
+                break
+        raise ScenarioError(f"{loc.at(key)}: {msg}") from None
+
+
+def _from_dict(data: Any, loc: Location) -> Scenario:
+    sc = validate(Scenario, data, loc)
+    _check_controller(sc, loc)
+    sc.source = loc.source
+    return sc
+
+
+def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
+    """Read and validate a scenario from a YAML file or a mapping.
+
+    Parameters
+    ----------
+    source : str, Path or mapping
+        A YAML file name, or the scenario as a (nested) dict. Missing keys take the defaults
+        of :class:`Scenario` (not those of :func:`default_scenario`).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        Missing or unparsable file; unknown key (with file, line and the nearest valid key);
+        wrong type (with what was expected); invalid controller settings.
+    """
+    if isinstance(source, Mapping):
+        return _from_dict(copy.deepcopy(dict(source)), Location("<dict>"))
+    if not isinstance(source, (str, Path)):
+        raise ScenarioError(f"scenario: expected a YAML file name or a mapping, got {type(source).__name__}")
+    p = Path(source)
+    if not p.is_file():
+        raise ScenarioError(f"{p}: no such scenario file")
+    try:
+        text = p.read_text()
+        data = yaml.safe_load(text)
+        marks = compose_marks(text)
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not a text file (expected a YAML scenario)") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ScenarioError(f"{where}: not valid YAML ({problem})") from None
+    if data is not None and not isinstance(data, dict):
+        raise ScenarioError(f"{p}:1: expected a mapping of sections (path, controller, ...), got {type(data).__name__}")
+    return _from_dict(data or {}, Location(str(p), marks))
+
+
+def default_scenario() -> Scenario:
+    """The embedded demo scenario (no files needed): one lap of ``oval``, kinematic bicycle."""
+    sc = _from_dict(copy.deepcopy(DEFAULT_SCENARIO), Location("<default scenario>"))
+    return sc
+
+
+def parse_set_option(text: str) -> tuple[str, Any]:
+    """Split ``"controller.horizon=50"`` into ``("controller.horizon", 50)``; values are YAML scalars.
+
+    ``"a.b=[1, 2]"`` gives a list, ``"a.b=null"`` None, ``"a.b=true"`` True, ``"a.b=inf"`` inf.
+    """
+    if not isinstance(text, str) or "=" not in text:
+        raise ScenarioError(f"--set {text!r}: expected KEY=VALUE, e.g. controller.horizon=50")
+    key, _, raw = text.partition("=")
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise ScenarioError(f"--set {text!r}: expected a dotted key before '=', e.g. controller.horizon=50")
+    raw = raw.strip()
+    if raw.lower() in ("inf", "+inf", "-inf"):
+        return key, -math.inf if raw.startswith("-") else math.inf
+    try:
+        value = yaml.safe_load(raw) if raw else None
+    except yaml.YAMLError:
+        value = raw
+    return key, value
+
+
+# ---------------------------------------------------------------------- building
+def _build_path(sc: Scenario):
+    from .path_io import load_path
+    from .reference_path import ReferencePath
+
+    pc = sc.path
+    name = pc.name
+    if pc.corners is not None:
+        return ReferencePath.from_corners(
+            pc.corners, ds=pc.ds, closed=pc.closed, smoothing=pc.smoothing,
+            width_left=pc.width_left, width_right=pc.width_right, name=name or sc.name,
+        )
+    if pc.source is None:
+        raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
+    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing or 0.0}
+    params = inspect.signature(load_path).parameters
+    if pc.format != "auto":
+        if "format" not in params:
+            raise ScenarioError(f"{sc.source}: path.format {pc.format!r}: this version reads formats from the content only (use 'auto')")
+        kw["format"] = pc.format
+    source = pc.source
+    if not Path(source).exists() and sc.source not in ("<dict>", "--set", "<default scenario>"):
+        rel = Path(sc.source).parent / source  # files relative to the scenario file
+        if rel.exists():
+            source = str(rel)
+    path = load_path(source, **kw)
+    if pc.width_left is not None or pc.width_right is not None or name:
+        import numpy as np
+
+        wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
+        wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
+        path = ReferencePath.from_waypoints(
+            path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
+            closed=path.closed, length=path.length, name=name or path.name,
+        )
+    return path
+
+
+def _apply_speed_profile(sc: Scenario, path):
+    sp = sc.speed_profile
+    if not sp.enabled:
+        return path
+    try:
+        from . import speed_profile as spm
+    except ImportError:
+        raise ScenarioError(f"{sc.source}: speed_profile.enabled needs mpc_tracking.speed_profile, not in this version") from None
+    c = sc.controller
+    limits = {
+        "v_max": sp.v_max if sp.v_max is not None else c.v_max,
+        "a_y_max": sp.a_y_max if sp.a_y_max is not None else c.a_y_max,
+        "accel_max": sp.accel_max if sp.accel_max is not None else c.accel_max,
+        "decel_max": sp.decel_max if sp.decel_max is not None else c.decel_max,
+    }
+    v = spm.speed_profile(path, **_accepted(spm.speed_profile, limits))
+    v = getattr(v, "v", v)
+    return path.with_speed_profile(v)
+
+
+def _accepted(func: Callable, kw: dict[str, Any]) -> dict[str, Any]:
+    params = inspect.signature(func).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return kw
+    return {k: v for k, v in kw.items() if k in params}
+
+
+def _build_corridor(sc: Scenario, path):
+    obstacles = sc.environment.obstacles
+    if not obstacles:
+        return None
+    try:
+        from . import environment as env
+    except ImportError:
+        raise ScenarioError(f"{sc.source}: environment.obstacles need mpc_tracking.environment, not in this version") from None
+    return env.corridor_from_config(path, [asdict(o) for o in obstacles])
+
+
+def _build_vehicle(sc: Scenario):
+    from .models.spatial_bicycle import VehicleParams
+
+    vc = sc.vehicle
+    base = VehicleParams.rc_car() if vc.preset == "rc_car" else VehicleParams()
+    kw = asdict(base)
+    kw.update({k: v for k, v in asdict(vc).items() if k != "preset" and v is not None})
+    try:
+        return VehicleParams(**kw)
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{sc.source}: vehicle: {exc}") from None
+
+
+def _build_plant(sc: Scenario, vehicle, settings):
+    from .models import create_model, get_model
+
+    cls = get_model(sc.plant.name)
+    params = dict(sc.plant.params)
+    auto = {"wheelbase": vehicle.wheelbase, "delta_max": settings.delta_max, "length": vehicle.length,
+            "width": vehicle.width, "rear_overhang": vehicle.rear_overhang}
+    for k, v in auto.items():
+        if k in cls.PARAMS and k not in params:
+            params[k] = v
+    return create_model(sc.plant.name, params)
+
+
+def build(scenario: Scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """Construct the objects of a run.
+
+    Returns
+    -------
+    path : ReferencePath
+    mpc : SpatialMPC
+    plant : MotionModel
+    actuator : Actuator
+    sim_kwargs : dict
+        Keyword arguments of :func:`~mpc_tracking.simulation.simulate` (control_period, sim_dt,
+        laps, t_max, s0, e_y0, e_psi0, v0, corridor_tolerance).
+    """
+    from .actuation import default_actuator, make_actuator
+    from .mpc import SpatialMPC
+    from .mpc_settings import MPCSettings
+
+    if not isinstance(scenario, Scenario):
+        raise InputError(f"scenario: expected a Scenario (load_scenario), got {type(scenario).__name__}")
+    sim = scenario.simulation
+    settings = MPCSettings(**asdict(scenario.controller))
+    if sim.control_period is not None:
+        settings = settings.replace(control_period=sim.control_period)
+    path = _apply_speed_profile(scenario, _build_path(scenario))
+    vehicle = _build_vehicle(scenario)
+    corridor = _build_corridor(scenario, path)
+    mpc = SpatialMPC(path, vehicle, settings, corridor=corridor)
+    plant = _build_plant(scenario, vehicle, settings)
+    act = scenario.actuation
+    actuator = make_actuator(act.name, **act.params) if act.name else default_actuator(plant)
+    sim_kwargs = {k: v for k, v in asdict(sim).items()}
+    sim_kwargs["control_period"] = settings.control_period
+    return path, mpc, plant, actuator, sim_kwargs
+
+
+def run_scenario(scenario: Scenario, on_step: Callable[[int, float], None] | None = None):
+    """Build and simulate a scenario; the result's ``info["scenario"]`` holds the resolved scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    on_step : callable, optional
+        ``on_step(k, t)`` after every control step (progress bars).
+
+    Returns
+    -------
+    SimulationResult
+        A run that fails midway returns what it logged, with the reason in ``result.reason``.
+    """
+    from .simulation import simulate
+
+    path, mpc, plant, actuator, kw = build(scenario)
+    result = simulate(path, mpc, plant, actuator, on_step=on_step, **kw)
+    result.info["scenario"] = scenario.to_dict()
+    result.info["scenario_name"] = scenario.name
+    return result
+
+
+def expected_duration(scenario: Scenario, path=None) -> float:
+    """Rough simulated time [s] of a run (for progress bars): t_max, else distance / mean speed."""
+    if scenario.simulation.t_max is not None:
+        return float(scenario.simulation.t_max)
+    length = path.length if path is not None else 500.0
+    laps = scenario.simulation.laps if (path is None or path.closed) else 1
+    return laps * length / max(0.5 * scenario.controller.v_max, 0.1)
+

@@ -1,0 +1,163 @@
+"""Scenario files: loading, validation with file:line and suggestions, overrides, build and run."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from mpc_tracking.errors import ScenarioError
+from mpc_tracking.mpc import SpatialMPC
+from mpc_tracking.mpc_settings import MPCSettings
+from mpc_tracking.scenario import (
+    Scenario, build, default_scenario, load_scenario, parse_set_option, run_scenario,
+)
+
+DEMOS = Path(__file__).resolve().parents[1] / "demos"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    f = tmp_path / "sc.yaml"
+    f.write_text(text)
+    return f
+
+
+def test_default_scenario_matches_demo_settings():
+    sc = default_scenario()
+    assert isinstance(sc, Scenario)
+    assert sc.path.source == "oval" and sc.controller.horizon == 30 and sc.simulation.e_y0 == 1.0
+    # every MPCSettings field is a controller key with the same default where the demo does not set it
+    for name in ("Q", "R", "mode", "linearization", "slack_weight"):
+        assert hasattr(sc.controller, name)
+    assert sc.controller.slack_weight == MPCSettings().slack_weight
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("controller:\n  horizon: 20\n  horizn: 3\n", r"sc\.yaml:3: unknown key 'horizn' in controller; did you mean 'horizon'"),
+        ("pat:\n  source: oval\n", r"sc\.yaml:1: unknown key 'pat' in scenario; did you mean 'path'"),
+        ("simulation:\n  laps: 1\n\n  e_y_0: 1.0\n", r"sc\.yaml:4: unknown key 'e_y_0' in simulation; did you mean 'e_y0'"),
+        ("environment:\n  obstacles:\n    - type: circle\n      centre: [1, 2]\n",
+         r"sc\.yaml:4: unknown key 'centre' in environment\.obstacles\.0; did you mean 'center'"),
+        ("controller:\n  horizon: twenty\n", r"sc\.yaml:2: controller\.horizon: expected an integer, got 'twenty'"),
+        ("controller:\n  horizon: 2.5\n", r"controller\.horizon: expected an integer"),
+        ("simulation:\n  e_y0: [1]\n", r"sc\.yaml:2: simulation\.e_y0: expected a number"),
+        ("path:\n  closed: yes please\n", r"path\.closed: expected true or false"),
+        ("path:\n  corners: [[0, 0], [1]]\n", r"path\.corners: expected a list of \[x, y\] pairs"),
+        ("controller:\n  mode: time_optimale\n", r"controller\.mode: expected one of .*did you mean 'time_optimal'"),
+        ("outputs:\n  plots: [track, heatmap]\n", r"outputs\.plots: expected one of"),
+        ("controller: 5\n", r"sc\.yaml:1: controller: expected a mapping"),
+        ("- a\n- b\n", r"sc\.yaml:1: expected a mapping of sections"),
+        ("controller:\n  horizon: [1\n", r"sc\.yaml:\d+: not valid YAML"),
+        ("controller:\n  v_min: 20\n  v_max: 10\n", r"sc\.yaml:2: MPCSettings: v_min = 20"),
+    ],
+)
+def test_bad_scenario_files(tmp_path, text, match):
+    with pytest.raises(ScenarioError, match=match):
+        load_scenario(_write(tmp_path, text))
+
+
+def test_missing_file_and_bad_source(tmp_path):
+    with pytest.raises(ScenarioError, match="no such scenario file"):
+        load_scenario(tmp_path / "nope.yaml")
+    with pytest.raises(ScenarioError, match="expected a YAML file name or a mapping"):
+        load_scenario(42)
+
+
+def test_dict_source_and_inf_strings():
+    sc = load_scenario({"controller": {"accel_max": "inf", "Q": [1, 2, 0]}, "simulation": {"laps": 2.0}})
+    assert math.isinf(sc.controller.accel_max) and sc.simulation.laps == 2
+    assert isinstance(sc.simulation.laps, int)
+
+
+def test_overrides_are_validated_and_do_not_mutate():
+    sc = default_scenario()
+    sc2 = sc.with_overrides({"controller.horizon": 50, "plant.params.wheelbase": 2.5, "simulation.e_y0": 0})
+    assert sc2.controller.horizon == 50 and sc.controller.horizon == 30
+    assert sc2.plant.params == {"wheelbase": 2.5} and sc.plant.params == {}
+    assert sc2.simulation.e_y0 == 0.0
+    with pytest.raises(ScenarioError, match=r"unknown key 'horizn' in controller; did you mean 'horizon'"):
+        sc.with_overrides({"controller.horizn": 5})
+    with pytest.raises(ScenarioError, match=r"unknown section 'controler'; did you mean 'controller'"):
+        sc.with_overrides({"controler.horizon": 5})
+    with pytest.raises(ScenarioError, match=r"controller\.horizon: expected an integer"):
+        sc.with_overrides({"controller.horizon": "x"})
+    with pytest.raises(ScenarioError, match=r"is a value, not a section"):
+        sc.with_overrides({"controller.horizon.deep": 1})
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("controller.horizon=50", ("controller.horizon", 50)),
+        ("controller.v_max = 8.5", ("controller.v_max", 8.5)),
+        ("controller.Q=[1, 2, 0]", ("controller.Q", [1, 2, 0])),
+        ("controller.mode=time_optimal", ("controller.mode", "time_optimal")),
+        ("outputs.animation.file=null", ("outputs.animation.file", None)),
+        ("path.closed=false", ("path.closed", False)),
+        ("controller.accel_max=inf", ("controller.accel_max", math.inf)),
+    ],
+)
+def test_parse_set_option(text, expected):
+    assert parse_set_option(text) == expected
+
+
+@pytest.mark.parametrize("text", ["controller.horizon", "=5", "a..b=1"])
+def test_parse_set_option_bad(text):
+    with pytest.raises(ScenarioError, match="expected"):
+        parse_set_option(text)
+
+
+def test_to_dict_round_trip_yaml():
+    sc = default_scenario().with_overrides({"controller.Q": [[1, 0, 0], [0, 2, 0], [0, 0, 0]]})
+    again = load_scenario(yaml.safe_load(sc.to_yaml()))
+    assert again == sc
+    assert again.to_dict() == sc.to_dict()
+
+
+def test_build_maps_sections_onto_objects():
+    sc = default_scenario().with_overrides({
+        "controller.horizon": 12, "simulation.control_period": 0.1, "vehicle.width": 2.0, "simulation.laps": 2,
+    })
+    path, mpc, plant, actuator, kw = build(sc)
+    assert isinstance(mpc, SpatialMPC) and mpc.N == 12
+    assert mpc.settings.control_period == 0.1 and kw["control_period"] == 0.1
+    assert mpc.vehicle.width == 2.0
+    assert plant.params["wheelbase"] == mpc.vehicle.wheelbase and plant.params["delta_max"] == mpc.settings.delta_max
+    assert kw["laps"] == 2 and kw["e_y0"] == 1.0
+    assert path.name == "oval" and path.ds == pytest.approx(0.5, rel=0.05)
+
+
+def test_corner_path_and_widths():
+    sc = load_scenario({"path": {"corners": [[0, 0], [40, 0], [40, 30], [0, 30]], "ds": 0.5,
+                                 "width_left": 3.0, "width_right": 2.0, "closed": True}})
+    path, *_ = build(sc)
+    assert path.closed and np.allclose(path.width_left, 3.0) and np.allclose(path.width_right, 2.0)
+    sc = load_scenario({"path": {"source": "oval", "width_left": 1.5}})
+    path, *_ = build(sc)
+    assert np.allclose(path.width_left, 1.5) and not np.allclose(path.width_right, 1.5)
+
+
+def test_run_scenario_short_and_records_scenario():
+    sc = default_scenario().with_overrides({"simulation.t_max": 2.0, "controller.horizon": 15})
+    res = run_scenario(sc)
+    assert res.reason == "time_limit" and len(res) > 10
+    assert res.info["scenario"]["controller"]["horizon"] == 15
+    assert abs(res.e_y[0] - 1.0) < 1e-2
+    # the tracker pulls the car towards the line
+    assert abs(res.e_y[-1]) < 1.0
+
+
+def test_unknown_plant_names_known_ones():
+    sc = default_scenario().with_overrides({"plant.name": "hovercraft"})
+    with pytest.raises(KeyError, match="known models: .*kinematic_bicycle"):
+        build(sc)
+
+
+@pytest.mark.parametrize("f", sorted(DEMOS.glob("*.yaml")), ids=lambda f: f.name)
+def test_bundled_scenarios_load(f):
+    sc = load_scenario(f)
+    assert sc.name
