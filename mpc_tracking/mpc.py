@@ -24,13 +24,14 @@ from .errors import InputError, SolverError
 from .models import spatial_bicycle as sb
 from .models.spatial_bicycle import VehicleParams
 from .mpc_settings import MPCSettings, MPCSolution
+from .path_sampler import PathSample, PathSampler
 from .qp_layout import QPLayout
 from .reference_path import Projection, ReferencePath
 
 __all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData"]
 
 logger = logging.getLogger(__name__)
-_INF = 1e20
+_INF = float(osqp.OSQP().constant("OSQP_INFTY"))
 _OK = {osqp.SolverStatus.OSQP_SOLVED: "solved", osqp.SolverStatus.OSQP_SOLVED_INACCURATE: "solved_inaccurate"}
 
 
@@ -117,17 +118,41 @@ class SpatialMPC:
         self._R, self._Rd = st.R_matrix, st.R_rate_matrix
         self.P = lay.cost_matrix(self._Q, self._QN, self._R, self._Rd, slack_quad=1e-4)
         self._half_w = 0.5 * self.vehicle.width + st.corridor_margin
-        self._k = np.arange(N + 1)
-        self._tan_dmax = np.tan(st.delta_max)
-        # constant parts of l/u
+        self._s_offsets = self.ds * np.arange(N + 1)
+        self._inv_L = 1.0 / self.vehicle.wheelbase
+        self._sampler = PathSampler(self.path)
+        self._rate_dn = np.array([st.decel_max, st.delta_rate_max])
+        self._rate_up = np.array([st.accel_max, st.delta_rate_max])
+        self._finite_decel = bool(np.isfinite(st.decel_max))
+        self._dt_buf = np.empty(N)
+        self._dt_buf[0] = st.control_period
+        # constant parts of l/u/q, and views of the parts that change
         d = self.data
-        d.l[lay.r_slack:] = 0.0
-        d.u[lay.r_slack:] = _INF
+        d.l[lay.r_slack :] = 0.0
+        d.u[lay.r_slack :] = _INF
+        box_l = d.l[lay.r_box : lay.r_rate].reshape(N, 2)
+        box_u = d.u[lay.r_box : lay.r_rate].reshape(N, 2)
+        box_l[:, 0] = st.v_min
+        box_l[:, 1] = -st.delta_max
+        box_u[:, 1] = st.delta_max
+        d.q[lay.isl0 :] = st.slack_weight
+        self._views = {
+            "box_u": box_u,
+            "rate_l": d.l[lay.r_rate : lay.r_corr].reshape(N, 2),
+            "rate_u": d.u[lay.r_rate : lay.r_corr].reshape(N, 2),
+            "corr_l": d.l[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
+            "corr_u": d.u[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
+            "qx": d.q[: lay.nX].reshape(N + 1, 3),
+            "qu": d.q[lay.nX : lay.nX + lay.nU].reshape(N, 2),
+        }
 
     def _setup_solver(self) -> None:
         st = self.settings
         # a representative first linearization for OSQP's scaling
-        A, B, f = self._linearize(*self._reference_op(np.zeros(1), self._grid(0.0)))
+        s_grid = self._grid(0.0)
+        q = self._sampler.sample(s_grid)
+        x_op, u_op = self._reference_op(q)
+        A, B, f = self._linearize(x_op, u_op, q.kappa, s_grid)
         self.layout.fill_dynamics(self.data.A_data, A, B)
         setup_data = self.data.A_data.copy()
         dyn = np.concatenate([self.layout.dyn_pos_A, self.layout.dyn_pos_B])
@@ -161,58 +186,61 @@ class SpatialMPC:
 
     # ------------------------------------------------------------------ helpers
     def _grid(self, s0: float) -> np.ndarray:
-        s = s0 + self.ds * self._k
+        s = s0 + self._s_offsets
         if not self.path.closed:
             s = np.minimum(s, self.path.length)  # horizon shrinks gracefully at the end
         return s
 
-    def _reference_op(self, _unused: np.ndarray, s_grid: np.ndarray):
-        q = self.path.interpolate(s_grid)
-        kap = q["kappa"]
+    def _reference_op(self, q: PathSample):
+        """Operating point on the reference: e = 0, v = v_ref, delta = atan(L kappa)."""
         N = self.N
         x_op = np.zeros((N + 1, 3))
-        delta_ref = np.arctan(self.vehicle.wheelbase * kap[:N])
-        v_ref = self._speed_reference(q, s_grid)
-        u_op = np.column_stack([v_ref, delta_ref])
-        return x_op, u_op, kap, s_grid
+        u_op = np.empty((N, 2))
+        u_op[:, 0] = self._speed_reference(q)
+        u_op[:, 1] = np.arctan(self.vehicle.wheelbase * q.kappa[:N])
+        return x_op, u_op
+
+    def reference_input(self, s0: float) -> np.ndarray:
+        """Reference input (v_ref, delta_ref) at arc length ``s0`` (e.g. an initial speed)."""
+        return self._reference_op(self._sampler.sample(self._grid(s0)))[1][0].copy()
 
     def _speed_limit(self, kappa: np.ndarray, delta_op: np.ndarray | None) -> np.ndarray:
         st = self.settings
         k = np.abs(kappa)
         if delta_op is not None:
-            k = np.maximum(k, np.abs(np.tan(delta_op)) / self.vehicle.wheelbase)
+            k = np.maximum(k, np.abs(np.tan(delta_op)) * self._inv_L)
         lim = np.sqrt(st.a_y_max / np.maximum(k, 1e-9))
-        return np.clip(lim, st.v_min, st.v_max)
+        return np.minimum(np.maximum(lim, st.v_min), st.v_max)
 
-    def _speed_reference(self, q: dict, s_grid: np.ndarray) -> np.ndarray:
+    def _speed_reference(self, q: PathSample) -> np.ndarray:
         st = self.settings
-        lim = self._speed_limit(q["kappa"][: self.N], None)
-        if st.mode == "time_optimal" or q["v_ref"] is None:
+        lim = self._speed_limit(q.kappa[: self.N], None)
+        if st.mode == "time_optimal" or q.v_ref is None:
             return lim
-        return np.clip(q["v_ref"][: self.N], st.v_min, lim)
+        return np.minimum(np.maximum(q.v_ref[: self.N], st.v_min), lim)
 
     def _linearize(self, x_op, u_op, kap, s_grid):
-        ds_k = np.diff(s_grid)
-        ds_k = np.where(ds_k <= 0, 0.0, ds_k)
+        ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
         return sb.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.vehicle, self.settings.discretization)
 
-    def _shifted_op(self, s_grid: np.ndarray, q: dict):
+    def _shifted_op(self, s_grid: np.ndarray):
         """Previous solution interpolated onto the new grid (real-time iteration)."""
         prev = self._prev
         s_prev = prev.s
+        s_new = s_grid
         if self.path.closed:
             # unwrap the new grid relative to the previous one
-            off = np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
-            s_new = s_grid + off
-        else:
-            s_new = s_grid
+            s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
+        interp = np.interp
         x_op = np.empty((self.N + 1, 3))
-        for i in range(2):
-            x_op[:, i] = np.interp(s_new, s_prev, prev.x[:, i])
-        x_op[:, 2] = np.interp(s_new, s_prev, prev.x[:, 2])
+        x_op[:, 0] = interp(s_new, s_prev, prev.x[:, 0])
+        x_op[:, 1] = interp(s_new, s_prev, prev.x[:, 1])
+        x_op[:, 2] = interp(s_new, s_prev, prev.x[:, 2])
         x_op[:, 2] -= x_op[0, 2]
         su = s_prev[:-1]
-        u_op = np.column_stack([np.interp(s_new[:-1], su, prev.u[:, 0]), np.interp(s_new[:-1], su, prev.u[:, 1])])
+        u_op = np.empty((self.N, 2))
+        u_op[:, 0] = interp(s_new[:-1], su, prev.u[:, 0])
+        u_op[:, 1] = interp(s_new[:-1], su, prev.u[:, 1])
         return x_op, u_op
 
     def _predict_delay(self, s0: float, x0: np.ndarray) -> tuple[float, np.ndarray]:
@@ -226,11 +254,12 @@ class SpatialMPC:
         h = dist / n
         x = x0.copy()
         s = s0
+        u = np.array([v, delta])
         for _ in range(n):
-            kap = self.path.interpolate(np.array([s + 0.5 * h]))["kappa"][0]
-            x = sb.discrete_step(x, np.array([v, delta]), kap, h, self.vehicle, "rk4")
+            kap = self._sampler.sample(np.array([s + 0.5 * h])).kappa[0]
+            x = sb.discrete_step(x, u, kap, h, self.vehicle, "rk4")
             s += h
-        return float(self.path.wrap_s(s)), x
+        return float(self._sampler.wrap(np.array(s))), x
 
     # ------------------------------------------------------------------ solve
     def solve(self, state: Any, t: float = 0.0) -> MPCSolution:
@@ -250,55 +279,61 @@ class SpatialMPC:
         t_start = time.perf_counter()
         s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
         x0 = np.array([float(e_y), float(e_psi), 0.0])
-        if not np.all(np.isfinite(x0)) or not np.isfinite(s0):
+        s0 = float(s0)
+        if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
             raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
-        s0, x0 = self._predict_delay(float(s0), x0)
+        s0, x0 = self._predict_delay(s0, x0)
         s_grid = self._grid(s0)
-        q_path = self.path.interpolate(s_grid)
-        kap = q_path["kappa"]
-        g0 = 1.0 - x0[0] * kap[0]
-        if g0 <= 0:
+        q = self._sampler.sample(s_grid)
+        kap = q.kappa
+        if x0[0] * kap[0] >= 1.0:
             raise InputError(
                 f"state: outside the path's domain at horizon index 0 (s = {s0:.2f} m): "
-                f"e_y*kappa = {x0[0] * kap[0]:.3g} >= 1"
+                f"e_y*kappa = {x0[0] * kap[0]:.3g} >= 1 (the car is beyond the centre of curvature)"
             )
         if abs(x0[1]) >= 0.5 * np.pi:
             raise InputError(f"state: |e_psi| = {abs(x0[1]):.3f} rad >= pi/2; the car faces away from the path")
 
         st = self.settings
-        x_ref_op, u_ref, _, _ = self._reference_op(None, s_grid)
-        if st.linearization == "previous" and self._prev is not None and self._prev.success:
-            x_op, u_op = self._shifted_op(s_grid, q_path)
+        x_ref_op, u_ref = self._reference_op(q)
+        if st.linearization == "previous" and self._prev is not None:
+            x_op, u_op = self._shifted_op(s_grid)
         else:
-            x_op, u_op = x_ref_op.copy(), u_ref.copy()
+            x_op, u_op = x_ref_op, u_ref.copy()
         x_op[0] = x0
         # keep the operating point inside the model's domain
         lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
-        x_op[:, 0] = np.clip(x_op[:, 0], -lim, lim)
-        x_op[:, 1] = np.clip(x_op[:, 1], -1.2, 1.2)
-        u_op[:, 0] = np.maximum(u_op[:, 0], st.v_min)
+        np.clip(x_op[:, 0], -lim, lim, out=x_op[:, 0])
+        np.clip(x_op[:, 1], -1.2, 1.2, out=x_op[:, 1])
+        np.maximum(u_op[:, 0], st.v_min, out=u_op[:, 0])
 
         iters_total, solve_time = 0, 0.0
-        for _ in range(st.iterations):
-            sol_vec, status, iters, stime = self._solve_qp(x0, x_op, u_op, u_ref, kap, s_grid, q_path, t)
+        z = None
+        for it in range(st.iterations):
+            z, status, iters, stime = self._solve_qp(x0, x_op, u_op, u_ref, q, s_grid, t)
             iters_total += iters
             solve_time += stime
-            if sol_vec is None:
+            if z is None:
                 break
-            X, U = self._unpack(sol_vec)
-            x_op, u_op = X.copy(), U.copy()
-            x_op[:, 0] = np.clip(x_op[:, 0], -lim, lim)
+            if it + 1 < st.iterations:
+                x_op, u_op = self._unpack(z)
+                x_op = x_op.copy()
+                np.clip(x_op[:, 0], -lim, lim, out=x_op[:, 0])
+                u_op = np.maximum(u_op, [st.v_min, -np.inf])
         self.n_steps += 1
-        if sol_vec is None:
+        if z is None:
             return self._fallback(status, iters_total, solve_time, t_start, s0)
-        X, U = self._unpack(sol_vec)
+        X, U = self._unpack(z)
+        X, U = X.copy(), U.copy()
         lay = self.layout
-        slack = sol_vec[lay.isl0:]
+        spsi, cpsi = np.sin(q.psi), np.cos(q.psi)
+        xy = np.column_stack([q.x - X[:, 0] * spsi, q.y + X[:, 0] * cpsi])
+        name = _OK[status]
         sol = MPCSolution(
             v=float(U[0, 0]),
             delta=float(U[0, 1]),
-            status=_OK[status],
-            solver_status=_OK[status],
+            status=name,
+            solver_status=name,
             success=True,
             iterations=iters_total,
             solve_time=solve_time,
@@ -306,8 +341,8 @@ class SpatialMPC:
             s=s_grid,
             x=X,
             u=U,
-            xy=self.path.point_at(s_grid, X[:, 0]),
-            corridor_violation=float(max(0.0, slack.max())),
+            xy=xy,
+            corridor_violation=max(0.0, float(z[lay.isl0 :].max())),
             fallback_steps=0,
             lb=self._lb,
             ub=self._ub,
@@ -322,51 +357,50 @@ class SpatialMPC:
         lay = self.layout
         return z[: lay.nX].reshape(self.N + 1, 3), z[lay.nX : lay.nX + lay.nU].reshape(self.N, 2)
 
-    def _bounds(self, s_grid: np.ndarray, q_path: dict, t_pred: np.ndarray, e_y0: float) -> tuple[np.ndarray, np.ndarray]:
+    def _bounds(self, s_grid: np.ndarray, q: PathSample, t_pred: np.ndarray, e_y0: float) -> tuple[np.ndarray, np.ndarray]:
         if self.corridor is not None:
             lb, ub = self.corridor.bounds(s_grid, t_pred, e_y0)
             return np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
-        return -q_path["width_right"], q_path["width_left"]
+        return -q.width_right, q.width_left
 
-    def build_qp(self, x0, x_op, u_op, u_ref, kap, s_grid, q_path, t_now: float = 0.0) -> QPData:
-        """Fill :attr:`data` (q, l, u, A data) for one step; returns it (used by the cvxpy cross-check)."""
-        st, lay, N, d = self.settings, self.layout, self.N, self.data
-        A, B, f = self._linearize(x_op, u_op, kap, s_grid)
+    def build_qp(self, x0, x_op, u_op, u_ref, q: PathSample, s_grid, t_now: float = 0.0) -> QPData:
+        """Fill :attr:`data` (q, l, u, A data) for one step and return it.
+
+        Parameters
+        ----------
+        x0 : (3,) measured state; x_op (N+1, 3), u_op (N, 2): operating point;
+        u_ref : (N, 2) input reference; q : path sample on ``s_grid`` (N+1,); t_now : time [s].
+        """
+        st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
+        A, B, f = self._linearize(x_op, u_op, q.kappa, s_grid)
         lay.fill_dynamics(d.A_data, A, B)
-        # dynamics rows
+        # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
         d.l[:3] = x0
         d.l[3 : lay.nX] = -f.reshape(-1)
         d.u[: lay.nX] = d.l[: lay.nX]
         # input box: speed limit from path and planned curvature
-        v_hi = self._speed_limit(kap[:N], u_op[:, 1])
-        box_l = d.l[lay.r_box : lay.r_rate].reshape(N, 2)
-        box_u = d.u[lay.r_box : lay.r_rate].reshape(N, 2)
-        box_l[:, 0] = st.v_min
-        box_u[:, 0] = v_hi
-        box_l[:, 1] = -st.delta_max
-        box_u[:, 1] = st.delta_max
+        box_u = V["box_u"]
+        box_u[:, 0] = self._speed_limit(q.kappa[:N], u_op[:, 1])
         # rates: per prediction step via the predicted speed; first step via the control period
-        dt_k = np.diff(s_grid)[: N - 1] / np.maximum(u_op[: N - 1, 0], st.v_min)
-        rl = d.l[lay.r_rate : lay.r_corr].reshape(N, 2)
-        ru = d.u[lay.r_rate : lay.r_corr].reshape(N, 2)
+        dt_all = self._dt_buf
+        dt_all[1:] = (s_grid[1:N] - s_grid[: N - 1]) / np.maximum(u_op[: N - 1, 0], st.v_min)
+        rl, ru = V["rate_l"], V["rate_u"]
+        rl[:] = -self._rate_dn * dt_all[:, None]
+        ru[:] = self._rate_up * dt_all[:, None]
         u_prev = self._u_prev if self._u_prev is not None else u_ref[0]
-        T = st.control_period
-        dt_all = np.concatenate([[T], dt_k])
-        rl[:, 0] = np.maximum(-st.decel_max * dt_all, -_INF)
-        ru[:, 0] = np.minimum(st.accel_max * dt_all, _INF)
-        rl[:, 1] = np.maximum(-st.delta_rate_max * dt_all, -_INF)
-        ru[:, 1] = np.minimum(st.delta_rate_max * dt_all, _INF)
         if self._u_prev is None:
             rl[0], ru[0] = -_INF, _INF
         else:
             rl[0] += u_prev
             ru[0] += u_prev
-            if np.isfinite(st.decel_max):
+            if self._finite_decel:
                 # never ask for more braking than the rate bound allows (keeps the QP feasible)
                 v_reach = u_prev[0] - st.decel_max * np.cumsum(dt_all)
-                box_u[:, 0] = np.maximum(box_u[:, 0], v_reach + 1e-6)
+                np.maximum(box_u[:, 0], v_reach + 1e-6, out=box_u[:, 0])
+        np.maximum(rl, -_INF, out=rl)
+        np.minimum(ru, _INF, out=ru)
         # corridor for the footprint
-        lb, ub = self._bounds(s_grid, q_path, t_now + x_op[:, 2], float(x0[0]))
+        lb, ub = self._bounds(s_grid, q, t_now + x_op[:, 2], float(x0[0]))
         lo = np.maximum(lb + self._half_w, -_INF)
         hi = np.minimum(ub - self._half_w, _INF)
         narrow = lo > hi
@@ -375,28 +409,23 @@ class SpatialMPC:
             lo = np.where(narrow, mid, lo)
             hi = np.where(narrow, mid, hi)
         self._lb, self._ub = lb, ub
-        cl = d.l[lay.r_corr : lay.r_slack].reshape(N + 1, 2)
-        cu = d.u[lay.r_corr : lay.r_slack].reshape(N + 1, 2)
-        cl[:] = lo[:, None]
-        cu[:] = hi[:, None]
-        # cost vector
-        e_ref = np.clip(0.0, lo, hi)  # the reference moves into the free gap when 0 is blocked
-        x_ref = np.zeros((N + 1, 3))
-        x_ref[:, 0] = e_ref
-        qx = d.q[: lay.nX].reshape(N + 1, 3)
-        qx[1:N] = -(x_ref[1:N] @ self._Q)
-        qx[N] = -(x_ref[N] @ self._QN)
-        qx[0] = 0.0
+        V["corr_l"][:] = lo[:, None]
+        V["corr_u"][:] = hi[:, None]
+        # cost vector: the e_y reference moves into the free gap when 0 is blocked
+        e_ref = np.minimum(np.maximum(0.0, lo), hi)
+        qx = V["qx"]
+        qx[1:N] = -np.outer(e_ref[1:N], self._Q[0])
+        qx[N] = -e_ref[N] * self._QN[0]
         if st.mode == "time_optimal":
             qx[N, 2] += st.time_weight
-        qu = d.q[lay.nX : lay.nX + lay.nU].reshape(N, 2)
-        qu[:] = -(u_ref @ self._R)
+        qu = V["qu"]
+        np.matmul(u_ref, self._R, out=qu)
+        qu *= -1.0
         qu[0] -= u_prev @ self._Rd
-        d.q[lay.isl0 :] = st.slack_weight
         return d
 
-    def _solve_qp(self, x0, x_op, u_op, u_ref, kap, s_grid, q_path, t_now):
-        d = self.build_qp(x0, x_op, u_op, u_ref, kap, s_grid, q_path, t_now)
+    def _solve_qp(self, x0, x_op, u_op, u_ref, q, s_grid, t_now):
+        d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now)
         self.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data)
         if self.settings.warm_start == "shift" and self._prev is not None:
             z = np.zeros(self.layout.n)
@@ -406,12 +435,13 @@ class SpatialMPC:
         res = self.solver.solve(raise_error=False)
         info = res.info
         status = info.status_val
-        ok = status in _OK and res.x is not None and np.all(np.isfinite(res.x))
-        stime = float(getattr(info, "run_time", 0.0))
+        x = res.x
+        ok = status in _OK and x is not None and np.isfinite(x).all()
+        stime = float(info.run_time)
         if not ok:
             logger.warning("MPC step %d: OSQP status %s", self.n_steps, info.status)
             return None, info.status, int(info.iter), stime
-        return np.array(res.x), status, int(info.iter), stime
+        return x, status, int(info.iter), stime
 
     def _fallback(self, solver_status, iters, solve_time, t_start, s0) -> MPCSolution:
         """Reuse the previous plan (shifted) for at most K steps, then brake to a safe stop."""
@@ -420,7 +450,7 @@ class SpatialMPC:
         prev = self._prev
         if prev is not None and self._fail_count <= st.max_fallback_steps:
             s_grid = self._grid(s0)
-            x_op, u_op = self._shifted_op(s_grid, None)
+            x_op, u_op = self._shifted_op(s_grid)
             status = "fallback"
             v, delta = float(u_op[0, 0]), float(u_op[0, 1])
             x_pred, u_pred = x_op, u_op
@@ -433,7 +463,9 @@ class SpatialMPC:
             x_pred = np.full((self.N + 1, 3), np.nan)
             u_pred = np.tile([v, delta], (self.N, 1))
         self._u_prev = np.array([v, delta])
-        xy = self.path.point_at(s_grid, np.nan_to_num(x_pred[:, 0]))
+        q = self._sampler.sample(s_grid)
+        e = np.nan_to_num(x_pred[:, 0])
+        xy = np.column_stack([q.x - e * np.sin(q.psi), q.y + e * np.cos(q.psi)])
         return MPCSolution(
             v=v,
             delta=delta,

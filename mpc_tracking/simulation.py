@@ -120,7 +120,7 @@ def simulate(
         px = float(q["x"][0]) - e_y0 * np.sin(q["psi"][0]) + offset * np.cos(psi0)
         py = float(q["y"][0]) + e_y0 * np.cos(q["psi"][0]) + offset * np.sin(psi0)
         if v0 is None:
-            v0 = float(controller._reference_op(None, controller._grid(s0))[1][0, 0])
+            v0 = float(controller.reference_input(s0)[0])
         plant.init({"x": px, "y": py, "heading": np.rad2deg(psi0), "speed": v0})
     act.reset(plant)
 

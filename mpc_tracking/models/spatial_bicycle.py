@@ -112,6 +112,47 @@ def _split(x, u, kappa):
     return x[..., IDX_EY], x[..., IDX_EPSI], u[..., IDX_V], u[..., IDX_DELTA], kappa
 
 
+def _terms(x, u, kappa, L):
+    """Common subexpressions of f and its Jacobians."""
+    ey, ep, v, d, k = _split(x, u, kappa)
+    g = 1.0 - ey * k
+    ce = np.cos(ep)
+    se = np.sin(ep)
+    td = np.tan(d)
+    inv_ce = 1.0 / ce
+    inv_v = 1.0 / v
+    return ey, ep, v, d, k, g, ce, se, td, inv_ce, inv_v
+
+
+def _f_from_terms(T, L):
+    ey, ep, v, d, k, g, ce, se, td, inv_ce, inv_v = T
+    g_ce = g * inv_ce
+    out = np.empty(np.shape(g) + (3,))
+    out[..., 0] = g_ce * se
+    out[..., 1] = g_ce * td / L - k
+    out[..., 2] = g_ce * inv_v
+    return out
+
+
+def _jac_from_terms(T, L, Jx=None, Ju=None):
+    ey, ep, v, d, k, g, ce, se, td, inv_ce, inv_v = T
+    shape = np.shape(g)
+    if Jx is None:
+        Jx = np.zeros(shape + (3, 3))
+    if Ju is None:
+        Ju = np.zeros(shape + (3, 2))
+    inv_ce2 = inv_ce * inv_ce
+    Jx[..., 0, 0] = -k * se * inv_ce
+    Jx[..., 0, 1] = g * inv_ce2
+    Jx[..., 1, 0] = -k * td * inv_ce / L
+    Jx[..., 1, 1] = g * td * se * inv_ce2 / L
+    Jx[..., 2, 0] = -k * inv_ce * inv_v
+    Jx[..., 2, 1] = g * se * inv_ce2 * inv_v
+    Ju[..., 1, 1] = g * inv_ce * (1.0 + td * td) / L
+    Ju[..., 2, 0] = -g * inv_ce * inv_v * inv_v
+    return Jx, Ju
+
+
 def derivatives(x: Any, u: Any, kappa: Any, params: VehicleParams) -> np.ndarray:
     """Spatial derivatives d/ds of ``(e_y, e_psi, t)``.
 
@@ -126,12 +167,7 @@ def derivatives(x: Any, u: Any, kappa: Any, params: VehicleParams) -> np.ndarray
     -------
     ndarray, shape (..., 3): ``(de_y/ds [-], de_psi/ds [rad/m], dt/ds [s/m])``
     """
-    ey, ep, v, d, k = _split(x, u, kappa)
-    g = 1.0 - ey * k
-    ce = np.cos(ep)
-    return np.stack(
-        [g * np.tan(ep), g * np.tan(d) / (params.wheelbase * ce) - k, g / (v * ce)], axis=-1
-    )
+    return _f_from_terms(_terms(x, u, kappa, params.wheelbase), params.wheelbase)
 
 
 def jacobians(x: Any, u: Any, kappa: Any, params: VehicleParams) -> tuple[np.ndarray, np.ndarray]:
@@ -142,24 +178,7 @@ def jacobians(x: Any, u: Any, kappa: Any, params: VehicleParams) -> tuple[np.nda
     Jx : ndarray, shape (..., 3, 3) = d f / d x
     Ju : ndarray, shape (..., 3, 2) = d f / d u
     """
-    ey, ep, v, d, k = _split(x, u, kappa)
-    L = params.wheelbase
-    g = 1.0 - ey * k
-    ce, se = np.cos(ep), np.sin(ep)
-    te = se / ce
-    td = np.tan(d)
-    shape = np.broadcast(ey, ep, v, d, k).shape
-    Jx = np.zeros(shape + (3, 3))
-    Ju = np.zeros(shape + (3, 2))
-    Jx[..., 0, 0] = -k * te
-    Jx[..., 0, 1] = g / ce**2
-    Jx[..., 1, 0] = -k * td / (L * ce)
-    Jx[..., 1, 1] = g * td * se / (L * ce**2)
-    Jx[..., 2, 0] = -k / (v * ce)
-    Jx[..., 2, 1] = g * se / (v * ce**2)
-    Ju[..., 1, 1] = g / (L * ce * np.cos(d) ** 2)
-    Ju[..., 2, 0] = -g / (v**2 * ce)
-    return Jx, Ju
+    return _jac_from_terms(_terms(x, u, kappa, params.wheelbase), params.wheelbase)
 
 
 def check_domain(x: Any, u: Any, kappa: Any, where: str = "state") -> None:
@@ -238,11 +257,19 @@ def linearize(
     H = h[..., None]
     eye = np.eye(3)
     if method == "euler":
-        f0 = derivatives(x_op, u_op, kappa, params)
-        Jx, Ju = jacobians(x_op, u_op, kappa, params)
-        A = eye + H * Jx
-        B = H * Ju
-        x_next = x_op + h * f0
+        # A = I + h Jx, B = h Ju, f = h (f0 - Jx x_op - Ju u_op)
+        L = params.wheelbase
+        T = _terms(x_op, u_op, kappa, L)
+        f0 = _f_from_terms(T, L)
+        Jx, Ju = _jac_from_terms(T, L)
+        f = f0
+        f -= (Jx @ x_op[..., None])[..., 0]
+        f -= (Ju @ u_op[..., None])[..., 0]
+        f *= h
+        Jx *= H
+        Jx += eye
+        Ju *= H
+        return Jx, Ju, f
     elif method == "rk4":
         k1 = derivatives(x_op, u_op, kappa, params)
         J1x, J1u = jacobians(x_op, u_op, kappa, params)
