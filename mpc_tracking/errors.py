@@ -17,6 +17,7 @@ __all__ = [
     "ScenarioError",
     "SolverError",
     "SimulationError",
+    "ClusterError",
 ]
 
 
@@ -61,3 +62,7 @@ class SolverError(MPCTrackingError, RuntimeError):
 
 class SimulationError(MPCTrackingError, RuntimeError):
     """A closed-loop run could not proceed (raised only where no partial result can be returned)."""
+
+
+class ClusterError(MPCTrackingError, ConnectionError):
+    """A compute cluster (Dask scheduler) cannot be reached or used; the message names the address."""
