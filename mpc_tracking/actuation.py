@@ -16,7 +16,10 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Actuator", "DirectActuator", "ACTUATORS", "register_actuator", "default_actuator", "make_actuator"]
+__all__ = [
+    "Actuator", "DirectActuator", "SteeringLimiter", "UnicyclePI", "WheelTorquePI",
+    "ACTUATORS", "register_actuator", "default_actuator", "make_actuator",
+]
 
 
 class Actuator:
@@ -31,11 +34,151 @@ class Actuator:
         return np.array([v_cmd, delta_cmd], dtype=float)
 
 
+class SteeringLimiter:
+    """Steering-angle saturation ``|delta| <= delta_max`` [rad] and rate limit ``|delta'| <= rate_max`` [rad/s]."""
+
+    def __init__(self, delta_max: float = float("inf"), rate_max: float = float("inf")) -> None:
+        for k, v in (("delta_max", delta_max), ("delta_rate_max", rate_max)):
+            if not (isinstance(v, (int, float)) and v > 0):
+                raise InputError(f"actuator: {k} must be > 0, got {v!r}")
+        self.delta_max, self.rate_max = float(delta_max), float(rate_max)
+        self.delta = 0.0
+
+    def reset(self, delta: float = 0.0) -> None:
+        """Set the current angle [rad]."""
+        self.delta = float(delta)
+
+    def __call__(self, dt: float, delta_cmd: float) -> float:
+        """Limited angle after ``dt`` [s] towards ``delta_cmd`` [rad]."""
+        target = min(max(float(delta_cmd), -self.delta_max), self.delta_max)
+        step = self.rate_max * dt
+        self.delta += min(max(target - self.delta, -step), step)
+        return self.delta
+
+
+def _check_finite(name: str, *vals: float) -> None:
+    if not all(np.isfinite(v) for v in vals):
+        raise InputError(f"actuator {name}: commands must be finite, got {vals}")
+
+
 class DirectActuator(Actuator):
-    """The plant takes (v, delta) itself (kinematic bicycle, simple car)."""
+    """The plant takes (v, delta) itself (kinematic bicycle, simple car); optional steering limits."""
+
+    def __init__(self, delta_max: float = float("inf"), delta_rate_max: float = float("inf")) -> None:
+        self.steer = SteeringLimiter(delta_max, delta_rate_max)
+
+    def reset(self, plant: Any) -> None:
+        self.steer.reset()
+
+    def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
+        _check_finite(self.name, v_cmd, delta_cmd)
+        return np.array([v_cmd, self.steer(dt, delta_cmd)], dtype=float)
 
 
-ACTUATORS: dict[str, Callable[..., Actuator]] = {"direct": DirectActuator}
+class _SpeedPI:
+    """PI on speed error -> acceleration command [m/s^2], clamped, with conditional-integration anti-windup."""
+
+    def __init__(self, kp: float, ki: float, accel_max: float, decel_max: float) -> None:
+        for k, v in (("kp", kp), ("ki", ki)):
+            if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
+                raise InputError(f"actuator: {k} must be a finite number >= 0, got {v!r}")
+        for k, v in (("accel_max", accel_max), ("decel_max", decel_max)):
+            if not (isinstance(v, (int, float)) and v > 0):
+                raise InputError(f"actuator: {k} must be > 0 m/s^2, got {v!r}")
+        self.kp, self.ki, self.a_max, self.d_max = float(kp), float(ki), float(accel_max), float(decel_max)
+        self.integral = 0.0
+
+    def __call__(self, dt: float, err: float, saturated=None) -> float:
+        cand = self.integral + err * dt
+        a = self.kp * err + self.ki * cand
+        a_sat = min(max(a, -self.d_max), self.a_max)
+        if a_sat == a:
+            self.integral = cand
+        return a_sat
+
+
+class UnicyclePI(Actuator):
+    """(v, delta) -> unicycle (u_omega, u_a): ``u_omega = v tan(delta_lim) / wheelbase``, ``u_a`` = speed PI.
+
+    Parameters
+    ----------
+    wheelbase : float
+        L [m] of the bicycle the MPC plans for (the unicycle itself has none).
+    kp, ki : float
+        Speed PI gains [1/s], [1/s^2].
+    accel_max, decel_max : float
+        Acceleration limits [m/s^2].
+    delta_max, delta_rate_max : float
+        Steering limits [rad], [rad/s].
+    """
+
+    name = "unicycle_pi"
+
+    def __init__(self, wheelbase: float = 2.7, kp: float = 4.0, ki: float = 1.0, accel_max: float = 5.0,
+                 decel_max: float = 8.0, delta_max: float = float("inf"), delta_rate_max: float = float("inf")) -> None:
+        if not (isinstance(wheelbase, (int, float)) and np.isfinite(wheelbase) and wheelbase > 0):
+            raise InputError(f"actuator unicycle_pi: wheelbase must be > 0 m, got {wheelbase!r}")
+        self.wheelbase = float(wheelbase)
+        self.pi = _SpeedPI(kp, ki, accel_max, decel_max)
+        self.steer = SteeringLimiter(delta_max, delta_rate_max)
+
+    def reset(self, plant: Any) -> None:
+        self.pi.integral = 0.0
+        self.steer.reset()
+
+    def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
+        _check_finite(self.name, v_cmd, delta_cmd)
+        v = float(plant.speed)
+        d = self.steer(dt, delta_cmd)
+        return np.array([v * np.tan(d) / self.wheelbase, self.pi(dt, v_cmd - v)])
+
+
+class WheelTorquePI(Actuator):
+    """(v, delta) -> 3D car (delta, 4 wheel torques): speed PI to a force, split over the driven wheels.
+
+    ``F = m a_PI + sum b_w omega_i / r`` (PI plus bearing-drag feedforward), per driven wheel
+    ``F_i = F / n_driven`` clipped to ``traction_fraction * mu * F_z,i`` (traction limit, from the
+    current normal loads), then ``tau_i = r F_i`` clipped to ``+-tau_max`` (torque limit). Braking
+    also goes through the driven wheels. Needs a plant with ``vehicle`` (Ackermann3DParams) and
+    ``tire_forces()``, i.e. :class:`~mpc_tracking.models.ackermann3d.Ackermann3D`.
+    """
+
+    name = "wheel_torque_pi"
+
+    def __init__(self, kp: float = 3.0, ki: float = 1.0, accel_max: float = 6.0, decel_max: float = 8.0,
+                 tau_max: float = float("inf"), traction_fraction: float = 0.9, delta_max: float = float("inf"),
+                 delta_rate_max: float = float("inf")) -> None:
+        if not (isinstance(tau_max, (int, float)) and tau_max > 0):
+            raise InputError(f"actuator wheel_torque_pi: tau_max must be > 0 N m, got {tau_max!r}")
+        if not (isinstance(traction_fraction, (int, float)) and 0 < traction_fraction <= 1):
+            raise InputError(f"actuator wheel_torque_pi: traction_fraction must be in (0, 1], got {traction_fraction!r}")
+        self.pi = _SpeedPI(kp, ki, accel_max, decel_max)
+        self.steer = SteeringLimiter(delta_max, delta_rate_max)
+        self.tau_max, self.traction_fraction = float(tau_max), float(traction_fraction)
+
+    def reset(self, plant: Any) -> None:
+        self.pi.integral = 0.0
+        self.steer.reset()
+
+    def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
+        _check_finite(self.name, v_cmd, delta_cmd)
+        P = getattr(plant, "vehicle", None)
+        if P is None or not hasattr(plant, "tire_forces"):
+            raise InputError(f"actuator {self.name}: plant {getattr(plant, 'name', plant)!r} has no wheel torques")
+        v = float(plant.speed)
+        d = self.steer(dt, delta_cmd)
+        mask = P.drive_mask
+        omega = plant.state[18:22]
+        F = P.mass * self.pi(dt, v_cmd - v) + float(np.sum(P.wheel_damping * omega)) / P.wheel_radius
+        Fi = mask * F / mask.sum()
+        lim = self.traction_fraction * P.mu * plant.tire_forces(d)["Fz"]
+        tau = np.clip(np.clip(Fi, -lim, lim) * P.wheel_radius, -self.tau_max, self.tau_max)
+        return np.concatenate([[d], tau])
+
+
+ACTUATORS: dict[str, Callable[..., Actuator]] = {
+    "direct": DirectActuator, "unicycle_pi": UnicyclePI, "wheel_torque_pi": WheelTorquePI,
+}
 
 
 def register_actuator(name: str, factory: Callable[..., Actuator]) -> None:

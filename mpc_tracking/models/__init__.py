@@ -14,12 +14,23 @@ from typing import Any, Mapping
 from ..errors import ModelError, UnknownModelError
 from .base import MotionModel, Pose, Velocity
 from .kinematic_bicycle import KinematicBicycle
+from .unicycle import Unicycle
+from .simple_car import SimpleCar
+from .ackermann3d import Ackermann3D
+from .ackermann3d_params import Ackermann3DParams
+from .ackermann3d_batch import Ackermann3DBatch
 
 __all__ = [
     "MotionModel",
     "Pose",
     "Velocity",
     "KinematicBicycle",
+    "Unicycle",
+    "SimpleCar",
+    "Ackermann3D",
+    "Ackermann3DParams",
+    "Ackermann3DBatch",
+    "reload_plugins",
     "register_model",
     "get_model",
     "create_model",
@@ -105,4 +116,5 @@ def create_model(name: str, params: Mapping[str, Any] | None = None, info: Mappi
     return get_model(name)(params=params, info=info)
 
 
-register_model(KinematicBicycle)
+for _cls in (KinematicBicycle, Unicycle, SimpleCar, Ackermann3D):
+    register_model(_cls)

@@ -1,0 +1,194 @@
+"""Vectorized numpy stepping of many 3D Ackermann cars at once (structure of arrays).
+
+The physics is the one of :class:`~mpc_tracking.models.ackermann3d.Ackermann3D` (same equations,
+same options from :class:`~mpc_tracking.models.ackermann3d_params.Ackermann3DParams`); the single-car
+plant uses a lean scalar path of the same equations and a test cross-checks the two.
+
+Layout (n cars): ``p`` (3, n) world CG position [m]; ``R`` (3, 3, n) body -> world rotations;
+``v`` (3, n) world CG velocity [m/s]; ``w`` (3, n) body angular velocity [rad/s]; ``omega`` (4, n)
+wheel spin rates [rad/s] (FL, FR, RL, RR; positive rolls forward). Inputs: ``delta`` (n,) steering
+[rad] and ``tau`` (4, n) wheel torques [N m] (masked by the drive layout).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError
+from ..integrators import orthonormalize, so3_exp
+from .ackermann3d_params import Ackermann3DParams
+
+__all__ = ["Ackermann3DBatch", "ackermann_angles"]
+
+
+def ackermann_angles(delta: np.ndarray, wheelbase: float, track: float) -> tuple[np.ndarray, np.ndarray]:
+    """Front-left and front-right wheel angles [rad] for the bicycle steering angle ``delta``.
+
+    ``delta_FL/FR = atan(L tan d / (L -/+ (W/2) tan d))`` -- correct for both turn directions
+    (the inner wheel turns more), continuous through 0, mirror symmetric:
+    ``FL(-d) = -FR(d)``.
+    """
+    t = np.tan(delta)
+    hw = 0.5 * track
+    return np.arctan2(wheelbase * t, wheelbase - hw * t), np.arctan2(wheelbase * t, wheelbase + hw * t)
+
+
+class Ackermann3DBatch:
+    """``n`` independent 3D Ackermann cars stepped together.
+
+    Parameters
+    ----------
+    params : Ackermann3DParams
+    n : int
+        Number of cars.
+    """
+
+    def __init__(self, params: Ackermann3DParams, n: int) -> None:
+        if not isinstance(params, Ackermann3DParams):
+            raise ModelError(f"Ackermann3DBatch: params must be Ackermann3DParams, got {type(params).__name__}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ModelError(f"Ackermann3DBatch: n must be an integer >= 1, got {n!r}")
+        self.params = params
+        self.P = params.numeric()
+        self.n = int(n)
+        r = self.P.contact_points()
+        self._rx, self._ry, self._rz = r[:, 0:1], r[:, 1:2], r[:, 2:3]
+        self._mask = self.P.drive_mask[:, None]
+        self._c = np.ones((4, self.n))
+        self._s = np.zeros((4, self.n))
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+    def reset(self, x=0.0, y=0.0, yaw=0.0, speed=0.0, z=None) -> None:
+        """Put every car at rest height, heading ``yaw`` [rad], rolling at ``speed`` [m/s] (scalars or (n,))."""
+        n = self.n
+        yaw = np.broadcast_to(np.asarray(yaw, dtype=float), (n,))
+        speed = np.broadcast_to(np.asarray(speed, dtype=float), (n,))
+        cz, sz = np.cos(yaw), np.sin(yaw)
+        self.p = np.array([np.broadcast_to(x, (n,)), np.broadcast_to(y, (n,)),
+                           np.broadcast_to(self.P.static_height if z is None else z, (n,))], dtype=float)
+        self.R = np.zeros((3, 3, n))
+        self.R[0, 0], self.R[0, 1], self.R[1, 0], self.R[1, 1], self.R[2, 2] = cz, -sz, sz, cz, 1.0
+        self.v = np.array([speed * cz, speed * sz, np.zeros(n)])
+        self.w = np.zeros((3, n))
+        self.omega = np.tile(speed / self.P.wheel_radius, (4, 1))
+
+    @property
+    def yaw(self) -> np.ndarray:
+        """(n,) yaw [rad] (ZYX)."""
+        return np.arctan2(self.R[1, 0], self.R[0, 0])
+
+    # ------------------------------------------------------------------ physics
+    def forces(self, delta: np.ndarray, tau: np.ndarray) -> dict[str, np.ndarray]:
+        """Accelerations and tire forces at the current state.
+
+        Returns a dict with ``dv`` (3, n), ``dw`` (3, n), ``domega`` (4, n), ``Fx``, ``Fy``, ``Fz``,
+        ``kappa``, ``alpha``, ``v_t`` (4, n) and ``wheel_gain`` (4, n) = d(r F_x)/d(omega) used by
+        the implicit wheel update.
+        """
+        P = self.P
+        R = self.R
+        R00, R01, R02 = R[0, 0], R[0, 1], R[0, 2]
+        R10, R11, R12 = R[1, 0], R[1, 1], R[1, 2]
+        R20, R21, R22 = R[2, 0], R[2, 1], R[2, 2]
+        v0, v1, v2 = self.v
+        wx, wy, wz = self.w
+        rx, ry, rz = self._rx, self._ry, self._rz
+        dfl, dfr = ackermann_angles(delta, P.wheelbase, P.track)
+        if P.float32_casts:
+            dfl, dfr = dfl.astype(np.float32).astype(float), dfr.astype(np.float32).astype(float)
+        c, s = self._c, self._s
+        c[0], c[1], s[0], s[1] = np.cos(dfl), np.cos(dfr), np.sin(dfl), np.sin(dfr)
+        # contact-point velocity in the body frame: R^T v + w x r
+        vbx = R00 * v0 + R10 * v1 + R20 * v2
+        vby = R01 * v0 + R11 * v1 + R21 * v2
+        vbz = R02 * v0 + R12 * v1 + R22 * v2
+        ux = vbx + (wy * rz - wz * ry)
+        uy = vby + (wz * rx - wx * rz)
+        uz = vbz + (wx * ry - wy * rx)
+        v_t = c * ux + s * uy
+        v_n = c * uy - s * ux
+        # normal force (spring-damper, world z)
+        d = (P.z0 - self.p[2]) - (R20 * rx + R21 * ry + R22 * rz)
+        ddot = -(R20 * ux + R21 * uy + R22 * uz)
+        if P.contact_damping == "full":
+            Fz = np.maximum(P.k_n * d + P.c_n * ddot, 0.0)
+        else:
+            Fz = P.k_n * d + P.c_n * np.maximum(ddot, 0.0)
+        Fz = np.where(d > 0, Fz, 0.0)
+        # slip
+        avt = np.abs(v_t)
+        if P.slip_denominator == "max":
+            den = np.maximum(avt, P.eps_v)
+            den_a = den
+        else:
+            den = np.sqrt(v_t * v_t + P.eps_v * P.eps_v)
+            den_a = avt + P.eps_v
+        kappa = (P.wheel_radius * self.omega - v_t) / den
+        alpha = np.arctan2(v_n, den_a)
+        dk = 1.0 / den
+        if P.slip_squash:
+            th = np.tanh(0.5 * kappa)
+            kappa = 2.0 * th
+            dk = dk * (1.0 - th * th)
+            alpha = 0.5 * np.tanh(alpha / 0.5)
+        Fx = P.c_kappa * kappa
+        Fy = -P.c_alpha * alpha
+        Fmax = P.mu * Fz
+        mag2 = Fx * Fx + Fy * Fy
+        if P.friction_limit == "clip":
+            scale = np.where(mag2 > Fmax * Fmax, Fmax / np.sqrt(np.maximum(mag2, 1e-300)), 1.0)
+        else:
+            scale = np.minimum(1.0, Fmax / np.sqrt(mag2 + P.eps_force + Fmax * Fmax))
+        Fx *= scale
+        Fy *= scale
+        # body-frame force per wheel and its moment about the CG
+        gx = Fx * c - Fy * s
+        gy = Fx * s + Fy * c
+        fbx = gx + Fz * R20
+        fby = gy + Fz * R21
+        fbz = Fz * R22
+        tx = (ry * fbz - rz * fby).sum(axis=0)
+        ty = (rz * fbx - rx * fbz).sum(axis=0)
+        tz = (rx * fby - ry * fbx).sum(axis=0)
+        Gx, Gy, Fzs = gx.sum(axis=0), gy.sum(axis=0), Fz.sum(axis=0)
+        m = P.mass
+        dv = np.array([(R00 * Gx + R01 * Gy) / m, (R10 * Gx + R11 * Gy) / m, (R20 * Gx + R21 * Gy + Fzs) / m - P.gravity])
+        I0, I1, I2 = P.inertia
+        dw = np.array([(tx - (wy * I2 * wz - wz * I1 * wy)) / I0,
+                       (ty - (wz * I0 * wx - wx * I2 * wz)) / I1,
+                       (tz - (wx * I1 * wy - wy * I0 * wx)) / I2])
+        domega = (self._mask * tau - P.wheel_radius * Fx - P.wheel_damping * self.omega) / P.wheel_inertia
+        gain = P.wheel_radius * P.wheel_radius * P.c_kappa * scale * dk
+        return {"dv": dv, "dw": dw, "domega": domega, "Fx": Fx, "Fy": Fy, "Fz": Fz, "kappa": kappa,
+                "alpha": alpha, "v_t": v_t, "wheel_gain": gain}
+
+    def step(self, dt: float, delta, tau) -> None:
+        """Advance all cars by ``dt`` [s] in equal substeps <= ``max_substep`` (inputs held).
+
+        Parameters
+        ----------
+        dt : float
+        delta : float or ndarray (n,)
+            Steering angle [rad].
+        tau : array_like, broadcastable to (4, n)
+            Wheel torques [N m] (FL, FR, RL, RR), masked by the drive layout.
+        """
+        delta = np.broadcast_to(np.asarray(delta, dtype=float), (self.n,))
+        tau = np.broadcast_to(np.asarray(tau, dtype=float).reshape(4, -1), (4, self.n))
+        if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(tau))):
+            raise ModelError("Ackermann3DBatch.step: inputs must be finite")
+        k = max(1, int(np.ceil(dt / self.P.max_substep - 1e-9)))
+        h = dt / k
+        implicit = self.P.wheel_update == "implicit"
+        Iw, bw = self.P.wheel_inertia, self.P.wheel_damping
+        for _ in range(k):
+            f = self.forces(delta, tau)
+            self.v += h * f["dv"]
+            self.w += h * f["dw"]
+            if implicit:
+                self.omega += h * f["domega"] / (1.0 + h * (f["wheel_gain"] + bw) / Iw)
+            else:
+                self.omega += h * f["domega"]
+            self.p += h * self.v
+            self.R = np.einsum("ikn,kjn->ijn", self.R, so3_exp(h * self.w))
+        self.R = orthonormalize(self.R)

@@ -1,0 +1,188 @@
+"""Lean scalar (pure-Python float) step of one 3D Ackermann car.
+
+numpy has ~1 us overhead per call, which dominates a 4-wheel model; this module evaluates the
+same equations as :meth:`Ackermann3DBatch.forces <mpc_tracking.models.ackermann3d_batch.Ackermann3DBatch.forces>`
+with :mod:`math` on a flat list of 22 floats, so one car steps from Python fast. The state list is
+``[px, py, pz, R00, R01, R02, R10, R11, R12, R20, R21, R22, vx, vy, vz, wx, wy, wz, oFL, oFR, oRL, oRR]``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .ackermann3d_params import Ackermann3DParams
+
+__all__ = ["ScalarConstants", "accelerations", "substep", "wheel_forces", "orthonormalize_list"]
+
+
+class ScalarConstants:
+    """Parameters unpacked into plain floats for :func:`substep`."""
+
+    def __init__(self, params: Ackermann3DParams) -> None:
+        P = params.numeric()
+        self.P = P
+        self.pts = [tuple(float(a) for a in row) for row in P.contact_points()]
+        self.mask = [float(a) for a in P.drive_mask]
+        self.f32 = bool(P.float32_casts)
+        self.full_damping = P.contact_damping == "full"
+        self.max_den = P.slip_denominator == "max"
+        self.squash = bool(P.slip_squash)
+        self.clip = P.friction_limit == "clip"
+        self.implicit = P.wheel_update == "implicit"
+
+
+def _angles(delta: float, K: ScalarConstants) -> tuple[float, float]:
+    P = K.P
+    t = math.tan(delta)
+    hw = 0.5 * P.track
+    a = math.atan2(P.wheelbase * t, P.wheelbase - hw * t)
+    b = math.atan2(P.wheelbase * t, P.wheelbase + hw * t)
+    if K.f32:
+        a, b = float(np.float32(a)), float(np.float32(b))
+    return a, b
+
+
+def wheel_forces(st: list, delta: float, K: ScalarConstants):
+    """Per-wheel (Fx, Fy, Fz, gain, c, s) at state ``st``: gain = d(r F_x)/d(omega) * r (see batch)."""
+    P = K.P
+    dfl, dfr = _angles(delta, K)
+    cs = ((math.cos(dfl), math.sin(dfl)), (math.cos(dfr), math.sin(dfr)), (1.0, 0.0), (1.0, 0.0))
+    pz = st[2]
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
+    v0, v1, v2, wx, wy, wz = st[12:18]
+    vbx = R00 * v0 + R10 * v1 + R20 * v2
+    vby = R01 * v0 + R11 * v1 + R21 * v2
+    vbz = R02 * v0 + R12 * v1 + R22 * v2
+    r, eps, kn, cn, mu, ck, ca = P.wheel_radius, P.eps_v, P.k_n, P.c_n, P.mu, P.c_kappa, P.c_alpha
+    out = []
+    for i in range(4):
+        rx, ry, rz = K.pts[i]
+        c, s = cs[i]
+        ux = vbx + (wy * rz - wz * ry)
+        uy = vby + (wz * rx - wx * rz)
+        uz = vbz + (wx * ry - wy * rx)
+        vt = c * ux + s * uy
+        vn = c * uy - s * ux
+        d = (P.z0 - pz) - (R20 * rx + R21 * ry + R22 * rz)
+        if d > 0.0:
+            ddot = -(R20 * ux + R21 * uy + R22 * uz)
+            if K.full_damping:
+                Fz = kn * d + cn * ddot
+                if Fz < 0.0:
+                    Fz = 0.0
+            else:
+                Fz = kn * d + (cn * ddot if ddot > 0.0 else 0.0)
+        else:
+            Fz = 0.0
+        avt = vt if vt >= 0.0 else -vt
+        if K.max_den:
+            den = avt if avt > eps else eps
+            den_a = den
+        else:
+            den = math.sqrt(vt * vt + eps * eps)
+            den_a = avt + eps
+        kappa = (r * st[18 + i] - vt) / den
+        alpha = math.atan2(vn, den_a)
+        dk = 1.0 / den
+        if K.squash:
+            th = math.tanh(0.5 * kappa)
+            kappa = 2.0 * th
+            dk *= 1.0 - th * th
+            alpha = 0.5 * math.tanh(alpha / 0.5)
+        Fx = ck * kappa
+        Fy = -ca * alpha
+        Fmax = mu * Fz
+        mag2 = Fx * Fx + Fy * Fy
+        if K.clip:
+            scale = Fmax / math.sqrt(mag2) if mag2 > Fmax * Fmax else 1.0
+        else:
+            scale = Fmax / math.sqrt(mag2 + P.eps_force + Fmax * Fmax)
+            if scale > 1.0:
+                scale = 1.0
+        out.append((Fx * scale, Fy * scale, Fz, r * r * ck * scale * dk, c, s))
+    return out
+
+
+def accelerations(st: list, delta: float, tau, K: ScalarConstants):
+    """(dv (3 world), dw (3 body), domega (4), gain (4)) at state ``st``; gain = d(r F_x)/d(omega)."""
+    P = K.P
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
+    wx, wy, wz = st[15:18]
+    Gx = Gy = Fzs = tx = ty = tz = 0.0
+    r, Iw, bw = P.wheel_radius, P.wheel_inertia, P.wheel_damping
+    mask = K.mask
+    dom, gains = [0.0] * 4, [0.0] * 4
+    for i, (Fx, Fy, Fz, gain, c, s) in enumerate(wheel_forces(st, delta, K)):
+        rx, ry, rz = K.pts[i]
+        gx = Fx * c - Fy * s
+        gy = Fx * s + Fy * c
+        fbx = gx + Fz * R20
+        fby = gy + Fz * R21
+        fbz = Fz * R22
+        tx += ry * fbz - rz * fby
+        ty += rz * fbx - rx * fbz
+        tz += rx * fby - ry * fbx
+        Gx += gx
+        Gy += gy
+        Fzs += Fz
+        dom[i] = (mask[i] * tau[i] - r * Fx - bw * st[18 + i]) / Iw
+        gains[i] = gain
+    m = P.mass
+    I0, I1, I2 = P.inertia
+    dv = ((R00 * Gx + R01 * Gy) / m, (R10 * Gx + R11 * Gy) / m, (R20 * Gx + R21 * Gy + Fzs) / m - P.gravity)
+    dw = ((tx - (I2 - I1) * wy * wz) / I0, (ty - (I0 - I2) * wz * wx) / I1, (tz - (I1 - I0) * wx * wy) / I2)
+    return dv, dw, dom, gains
+
+
+def substep(st: list, delta: float, tau, h: float, K: ScalarConstants) -> None:
+    """One semi-implicit Euler substep of length ``h`` [s], in place on the state list ``st``."""
+    dv, dw, dom, gains = accelerations(st, delta, tau, K)
+    P = K.P
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
+    Iw, bw = P.wheel_inertia, P.wheel_damping
+    for i in range(4):
+        d = dom[i]
+        if K.implicit:
+            d /= 1.0 + h * (gains[i] + bw) / Iw
+        st[18 + i] += h * d
+    vx = st[12] + h * dv[0]
+    vy = st[13] + h * dv[1]
+    vz = st[14] + h * dv[2]
+    wx2 = st[15] + h * dw[0]
+    wy2 = st[16] + h * dw[1]
+    wz2 = st[17] + h * dw[2]
+    st[12], st[13], st[14], st[15], st[16], st[17] = vx, vy, vz, wx2, wy2, wz2
+    st[0] += h * vx
+    st[1] += h * vy
+    st[2] += h * vz
+    # R <- R exp([w h]x), Rodrigues
+    x, y, z = wx2 * h, wy2 * h, wz2 * h
+    th2 = x * x + y * y + z * z
+    if th2 < 1e-12:
+        a = 1.0 - th2 / 6.0
+        b = 0.5 - th2 / 24.0
+    else:
+        th = math.sqrt(th2)
+        a = math.sin(th) / th
+        b = (1.0 - math.cos(th)) / th2
+    E00, E01, E02 = 1.0 - b * (y * y + z * z), -a * z + b * x * y, a * y + b * x * z
+    E10, E11, E12 = a * z + b * x * y, 1.0 - b * (x * x + z * z), -a * x + b * y * z
+    E20, E21, E22 = -a * y + b * x * z, a * x + b * y * z, 1.0 - b * (x * x + y * y)
+    st[3:12] = (
+        R00 * E00 + R01 * E10 + R02 * E20, R00 * E01 + R01 * E11 + R02 * E21, R00 * E02 + R01 * E12 + R02 * E22,
+        R10 * E00 + R11 * E10 + R12 * E20, R10 * E01 + R11 * E11 + R12 * E21, R10 * E02 + R11 * E12 + R12 * E22,
+        R20 * E00 + R21 * E10 + R22 * E20, R20 * E01 + R21 * E11 + R22 * E21, R20 * E02 + R21 * E12 + R22 * E22,
+    )
+
+
+def orthonormalize_list(st: list) -> None:
+    """Gram-Schmidt on the rows of the rotation stored in ``st[3:12]`` (in place)."""
+    a0, a1, a2, b0, b1, b2 = st[3:9]
+    n = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    a0, a1, a2 = a0 * n, a1 * n, a2 * n
+    d = a0 * b0 + a1 * b1 + a2 * b2
+    b0, b1, b2 = b0 - d * a0, b1 - d * a1, b2 - d * a2
+    n = 1.0 / math.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
+    b0, b1, b2 = b0 * n, b1 * n, b2 * n
+    st[3:12] = (a0, a1, a2, b0, b1, b2, a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
