@@ -1,0 +1,185 @@
+"""Streaming output of a parameter sweep: CSV + JSON lines as runs finish, a JSON array at the end.
+
+Files in the output folder:
+
+- ``sweep.csv``   one row per run, written and flushed as each run finishes (completion order);
+  rewritten sorted by run index when the sweep ends.
+- ``sweep.jsonl`` the same rows as JSON lines (exact types); the source :func:`read_rows` uses
+  for ``resume``.
+- ``sweep.json``  a JSON array of all rows sorted by index, replaced atomically (temp file +
+  rename) when the sweep ends or is interrupted.
+- ``sweep_meta.json`` the scenario and parameter names of the sweep, so that a resume against a
+  different scenario is refused.
+
+An interrupted sweep keeps every row that was flushed; a torn last line (process killed while
+writing) is skipped on reading and the files are rewritten cleanly before new rows are appended.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+__all__ = ["SweepWriter", "read_rows", "write_json_atomic", "CSV_NAME", "JSONL_NAME", "JSON_NAME", "META_NAME"]
+
+logger = logging.getLogger(__name__)
+
+CSV_NAME = "sweep.csv"
+JSONL_NAME = "sweep.jsonl"
+JSON_NAME = "sweep.json"
+META_NAME = "sweep_meta.json"
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain-JSON form of a row value (NaN/inf become null; numpy scalars/arrays become Python)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _csv_cell(value: Any) -> Any:
+    value = _jsonable(value)
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return value
+
+
+def write_json_atomic(filename: Path, data: Any) -> Path:
+    """Write ``data`` as JSON to ``filename`` through a temporary file and an atomic rename."""
+    filename = Path(filename)
+    tmp = filename.with_name(filename.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(_jsonable(data), fh, indent=1)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, filename)
+    return filename
+
+
+def _parse_cell(text: str) -> Any:
+    if text == "":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def read_rows(folder: str | Path) -> list[dict[str, Any]]:
+    """Rows already written to ``folder`` (from ``sweep.jsonl``, else ``sweep.csv``); [] when none.
+
+    Lines that cannot be parsed (a torn last line) are skipped with a warning. Rows without a
+    ``key`` are ignored.
+    """
+    folder = Path(folder)
+    rows: list[dict[str, Any]] = []
+    jl, cf = folder / JSONL_NAME, folder / CSV_NAME
+    if jl.is_file():
+        with open(jl, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    logger.warning("%s:%d: skipping an unreadable row (torn write?)", jl, lineno)
+                    continue
+                if isinstance(row, dict) and row.get("key"):
+                    rows.append(row)
+    elif cf.is_file():
+        with open(cf, newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                if row.get("key") and None not in row:  # None key = more cells than the header
+                    rows.append({k: _parse_cell(v) for k, v in row.items()})
+    return rows
+
+
+class SweepWriter:
+    """Appends rows to ``sweep.csv`` and ``sweep.jsonl`` in ``folder``, flushing after each row.
+
+    Parameters
+    ----------
+    folder : path
+        Output folder (created).
+    columns : list of str
+        CSV columns; keys of a row outside them go to the JSON files only.
+    existing : iterable of dict
+        Rows to keep (``resume``): both files are first rewritten with exactly these rows.
+    """
+
+    def __init__(self, folder: str | Path, columns: list[str], existing: Iterable[dict[str, Any]] = ()):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.columns = list(columns)
+        self.rows: list[dict[str, Any]] = list(existing)
+        self._rewrite(self.rows)
+        self._csv_fh = open(self.csv_path, "a", newline="", encoding="utf-8")
+        self._csv = csv.DictWriter(self._csv_fh, fieldnames=self.columns, extrasaction="ignore")
+        self._jsonl_fh = open(self.jsonl_path, "a", encoding="utf-8")
+
+    @property
+    def csv_path(self) -> Path:
+        return self.folder / CSV_NAME
+
+    @property
+    def jsonl_path(self) -> Path:
+        return self.folder / JSONL_NAME
+
+    @property
+    def json_path(self) -> Path:
+        return self.folder / JSON_NAME
+
+    def _rewrite(self, rows: list[dict[str, Any]]) -> None:
+        for name, write in ((CSV_NAME, self._write_csv), (JSONL_NAME, self._write_jsonl)):
+            target = self.folder / name
+            tmp = target.with_name(name + ".tmp")
+            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+                write(fh, rows)
+            os.replace(tmp, target)
+
+    def _write_csv(self, fh, rows: list[dict[str, Any]]) -> None:
+        w = csv.DictWriter(fh, fieldnames=self.columns, extrasaction="ignore")
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: _csv_cell(v) for k, v in row.items()})
+
+    @staticmethod
+    def _write_jsonl(fh, rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            fh.write(json.dumps(_jsonable(row)) + "\n")
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Write one finished run to both files and flush them."""
+        self.rows.append(row)
+        self._csv.writerow({k: _csv_cell(v) for k, v in row.items()})
+        self._csv_fh.flush()
+        self._jsonl_fh.write(json.dumps(_jsonable(row)) + "\n")
+        self._jsonl_fh.flush()
+
+    def close(self, sort_key: str = "index") -> None:
+        """Close the streams; rewrite CSV/JSONL sorted by ``sort_key`` and write the JSON array."""
+        for fh in (self._csv_fh, self._jsonl_fh):
+            if not fh.closed:
+                fh.close()
+        rows = sorted(self.rows, key=lambda r: r.get(sort_key, 0))
+        self._rewrite(rows)
+        write_json_atomic(self.json_path, rows)
+
+    def __enter__(self) -> "SweepWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
