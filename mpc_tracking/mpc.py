@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,7 +29,7 @@ from .path_sampler import PathSample, PathSampler
 from .qp_layout import QPLayout
 from .reference_path import Projection, ReferencePath
 
-__all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData"]
+__all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData", "StepProblem"]
 
 logger = logging.getLogger(__name__)
 _INF = float(osqp.OSQP().constant("OSQP_INFTY"))
@@ -48,6 +49,43 @@ class Corridor(Protocol):
         The bounds are not shrunk by the car; the MPC adds half width, margin and footprint swing.
         """
         ...
+
+
+@dataclass
+class StepProblem:
+    """The semantic data of one step's QP (what both back ends solve).
+
+    minimize  sum_k 1/2 |x_k - r_k|^2_Q (k=1..N-1) + 1/2 |x_N - r_N|^2_QN + sum_k 1/2 |u_k - u_ref_k|^2_R
+              + sum_k 1/2 |u_k - u_{k-1}|^2_R_rate (u_{-1} = u_prev) + slack_weight sum(sl + su)
+              + slack_quad/2 |(sl, su)|^2 + time_weight t_N,     r_k = (e_ref_k, 0, 0)
+    s.t.      x_0 = x0,  x_{k+1} = A_k x_k + B_k u_k + f_k,  u_lo <= u_k <= u_hi,
+              rate_lo_0 <= u_0 <= rate_hi_0,  rate_lo_k <= u_k - u_{k-1} <= rate_hi_k (k >= 1),
+              corr_lo <= e_y + front e_psi + sl_f - su_f <= corr_hi,  corr_lo <= e_y - rear e_psi + sl_r - su_r <= corr_hi,
+              all slacks >= 0
+    """
+
+    A: np.ndarray
+    B: np.ndarray
+    f: np.ndarray
+    x0: np.ndarray
+    u_lo: np.ndarray
+    u_hi: np.ndarray
+    rate_lo: np.ndarray
+    rate_hi: np.ndarray
+    corr_lo: np.ndarray
+    corr_hi: np.ndarray
+    e_ref: np.ndarray
+    u_ref: np.ndarray
+    u_prev: np.ndarray
+    Q: np.ndarray
+    QN: np.ndarray
+    R: np.ndarray
+    R_rate: np.ndarray
+    slack_weight: float
+    slack_quad: float
+    time_weight: float
+    front: float
+    rear: float
 
 
 class QPData:
@@ -116,7 +154,8 @@ class SpatialMPC:
         Q = st.Q_matrix
         self._Q, self._QN = Q, st.terminal_weight * Q
         self._R, self._Rd = st.R_matrix, st.R_rate_matrix
-        self.P = lay.cost_matrix(self._Q, self._QN, self._R, self._Rd, slack_quad=1e-4)
+        self._slack_quad = 1e-4
+        self.P = lay.cost_matrix(self._Q, self._QN, self._R, self._Rd, slack_quad=self._slack_quad)
         self._half_w = 0.5 * self.vehicle.width + st.corridor_margin
         self._s_offsets = self.ds * np.arange(N + 1)
         self._inv_L = 1.0 / self.vehicle.wheelbase
@@ -262,21 +301,8 @@ class SpatialMPC:
         return float(self._sampler.wrap(np.array(s))), x
 
     # ------------------------------------------------------------------ solve
-    def solve(self, state: Any, t: float = 0.0) -> MPCSolution:
-        """Compute the command for the measured spatial state.
-
-        Parameters
-        ----------
-        state : Projection or sequence (s, e_y, e_psi)
-            Arc length [m], lateral error [m], heading error [rad] of the car now.
-        t : float
-            Current time [s] (moving obstacles are evaluated at ``t`` + predicted time).
-
-        Returns
-        -------
-        MPCSolution
-        """
-        t_start = time.perf_counter()
+    def _prepare(self, state: Any):
+        """Measured state -> prediction grid, path sample and operating point of this step."""
         s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
         x0 = np.array([float(e_y), float(e_psi), 0.0])
         s0 = float(s0)
@@ -293,7 +319,6 @@ class SpatialMPC:
             )
         if abs(x0[1]) >= 0.5 * np.pi:
             raise InputError(f"state: |e_psi| = {abs(x0[1]):.3f} rad >= pi/2; the car faces away from the path")
-
         st = self.settings
         x_ref_op, u_ref = self._reference_op(q)
         if st.linearization == "previous" and self._prev is not None:
@@ -306,7 +331,50 @@ class SpatialMPC:
         np.clip(x_op[:, 0], -lim, lim, out=x_op[:, 0])
         np.clip(x_op[:, 1], -1.2, 1.2, out=x_op[:, 1])
         np.maximum(u_op[:, 0], st.v_min, out=u_op[:, 0])
+        return x0, x_op, u_op, u_ref, q, s_grid, lim, s0
 
+    def prepare_qp(self, state: Any, t: float = 0.0) -> "StepProblem":
+        """Build this step's QP without solving it and return its data (for cross-checks).
+
+        The controller's internal memory (previous plan and command) is not changed.
+        """
+        x0, x_op, u_op, u_ref, q, s_grid, _, _ = self._prepare(state)
+        self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t)
+        return self.step_problem()
+
+    def step_problem(self) -> "StepProblem":
+        """Copy of the semantic data of the QP last built by :meth:`build_qp`."""
+        lay, V, N = self.layout, self._views, self.N
+        d = self.data
+        return StepProblem(
+            A=self._lin[0].copy(), B=self._lin[1].copy(), f=self._lin[2].copy(), x0=d.l[:3].copy(),
+            u_lo=d.l[lay.r_box : lay.r_rate].reshape(N, 2).copy(), u_hi=V["box_u"].copy(),
+            rate_lo=V["rate_l"].copy(), rate_hi=V["rate_u"].copy(),
+            corr_lo=V["corr_l"][:, 0].copy(), corr_hi=V["corr_u"][:, 0].copy(),
+            e_ref=self._e_ref.copy(), u_ref=self._u_ref_used.copy(), u_prev=self._u_prev_used.copy(),
+            Q=self._Q, QN=self._QN, R=self._R, R_rate=self._Rd,
+            slack_weight=self.settings.slack_weight, slack_quad=self._slack_quad,
+            time_weight=self.settings.time_weight if self.settings.mode == "time_optimal" else 0.0,
+            front=self.vehicle.front_extent, rear=self.vehicle.rear_overhang,
+        )
+
+    def solve(self, state: Any, t: float = 0.0) -> MPCSolution:
+        """Compute the command for the measured spatial state.
+
+        Parameters
+        ----------
+        state : Projection or sequence (s, e_y, e_psi)
+            Arc length [m], lateral error [m], heading error [rad] of the car now.
+        t : float
+            Current time [s] (moving obstacles are evaluated at ``t`` + predicted time).
+
+        Returns
+        -------
+        MPCSolution
+        """
+        t_start = time.perf_counter()
+        x0, x_op, u_op, u_ref, q, s_grid, lim, s0 = self._prepare(state)
+        st = self.settings
         iters_total, solve_time = 0, 0.0
         z = None
         for it in range(st.iterations):
@@ -372,7 +440,7 @@ class SpatialMPC:
         u_ref : (N, 2) input reference; q : path sample on ``s_grid`` (N+1,); t_now : time [s].
         """
         st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
-        A, B, f = self._linearize(x_op, u_op, q.kappa, s_grid)
+        A, B, f = self._lin = self._linearize(x_op, u_op, q.kappa, s_grid)
         lay.fill_dynamics(d.A_data, A, B)
         # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
         d.l[:3] = x0
@@ -383,7 +451,7 @@ class SpatialMPC:
         box_u[:, 0] = self._speed_limit(q.kappa[:N], u_op[:, 1])
         # rates: per prediction step via the predicted speed; first step via the control period
         dt_all = self._dt_buf
-        dt_all[1:] = (s_grid[1:N] - s_grid[: N - 1]) / np.maximum(u_op[: N - 1, 0], st.v_min)
+        dt_all[1:] = np.maximum(s_grid[1:N] - s_grid[: N - 1], 1e-9) / np.maximum(u_op[: N - 1, 0], st.v_min)
         rl, ru = V["rate_l"], V["rate_u"]
         rl[:] = -self._rate_dn * dt_all[:, None]
         ru[:] = self._rate_up * dt_all[:, None]
@@ -412,7 +480,8 @@ class SpatialMPC:
         V["corr_l"][:] = lo[:, None]
         V["corr_u"][:] = hi[:, None]
         # cost vector: the e_y reference moves into the free gap when 0 is blocked
-        e_ref = np.minimum(np.maximum(0.0, lo), hi)
+        e_ref = self._e_ref = np.minimum(np.maximum(0.0, lo), hi)
+        self._u_ref_used, self._u_prev_used = u_ref, u_prev
         qx = V["qx"]
         qx[1:N] = -np.outer(e_ref[1:N], self._Q[0])
         qx[N] = -e_ref[N] * self._QN[0]

@@ -1,7 +1,9 @@
 """Fixed-sparsity QP layout of the spatial LTV-MPC (shared by the OSQP and cvxpy back ends).
 
-Decision vector ``z = [x_0..x_N (3 each) | u_0..u_{N-1} (2 each) | sl_0..sl_N | su_0..su_N]``
-(``sl``/``su``: slacks of the lower/upper corridor bound). Constraint rows, in order:
+Decision vector ``z = [x_0..x_N (3 each) | u_0..u_{N-1} (2 each) | slacks]`` with the slacks
+ordered ``[sl_front, su_front, sl_rear, su_rear]`` (N+1 each; ``sl``/``su`` relax the lower/upper
+corridor bound of the front and rear corner rows separately, so the QP is feasible for any
+heading). Constraint rows, in order:
 
 ========  =========  =====================================================================
 block     rows       meaning
@@ -41,7 +43,7 @@ class QPLayout:
         self.N = N
         self.nX = NX * (N + 1)
         self.nU = NU * N
-        self.nS = 2 * (N + 1)
+        self.nS = 4 * (N + 1)
         self.n = self.nX + self.nU + self.nS
         self.r_dyn = 0
         self.r_box = self.nX
@@ -50,8 +52,7 @@ class QPLayout:
         self.r_slack = self.r_corr + 2 * (N + 1)
         self.m = self.r_slack + self.nS
         self.iu0 = self.nX
-        self.isl0 = self.nX + self.nU
-        self.isu0 = self.isl0 + N + 1
+        self.isl0 = self.nX + self.nU  # first slack
         self._build_A(front, rear)
 
     def x_index(self, k, i):
@@ -96,10 +97,11 @@ class QPLayout:
         kc = np.arange(N + 1)
         for side, coef in ((0, front), (1, -rear)):
             r = self.r_corr + 2 * kc + side
+            s_lo = self.isl0 + (2 * side) * (N + 1) + kc
             add(r, NX * kc + 0, 1.0)
             add(r, NX * kc + 1, coef)
-            add(r, self.isl0 + kc, 1.0)
-            add(r, self.isu0 + kc, -1.0)
+            add(r, s_lo, 1.0)
+            add(r, s_lo + N + 1, -1.0)
         # slack >= 0
         add(self.r_slack + np.arange(self.nS), self.isl0 + np.arange(self.nS), 1.0)
 

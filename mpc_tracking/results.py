@@ -69,10 +69,6 @@ class SimulationResult:
         """True when the run reached its goal (requested laps or the end of an open path)."""
         return self.reason in ("completed", "end_of_path")
 
-    @property
-    def status(self) -> str:
-        return self.reason
-
     # ------------------------------------------------------------------ metrics
     @property
     def metrics(self) -> dict[str, Any]:

@@ -1,0 +1,330 @@
+"""SpatialMPC: settings validation, closed-loop convergence, cross-checks (cvxpy, LQR), fallback policy."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import osqp
+import pytest
+
+import mpc_tracking as mt
+from mpc_tracking.errors import InputError, SettingsError
+from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.mpc_cvxpy import CvxpyMPC
+
+
+def circle_path(R=20.0, ds=0.5, width=3.0):
+    th = np.linspace(0, 2 * np.pi, 400, endpoint=False)
+    return mt.ReferencePath(R * np.cos(th), R * np.sin(th), closed=True, ds=ds, width_left=width, width_right=width)
+
+
+# ---------------------------------------------------------------- settings
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"horizon": 0}, "horizon"),
+        ({"horizon": 2.5}, "horizon"),
+        ({"v_min": 5.0, "v_max": 2.0}, "v_min"),
+        ({"Q": (1.0, -1.0, 0.0)}, "positive semi-definite"),
+        ({"R": [[1.0, 2.0], [2.0, 1.0]]}, "positive semi-definite"),
+        ({"R_rate": (1.0, 2.0, 3.0)}, "R_rate"),
+        ({"delta_rate_max": -1.0}, "delta_rate_max"),
+        ({"accel_max": 0.0}, "accel_max"),
+        ({"mode": "racing"}, "mode"),
+        ({"linearization": "nominal"}, "linearization"),
+        ({"discretization": "trapezoid"}, "discretization"),
+        ({"delta_max": 2.0}, "delta_max"),
+        ({"slack_weight": 0.0}, "slack_weight"),
+    ],
+)
+def test_settings_errors(kwargs, match):
+    with pytest.raises(SettingsError, match=match):
+        mt.MPCSettings(**kwargs)
+    assert issubclass(SettingsError, ValueError)
+
+
+def test_settings_replace_validates_and_suggests():
+    s = mt.MPCSettings().replace(horizon=12)
+    assert s.horizon == 12
+    with pytest.raises(SettingsError, match="did you mean 'horizon'"):
+        mt.MPCSettings().replace(horizn=12)
+
+
+# ---------------------------------------------------------------- closed loop
+def test_closed_loop_on_circle_converges_from_offset():
+    path = circle_path()
+    veh = mt.VehicleParams()
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=30, v_max=8.0))
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
+    res = mt.simulate(path, mpc, plant, e_y0=0.5, laps=1)
+    assert res.reason == "completed"
+    assert abs(res.e_y[0]) == pytest.approx(0.5, abs=1e-6)
+    t = res.t
+    assert np.all(np.abs(res.e_y[t > 5.0]) < 0.01)
+    assert res.metrics["infeasible_steps"] == 0
+
+
+def test_open_path_shorter_than_horizon_finishes_gracefully():
+    x = np.linspace(0, 30, 61)
+    path = mt.ReferencePath(x, 0.02 * x**2 / 30, ds=0.5, width_left=3, width_right=3)
+    veh = mt.VehicleParams()
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=100, v_max=5.0))  # 50 m horizon on a 30 m path
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
+    res = mt.simulate(path, mpc, plant, e_y0=0.3)
+    assert res.reason == "end_of_path"
+    assert res.metrics["infeasible_steps"] == 0
+    assert abs(res.e_y[-1]) < 0.05
+
+
+def test_state_outside_domain_is_reported():
+    path = circle_path(R=5.0, width=20.0)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10))
+    with pytest.raises(InputError, match="horizon index 0"):
+        mpc.solve((1.0, 5.5, 0.0))
+    with pytest.raises(InputError, match="e_psi"):
+        mpc.solve((1.0, 0.0, 2.0))
+    with pytest.raises(InputError, match="finite"):
+        mpc.solve((np.nan, 0.0, 0.0))
+
+
+# ---------------------------------------------------------------- cross-checks
+def _random_path(rng, closed):
+    if closed:
+        th = np.linspace(0, 2 * np.pi, 300, endpoint=False)
+        r = rng.uniform(15, 30) * (1 + 0.15 * np.sin(rng.integers(2, 4) * th + rng.uniform(0, 6)))
+        x, y = r * np.cos(th), r * np.sin(th)
+    else:
+        s = np.linspace(0, 80, 300)
+        k = rng.uniform(-0.06, 0.06) * np.sin(s / rng.uniform(8, 20))
+        psi = np.cumsum(k) * (s[1] - s[0])
+        x, y = np.cumsum(np.cos(psi)) * (s[1] - s[0]), np.cumsum(np.sin(psi)) * (s[1] - s[0])
+    return mt.ReferencePath(x, y, closed=closed, ds=0.5, width_left=rng.uniform(1.2, 2.5), width_right=rng.uniform(1.2, 2.5))
+
+
+def test_osqp_matches_cvxpy_on_50_random_instances():
+    rng = np.random.default_rng(2026)
+    N = 15
+    veh = mt.VehicleParams()
+    settings = mt.MPCSettings(
+        horizon=N, v_max=12.0, a_y_max=3.0, delta_rate_max=0.4, accel_max=2.0, decel_max=4.0,
+        eps_abs=1e-7, eps_rel=1e-7, max_iter=20000, slack_weight=50.0,
+    )
+    ref = None
+    worst = 0.0
+    active = {"corridor": 0, "rate": 0, "speed": 0}
+    for i in range(10):
+        path = _random_path(rng, closed=bool(i % 2))
+        mpc = mt.SpatialMPC(path, veh, settings.replace(mode="time_optimal" if i % 3 == 0 else "tracking"))
+        if ref is None:
+            ref = CvxpyMPC.for_step(mpc.prepare_qp((1.0, 0.0, 0.0)))
+        s = rng.uniform(0, 0.5 * path.length)
+        mpc.solve((s, 0.0, 0.0))  # sets the previous command (rate bounds become active)
+        for _ in range(5):
+            state = (s + rng.uniform(0, 2), rng.uniform(-1.2, 1.2), rng.uniform(-0.3, 0.3))
+            sp = mpc.prepare_qp(state)
+            sol = mpc.solve(state)
+            assert sol.success
+            cv = ref.solve(sp)
+            assert cv["status"] == "optimal"
+            worst = max(worst, float(np.abs(sol.u - cv["u"]).max()))
+            active["corridor"] += int(sol.corridor_violation > 1e-4)
+            du = np.diff(np.vstack([sp.u_prev, sol.u]), axis=0)
+            active["rate"] += int(np.any(np.abs(du[:, 1]) >= np.abs(sp.rate_hi[:, 1]) - 1e-6))
+            active["speed"] += int(np.any(sol.u[:, 0] >= sp.u_hi[:, 0] - 1e-6))
+    assert worst < 1e-3, worst
+    # the instances really exercise the constraints
+    assert all(v > 0 for v in active.values()), active
+
+
+def _tv_lqr_first_input(sp):
+    """Finite-horizon LQR on the MPC's own affine LTV model (state augmented with a constant 1)."""
+    N = sp.A.shape[0]
+    Qa = np.zeros((4, 4))
+    Qa[:3, :3] = sp.Q
+    QNa = np.zeros((4, 4))
+    QNa[:3, :3] = sp.QN
+    V = QNa
+    K = None
+    for k in range(N - 1, -1, -1):
+        Aa = np.eye(4)
+        Aa[:3, :3] = sp.A[k]
+        Aa[:3, 3] = sp.f[k] + sp.B[k] @ sp.u_ref[k]
+        Ba = np.vstack([sp.B[k], np.zeros((1, 2))])
+        K = np.linalg.solve(sp.R + Ba.T @ V @ Ba, Ba.T @ V @ Aa)
+        V = (Qa if k > 0 else 0) + Aa.T @ V @ (Aa - Ba @ K)
+    z0 = np.append(sp.x0, 1.0)
+    return sp.u_ref[0] - K @ z0
+
+
+@pytest.mark.parametrize("kappa_R", [30.0, 1e9])
+def test_unconstrained_mpc_equals_finite_horizon_lqr(kappa_R):
+    """No constraint active: the MPC's first input is the (TV) LQR feedback on the same linearization.
+
+    On a straight line (R = 1e9) the model is LTI and this is the textbook finite-horizon LQR.
+    """
+    path = circle_path(R=kappa_R, width=50.0) if kappa_R < 1e6 else mt.ReferencePath(
+        [0, 500], [0, 0], ds=0.5, width_left=50, width_right=50)
+    veh = mt.VehicleParams()
+    st = mt.MPCSettings(horizon=20, v_max=8.0, a_y_max=100.0, R_rate=(0.0, 0.0), linearization="reference",
+                        Q=(2.0, 1.0, 0.0), R=(0.5, 3.0), terminal_weight=4.0, eps_abs=1e-9, eps_rel=1e-9,
+                        max_iter=50000)
+    mpc = mt.SpatialMPC(path, veh, st)
+    state = (10.0, 0.3, -0.05)
+    sp = mpc.prepare_qp(state)
+    sol = mpc.solve(state)
+    assert sol.status == "solved"
+    assert sol.corridor_violation < 1e-6
+    u_lqr = _tv_lqr_first_input(sp)
+    np.testing.assert_allclose([sol.v, sol.delta], u_lqr, atol=1e-6)
+    if kappa_R > 1e6:
+        # LTI: the same gain from the textbook Riccati recursion on the reference linearization
+        A, B, _ = sb.linearize(np.zeros(3), np.array([8.0, 0.0]), 0.0, mpc.ds, veh)
+        Q, R = st.Q_matrix, st.R_matrix
+        P = st.terminal_weight * Q
+        for _ in range(st.horizon - 1):
+            K = np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)
+            P = Q + A.T @ P @ (A - B @ K)
+        K0 = np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)
+        # the MPC linearizes step 0 at the measured state: agreement to second order in the offset
+        np.testing.assert_allclose(sol.delta, -(K0 @ np.array([0.3, -0.05, 0.0]))[1], rtol=0.05)
+
+
+# ---------------------------------------------------------------- modes
+def test_time_optimal_is_faster_than_tracking_and_cuts_corners():
+    path = mt.load_path("oval", ds=1.0)
+    veh = mt.VehicleParams()
+    base = mt.MPCSettings(horizon=30, ds=1.0, v_max=15.0, a_y_max=5.0, delta_rate_max=0.8, accel_max=4.0, decel_max=6.0)
+    out = {}
+    for mode, extra in (("tracking", {}), ("time_optimal", {"Q": (0.05, 1.0, 0.0), "time_weight": 20.0})):
+        mpc = mt.SpatialMPC(path, veh, base.replace(mode=mode, **extra))
+        plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
+        out[mode] = mt.simulate(path, mpc, plant, laps=1)
+        assert out[mode].reason == "completed"
+    lt_track = out["tracking"].lap_times[0]
+    lt_opt = out["time_optimal"].lap_times[0]
+    assert lt_opt < lt_track
+    r = out["time_optimal"]
+    kappa = np.interp(r.s, path.s, path.kappa)
+    turns = np.abs(kappa) > 0.02
+    # inside of the turn: e_y has the sign of kappa
+    assert np.mean(r.e_y[turns] * np.sign(kappa[turns])) > 0.2
+    # and stays inside the corridor (footprint)
+    assert r.metrics["corridor_violation_steps"] == 0
+
+
+# ---------------------------------------------------------------- failure policy
+class _FakeSolver:
+    """Wraps an OSQP solver; fails on the step numbers in `fail`, returning finite garbage."""
+
+    def __init__(self, real, fail, nan_steps=()):
+        self.real, self.fail, self.nan_steps, self.k = real, set(fail), set(nan_steps), 0
+
+    def update(self, **kw):
+        return self.real.update(**kw)
+
+    def warm_start(self, **kw):
+        return self.real.warm_start(**kw)
+
+    def solve(self, raise_error=False):
+        k, self.k = self.k, self.k + 1
+        res = self.real.solve(raise_error=False)
+        if k in self.fail:
+            info = SimpleNamespace(status_val=osqp.SolverStatus.OSQP_PRIMAL_INFEASIBLE, status="primal infeasible",
+                                   iter=25, run_time=1e-4)
+            return SimpleNamespace(x=np.full_like(res.x, 1e3), info=info)
+        if k in self.nan_steps:
+            return SimpleNamespace(x=np.full_like(res.x, np.nan), info=res.info)
+        return res
+
+
+def test_injected_failures_follow_the_fallback_policy():
+    path = circle_path()
+    st = mt.MPCSettings(horizon=20, v_max=8.0, max_fallback_steps=3, brake_decel=2.0, control_period=0.1)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    mpc.solver = _FakeSolver(mpc.solver, fail=[2, 3, 4, 5, 6], nan_steps=[8])
+    statuses, vs = [], []
+    for k in range(10):
+        sol = mpc.solve((0.4 * k, 0.0, 0.0))
+        statuses.append(sol.status)
+        vs.append(sol.v)
+    assert statuses[:2] == ["solved", "solved"]
+    assert statuses[2:5] == ["fallback"] * 3
+    assert statuses[5:7] == ["safe_stop"] * 2
+    assert statuses[7] == "solved"
+    assert statuses[8] == "fallback"  # NaN solution with a 'solved' status is a failure too
+    assert statuses[9] == "solved"
+    # fallback uses the previous plan; safe stop brakes at brake_decel and holds the wheel
+    assert vs[5] == pytest.approx(vs[4] - 2.0 * 0.1)
+    assert vs[6] == pytest.approx(vs[5] - 2.0 * 0.1)
+
+
+def test_failures_in_closed_loop_are_logged_and_run_ends_with_safe_stop():
+    path = circle_path()
+    st = mt.MPCSettings(horizon=20, v_max=4.0, max_fallback_steps=2, brake_decel=8.0, control_period=0.1)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    real = mpc.solver
+
+    class AlwaysFailAfter5(_FakeSolver):
+        pass
+
+    fake = AlwaysFailAfter5(real, fail=range(5, 10_000))
+    # simulate() resets the controller but keeps its solver object
+    mpc.solver = fake
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
+    res = mt.simulate(path, mpc, plant)
+    assert res.reason == "safe_stop"
+    codes = res.status.astype(int)
+    assert list(codes[:5]) == [0] * 5
+    assert list(codes[5:7]) == [2, 2]
+    assert np.all(codes[7:] == 3)
+    assert res.metrics["infeasible_steps"] == len(codes) - 5
+    assert abs(res.v[-1]) < 0.05
+
+
+# ---------------------------------------------------------------- options
+@pytest.mark.parametrize("warm", ["solver", "shift", "none"])
+def test_warm_start_options_give_the_same_plan(warm):
+    path = circle_path()
+    st = mt.MPCSettings(horizon=20, v_max=8.0, warm_start=warm, eps_abs=1e-7, eps_rel=1e-7)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    mpc.solve((0.0, 0.3, 0.0))
+    sol = mpc.solve((0.4, 0.25, 0.01))
+    ref = mt.SpatialMPC(path, mt.VehicleParams(), st.replace(warm_start="none"))
+    ref.solve((0.0, 0.3, 0.0))
+    np.testing.assert_allclose(sol.u, ref.solve((0.4, 0.25, 0.01)).u, atol=1e-4)
+
+
+@pytest.mark.parametrize("disc", ["euler", "rk4"])
+def test_discretizations_and_iterations_track(disc):
+    path = circle_path()
+    veh = mt.VehicleParams()
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=20, v_max=8.0, discretization=disc, iterations=2))
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
+    res = mt.simulate(path, mpc, plant, e_y0=0.5, t_max=8.0)
+    assert np.abs(res.e_y[res.t > 5]).max() < 0.02
+
+
+def test_delay_compensation_predicts_forward():
+    path = circle_path()
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=8.0, delay=0.2))
+    first = mpc.solve((5.0, 0.0, 0.0))
+    second = mpc.solve((5.0, 0.0, 0.0))
+    assert first.s[0] == pytest.approx(5.0)
+    assert second.s[0] == pytest.approx(5.0 + first.v * 0.2, rel=1e-6)
+
+
+def test_corridor_provider_moves_reference_into_free_gap():
+    path = circle_path(R=40.0, width=4.0)
+
+    class Blocked:
+        def bounds(self, s, t=None, e_y0=None):
+            lb = np.full(s.shape, -4.0)
+            ub = np.where((s > 8) & (s < 14), -0.5, 4.0)  # obstacle on the centre line and left side
+            return lb, ub
+
+    veh = mt.VehicleParams()
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=40, v_max=6.0), corridor=Blocked())
+    sol = mpc.solve((0.0, 0.0, 0.0))
+    inside = (sol.s > 9) & (sol.s < 13)
+    assert np.all(sol.x[inside, 0] < -0.5 - veh.width / 2 + 0.05)
+    assert sol.corridor_violation < 1e-3
