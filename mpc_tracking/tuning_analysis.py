@@ -39,6 +39,12 @@ def metric_label(name: str) -> tuple[str, float]:
     return (f"{text} [{unit}]" if unit else text), scale
 
 
+def _value_text(name: str, value: float, with_name: bool = True) -> str:
+    text, unit, scale = _LABELS.get(name, (name, "", 1.0))
+    number = f"{value * scale:.3g}{' ' + unit if unit else ''}"
+    return f"{text} {number}" if with_name else number
+
+
 def _num(value: Any) -> float:
     if isinstance(value, bool) or value is None:
         return math.nan
@@ -107,13 +113,11 @@ class Recommendation:
 
     def summary(self) -> str:
         """One paragraph for the terminal / a report."""
-        mlab, ms = metric_label(self.metric)
-        clab, cs = metric_label(self.cost)
         others = ", ".join(f"{k} = {v}" for k, v in self.overrides.items() if k != self.param)
         best = ", ".join(f"{k} = {v}" for k, v in self.best_overrides.items())
         return (f"recommended: {self.param} = {self.value}" + (f" (with {others})" if others else "")
-                + f" -- {mlab} {self.metric_value * ms:.3g}, within {self.within * 100:g} % of the best "
-                f"{self.best_value * ms:.3g} ({best}); {clab} {self.cost_value * cs:.3g}"
+                + f" -- {_value_text(self.metric, self.metric_value)}, within {self.within * 100:g} % of the best "
+                f"{_value_text(self.metric, self.best_value, False)} ({best}); {_value_text(self.cost, self.cost_value)}"
                 + (f"; among {self.considered} points that completed the run" if self.laps_required
                    else f"; among {self.considered} successful points"))
 
@@ -165,10 +169,11 @@ def _short(key: str) -> str:
 
 
 def plot_metrics(rows: Sequence[dict[str, Any]], params: Sequence[str], param: str | None = None,
-                 metrics: Sequence[str] = ("rms_e_y", "solve_time_median")):
+                 metrics: Sequence[str] = ("rms_e_y", "solve_time_median"), axes: Sequence[Any] | None = None):
     """Each metric against ``param``: one line per combination of the other swept keys.
 
-    Hollow markers: points whose runs did not complete their laps. Returns (Figure, axes).
+    Hollow markers: points whose runs did not complete their laps. ``axes``: one Axes per
+    metric to draw into (default a new Figure). Returns (Figure, axes).
     """
     param = _default_param(params, param)
     if not metrics:
@@ -178,7 +183,12 @@ def plot_metrics(rows: Sequence[dict[str, Any]], params: Sequence[str], param: s
     groups: dict[tuple, list[dict]] = {}
     for p in points:
         groups.setdefault(tuple(str(p.get(k)) for k in others), []).append(p)
-    fig, axes = _figure(len(metrics), 2.4)
+    if axes is None:
+        fig, axes = _figure(len(metrics), 2.4)
+    elif len(axes) != len(metrics):
+        raise InputError(f"axes: expected one Axes per metric ({len(metrics)}), got {len(axes)}")
+    else:
+        fig = axes[0].figure
     for ax, m in zip(axes, metrics):
         label, scale = metric_label(m)
         for gkey, pts in groups.items():
@@ -200,13 +210,16 @@ def plot_metrics(rows: Sequence[dict[str, Any]], params: Sequence[str], param: s
 
 
 def plot_pareto(rows: Sequence[dict[str, Any]], params: Sequence[str], chosen: Recommendation | None = None,
-                metric: str = "rms_e_y", cost: str = "solve_time_median"):
+                metric: str = "rms_e_y", cost: str = "solve_time_median", ax: Any = None):
     """Tracking error vs compute time of every successful point, the Pareto front, ``chosen`` marked.
 
-    Returns (Figure, axes).
+    ``ax``: Axes to draw into (default a new Figure). Returns (Figure, Axes).
     """
     points = _eligible(aggregate(rows, params), metric, cost)
-    fig, (ax,) = _figure(1, 4.2)
+    if ax is None:
+        fig, (ax,) = _figure(1, 4.2)
+    else:
+        fig = ax.figure
     ylab, ys = metric_label(metric)
     xlab, xs = metric_label(cost)
     x = np.array([p[cost] * xs for p in points])

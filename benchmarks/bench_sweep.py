@@ -1,0 +1,152 @@
+"""Sweep executors (serial vs local processes vs Dask LocalCluster) and the horizon study.
+
+Part 1 -- parallel efficiency: the same 16-point sweep (horizon x MPC step, one lap each of the
+bundled default scenario unless ``--t-max`` caps the simulated time) on
+
+- ``serial``      in this process,
+- ``processes``   2 spawned worker processes (pool start-up included),
+- ``dask_local``  a LocalCluster with 2 worker processes (cluster start-up included),
+- ``dask_warm``   the same cluster already running (start-up excluded).
+
+Efficiency = T_serial / (workers x T_parallel). The per-run overhead of the Dask path is
+measured on ``--noop-runs`` runs that do nothing (dispatch + result round trip), and from the
+real sweep as (workers x T_dask_warm - T_serial) / runs. All figures come from one process run;
+the 1-minute load average before the run is recorded (other work on the machine lowers the
+efficiency).
+
+Part 2 -- horizon study: one lap of a bundled circuit (default ``oval``, starting on the line)
+for N in ``--horizons``, run serially; RMS e_y, lap time and solve time vs N. Writes
+``horizon_study.csv`` and ``horizon_study.png`` (metrics vs N + the Pareto front with the
+recommended N marked) to the results folder.
+
+    python benchmarks/bench_sweep.py [--out benchmarks/results] [--t-max S] [--horizons 10 20 30 50 80]
+
+Prints JSON; saves it to OUT/sweep.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from mpc_tracking.scenario import default_scenario  # noqa: E402
+from mpc_tracking.tuning import sweep  # noqa: E402
+from mpc_tracking.tuning_executors import dask_client  # noqa: E402
+
+WORKERS = 2
+GRID = {"controller.horizon": [10, 14, 18, 22, 26, 30, 35, 40], "controller.ds": [0.5, 1.0]}
+
+
+def noop(scenario: dict, overrides: dict) -> dict:
+    """A run that does nothing: measures the executor's own cost per run."""
+    return {"rms_e_y": 0.0, "solve_time_median": 0.0}
+
+
+def _timed(**kwargs) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    res = sweep(progress=False, yes=True, **kwargs)
+    return time.perf_counter() - t0, res
+
+
+def executors(t_max: float | None, noop_runs: int) -> dict:
+    sc = default_scenario().with_overrides({"simulation.t_max": t_max})
+    load = os.getloadavg()[0]
+    n = len(GRID["controller.horizon"]) * len(GRID["controller.ds"])
+    t_serial, ref = _timed(scenario=sc, grid=GRID, executor="serial")
+    t_proc, _ = _timed(scenario=sc, grid=GRID, executor="processes", workers=WORKERS)
+    t_dask, _ = _timed(scenario=sc, grid=GRID, dask="local", workers=WORKERS)
+    t0 = time.perf_counter()
+    client, cluster, _ = dask_client("local", workers=WORKERS)
+    t_start = time.perf_counter() - t0
+    try:
+        client.run(lambda: __import__("mpc_tracking.scenario"))  # imports paid once, like a long-lived cluster
+        t_warm, _ = _timed(scenario=sc, grid=GRID, dask=client)
+        noop_grid = {"controller.horizon": list(range(1, noop_runs + 1))}
+        t_noop_dask, _ = _timed(scenario=sc, grid=noop_grid, dask=client, runner=noop)
+    finally:
+        client.close()
+        cluster.close()
+    t_noop_serial, _ = _timed(scenario=sc, grid=noop_grid, executor="serial", runner=noop)
+    run_s = [r["wall_time"] for r in ref.rows]
+    return {
+        "runs": n,
+        "workers": WORKERS,
+        "t_max_s": t_max,
+        "loadavg_1min_before": load,
+        "cpu_count": os.cpu_count(),
+        "serial_s": t_serial,
+        "processes_s": t_proc,
+        "dask_local_s": t_dask,
+        "dask_cluster_start_s": t_start,
+        "dask_warm_s": t_warm,
+        "efficiency_processes": t_serial / (WORKERS * t_proc),
+        "efficiency_dask_local": t_serial / (WORKERS * t_dask),
+        "efficiency_dask_warm": t_serial / (WORKERS * t_warm),
+        "run_time_mean_s": sum(run_s) / n,
+        "dask_overhead_per_run_noop_ms": 1e3 * t_noop_dask / noop_runs,
+        "serial_overhead_per_run_noop_ms": 1e3 * t_noop_serial / noop_runs,
+        "dask_overhead_per_run_real_ms": 1e3 * (WORKERS * t_warm - t_serial) / n,
+        "noop_runs": noop_runs,
+    }
+
+
+def horizon_study(out: Path, path: str, horizons: list[int], within: float) -> dict:
+    sc = default_scenario().with_overrides({"path.source": path, "simulation.e_y0": 0.0})
+    tmp = Path(tempfile.mkdtemp(prefix="horizon_study_"))
+    try:
+        # serial: solve times are not disturbed by a second run on the other core
+        res = sweep(sc, {"controller.horizon": horizons}, executor="serial", out=tmp, progress=False)
+        shutil.copy(tmp / "sweep.csv", out / "horizon_study.csv")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rec = res.recommend(within=within)
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 6.5), layout="constrained")
+    gs = fig.add_gridspec(3, 2, width_ratios=[1, 1.15])
+    axes = [fig.add_subplot(gs[0, 0])]
+    axes += [fig.add_subplot(gs[i, 0], sharex=axes[0]) for i in (1, 2)]
+    res.plot_metrics(metrics=("rms_e_y", "lap_time", "solve_time_median"), axes=axes)
+    res.plot_pareto(chosen=rec, ax=fig.add_subplot(gs[:, 1]))
+    fig.suptitle(f"horizon study: one lap of '{path}', kinematic bicycle, start on the line")
+    fig.savefig(out / "horizon_study.png", dpi=110)
+    table = [{k: r.get(k) for k in ("controller.horizon", "status", "lap_completed", "lap_time", "rms_e_y",
+                                    "max_abs_e_y", "solve_time_median", "solve_time_p95", "solve_time_max",
+                                    "infeasible_steps", "corridor_violation_steps", "wall_time")} for r in res.rows]
+    return {"path": path, "rows": table, "recommendation": rec.summary() if rec else None,
+            "recommended_horizon": rec.value if rec else None}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--t-max", type=float, default=None, help="cap [s] of simulated time per run (default: one lap)")
+    ap.add_argument("--noop-runs", type=int, default=64)
+    ap.add_argument("--path", default="oval", help="bundled circuit of the horizon study")
+    ap.add_argument("--horizons", type=int, nargs="+", default=[10, 20, 30, 50, 80])
+    ap.add_argument("--within", type=float, default=0.05, help="recommendation tolerance (fraction)")
+    ap.add_argument("--skip-executors", action="store_true")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = {}
+    if not args.skip_executors:
+        report["executors"] = executors(args.t_max, args.noop_runs)
+    report["horizon_study"] = horizon_study(out, args.path, args.horizons, args.within)
+    text = json.dumps(report, indent=1, default=str)
+    print(text)
+    (out / "sweep.json").write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
