@@ -88,12 +88,18 @@ class _SpeedPI:
         self.kp, self.ki, self.a_max, self.d_max = float(kp), float(ki), float(accel_max), float(decel_max)
         self.integral = 0.0
 
-    def __call__(self, dt: float, err: float, saturated=None) -> float:
+    def __call__(self, dt: float, v_cmd: float, v: float, v_stop: float = 0.05) -> float:
+        """Acceleration for speed command ``v_cmd`` at speed ``v``; braking fades out below ``v_stop``
+        [m/s] so that brakes stop the car without driving it backwards (for ``v_cmd >= 0``)."""
+        err = v_cmd - v
         cand = self.integral + err * dt
         a = self.kp * err + self.ki * cand
         a_sat = min(max(a, -self.d_max), self.a_max)
         if a_sat == a:
             self.integral = cand
+        if v_cmd >= 0.0 and a_sat < 0.0 and v < v_stop:
+            a_sat *= max(v, 0.0) / v_stop
+            self.integral = max(self.integral, 0.0)
         return a_sat
 
 
@@ -130,7 +136,7 @@ class UnicyclePI(Actuator):
         _check_finite(self.name, v_cmd, delta_cmd)
         v = float(plant.speed)
         d = self.steer(dt, delta_cmd)
-        return np.array([v * np.tan(d) / self.wheelbase, self.pi(dt, v_cmd - v)])
+        return np.array([v * np.tan(d) / self.wheelbase, self.pi(dt, v_cmd, v)])
 
 
 class WheelTorquePI(Actuator):
@@ -169,7 +175,7 @@ class WheelTorquePI(Actuator):
         d = self.steer(dt, delta_cmd)
         mask = P.drive_mask
         omega = plant.state[18:22]
-        F = P.mass * self.pi(dt, v_cmd - v) + float(np.sum(P.wheel_damping * omega)) / P.wheel_radius
+        F = P.mass * self.pi(dt, v_cmd, v) + float(np.sum(P.wheel_damping * omega)) / P.wheel_radius
         Fi = mask * F / mask.sum()
         lim = self.traction_fraction * P.mu * plant.tire_forces(d)["Fz"]
         tau = np.clip(np.clip(Fi, -lim, lim) * P.wheel_radius, -self.tau_max, self.tau_max)

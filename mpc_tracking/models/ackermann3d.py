@@ -49,6 +49,7 @@ _FIELD_DOCS = {
     "slip_denominator": "max | sqrt", "contact_damping": "full | compression",
     "wheel_update": "implicit | explicit", "float32_casts": "round params to float32 (bool)",
     "max_substep": "longest internal substep [s]",
+    "auto_substep": "shorten substeps to the stability bounds (bool)",
 }
 _WHEELS = ("FL", "FR", "RL", "RR")
 
@@ -76,7 +77,7 @@ class Ackermann3D(MotionModel):
         overrides = {k: v for k, v in p.items() if k != "preset" and v is not None}
         self.vehicle = PRESETS[preset](**overrides)
         self._K = ScalarConstants(self.vehicle)
-        self.max_substep = self.vehicle.max_substep
+        self.max_substep = self.vehicle.substep()
         self.reference_offset = self.vehicle.cg_to_rear
 
     # ------------------------------------------------------------------ state
@@ -137,7 +138,7 @@ class Ackermann3D(MotionModel):
         """Right-hand side (22,) with ``R' = R [w]x`` (for generic integrators; :meth:`step` uses SO(3))."""
         st = [float(a) for a in np.asarray(x, dtype=float).reshape(-1)]
         u = [float(a) for a in np.asarray(u, dtype=float).reshape(-1)]
-        dv, dw, dom, _ = accelerations(st, u[0], u[1:5], self._K)
+        dv, dw, dom, _, _ = accelerations(st, u[0], u[1:5], self._K)
         acc = [*dv, *dw, *dom]
         R = np.array(st[3:12]).reshape(3, 3)
         w = np.array(st[15:18])

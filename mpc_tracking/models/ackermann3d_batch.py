@@ -163,7 +163,7 @@ class Ackermann3DBatch:
                 "alpha": alpha, "v_t": v_t, "wheel_gain": gain}
 
     def step(self, dt: float, delta, tau) -> None:
-        """Advance all cars by ``dt`` [s] in equal substeps <= ``max_substep`` (inputs held).
+        """Advance all cars by ``dt`` [s] in equal substeps <= ``params.substep()`` (inputs held).
 
         Parameters
         ----------
@@ -177,7 +177,7 @@ class Ackermann3DBatch:
         tau = np.broadcast_to(np.asarray(tau, dtype=float).reshape(4, -1), (4, self.n))
         if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(tau))):
             raise ModelError("Ackermann3DBatch.step: inputs must be finite")
-        k = max(1, int(np.ceil(dt / self.P.max_substep - 1e-9)))
+        k = max(1, int(np.ceil(dt / self.P.substep() - 1e-9)))
         h = dt / k
         implicit = self.P.wheel_update == "implicit"
         Iw, bw = self.P.wheel_inertia, self.P.wheel_damping
@@ -185,8 +185,12 @@ class Ackermann3DBatch:
             f = self.forces(delta, tau)
             self.v += h * f["dv"]
             self.w += h * f["dw"]
-            if implicit:
-                self.omega += h * f["domega"] / (1.0 + h * (f["wheel_gain"] + bw) / Iw)
+            if implicit:  # linearly implicit in omega, with the chassis' velocity change (body frame)
+                dv, R, g = f["dv"], self.R, f["wheel_gain"]
+                abx = R[0, 0] * dv[0] + R[1, 0] * dv[1] + R[2, 0] * dv[2]
+                aby = R[0, 1] * dv[0] + R[1, 1] * dv[1] + R[2, 1] * dv[2]
+                dvt = h * (self._c * abx + self._s * aby)
+                self.omega += h * (f["domega"] + g / (self.P.wheel_radius * Iw) * dvt) / (1.0 + h * (g + bw) / Iw)
             else:
                 self.omega += h * f["domega"]
             self.p += h * self.v

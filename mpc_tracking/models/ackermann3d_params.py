@@ -7,7 +7,7 @@ Two presets:
     (cornellev/ackermann-jax ``default_params()``): L = 0.26 m, W = 0.16 m, a = b = 0.13 m,
     h = 0.06 m, r = 0.03 m, m = 1.5 kg, I = diag(0.02, 0.02, 0.04) kg m^2, I_w = 2.25e-4 kg m^2,
     b_w = 7.5e-4 N m s, mu = 0.9, C_kappa = 30 N, C_alpha = 25 N/rad, k_n = 2000 N/m,
-    c_n = 50 N s/m. Only ``eps_v`` differs: 0.1 m/s instead of the reference's 1e-3 m/s (our
+    c_n = 50 N s/m. Only ``eps_v`` differs: 0.2 m/s instead of the reference's 1e-3 m/s (our
     low-speed slip regularization, see :class:`Ackermann3DParams`).
 ``sedan``
     A mid-size sedan. Sources: mass m = 1573 kg, yaw inertia I_zz = 2873 kg m^2, CG to front
@@ -100,6 +100,8 @@ class Ackermann3DParams:
         Reference option: round the parameters to float32 as the reference's pytrees do.
     max_substep : float
         Longest internal integration step [s]; :meth:`stable_substep` gives the contact bound.
+    auto_substep : bool
+        Shorten the substep to :meth:`substep` (contact and low-speed slip stability bounds).
     """
 
     wheelbase: float = 0.26
@@ -115,7 +117,7 @@ class Ackermann3DParams:
     mu: float = 0.9
     c_kappa: float = 30.0
     c_alpha: float = 25.0
-    eps_v: float = 0.1
+    eps_v: float = 0.2
     eps_force: float = 1e-8
     k_n: float = 2000.0
     c_n: float = 50.0
@@ -128,6 +130,7 @@ class Ackermann3DParams:
     wheel_update: str = "implicit"
     float32_casts: bool = False
     max_substep: float = 0.002
+    auto_substep: bool = True
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -135,7 +138,7 @@ class Ackermann3DParams:
             if f.name in _CHOICES:
                 if v not in _CHOICES[f.name]:
                     raise ModelError(f"ackermann3d: parameter {f.name} must be one of {_CHOICES[f.name]}, got {v!r}")
-            elif f.name in ("slip_squash", "float32_casts"):
+            elif f.name in ("slip_squash", "float32_casts", "auto_substep"):
                 if not isinstance(v, (bool, np.bool_)):
                     raise ModelError(f"ackermann3d: parameter {f.name} must be True or False, got {v!r}")
             elif f.name == "inertia":
@@ -198,6 +201,24 @@ class Ackermann3DParams:
         d = 4.0 * self.c_n / self.mass
         return float((-2.0 * d + np.sqrt(4.0 * d * d + 16.0 * w2)) / (2.0 * w2))
 
+    def slip_stiffness(self) -> float:
+        """Largest eigenvalue bound [1/s] of the tire-slip modes at the slip floor |v_t| = eps_v.
+
+        Longitudinal ``C_kappa (4/m + r^2/I_w) / eps`` (the wheel term only with explicit wheels),
+        lateral ``4 C_alpha / (m eps)``, yaw ``2 C_alpha (a^2 + b^2) / (I_zz eps)``.
+        """
+        wheel = 0.0 if self.wheel_update == "implicit" else self.wheel_radius**2 / self.wheel_inertia
+        a, b = self.cg_to_front, self.cg_to_rear
+        return max(self.c_kappa * (4.0 / self.mass + wheel), 4.0 * self.c_alpha / self.mass,
+                   2.0 * self.c_alpha * (a * a + b * b) / self.inertia[2]) / self.eps_v
+
+    def substep(self) -> float:
+        """Internal step [s]: ``max_substep``, or with ``auto_substep`` at most half the contact bound
+        :meth:`stable_substep` and ``0.5 / slip_stiffness()`` (explicit slip modes well inside stability)."""
+        if not self.auto_substep:
+            return self.max_substep
+        return float(min(self.max_substep, 0.5 * self.stable_substep(), 0.5 / self.slip_stiffness()))
+
     def numeric(self) -> "Ackermann3DParams":
         """This parameter set with the numbers rounded to float32 when :attr:`float32_casts` (else self)."""
         if not self.float32_casts:
@@ -236,7 +257,7 @@ class Ackermann3DParams:
         float32 parameters, AWD mask = its "freefront" variant). Use with ``max_substep = 1e-3``."""
         base = dict(eps_v=1e-3, friction_limit="smooth", slip_squash=True, slip_denominator="sqrt",
                     contact_damping="compression", wheel_update="explicit", float32_casts=True,
-                    drive="awd", max_substep=1e-3)
+                    drive="awd", max_substep=1e-3, auto_substep=False)
         base.update(changes)
         return cls().replace(**base)
 
@@ -245,7 +266,7 @@ class Ackermann3DParams:
         """Mid-size sedan (Rajamani 2012 numbers plus documented estimates, see module doc)."""
         base = dict(wheelbase=2.68, track=1.55, cg_to_front=1.10, cg_height=0.55, wheel_radius=0.31,
                     mass=1573.0, inertia=(550.0, 2900.0, 2873.0), wheel_inertia=1.0, wheel_damping=0.05,
-                    mu=0.9, c_kappa=1.0e5, c_alpha=8.0e4, eps_v=0.5, k_n=3.5e4, c_n=3.5e3, max_substep=0.002)
+                    mu=0.9, c_kappa=1.0e5, c_alpha=8.0e4, eps_v=1.0, k_n=3.5e4, c_n=3.5e3, max_substep=0.002)
         base.update(changes)
         return cls().replace(**base)
 

@@ -105,15 +105,19 @@ def wheel_forces(st: list, delta: float, K: ScalarConstants):
 
 
 def accelerations(st: list, delta: float, tau, K: ScalarConstants):
-    """(dv (3 world), dw (3 body), domega (4), gain (4)) at state ``st``; gain = d(r F_x)/d(omega)."""
+    """(dv (3 world), dw (3 body), domega (4), gain (4), (cos, sin) of the wheel angles (4)) at ``st``.
+
+    gain = d(r F_x)/d(omega) [N m s], used by the implicit wheel update.
+    """
     P = K.P
     R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
     wx, wy, wz = st[15:18]
     Gx = Gy = Fzs = tx = ty = tz = 0.0
     r, Iw, bw = P.wheel_radius, P.wheel_inertia, P.wheel_damping
     mask = K.mask
-    dom, gains = [0.0] * 4, [0.0] * 4
+    dom, gains, cs = [0.0] * 4, [0.0] * 4, [None] * 4
     for i, (Fx, Fy, Fz, gain, c, s) in enumerate(wheel_forces(st, delta, K)):
+        cs[i] = (c, s)
         rx, ry, rz = K.pts[i]
         gx = Fx * c - Fy * s
         gy = Fx * s + Fy * c
@@ -132,20 +136,27 @@ def accelerations(st: list, delta: float, tau, K: ScalarConstants):
     I0, I1, I2 = P.inertia
     dv = ((R00 * Gx + R01 * Gy) / m, (R10 * Gx + R11 * Gy) / m, (R20 * Gx + R21 * Gy + Fzs) / m - P.gravity)
     dw = ((tx - (I2 - I1) * wy * wz) / I0, (ty - (I0 - I2) * wz * wx) / I1, (tz - (I1 - I0) * wx * wy) / I2)
-    return dv, dw, dom, gains
+    return dv, dw, dom, gains, cs
 
 
 def substep(st: list, delta: float, tau, h: float, K: ScalarConstants) -> None:
     """One semi-implicit Euler substep of length ``h`` [s], in place on the state list ``st``."""
-    dv, dw, dom, gains = accelerations(st, delta, tau, K)
+    dv, dw, dom, gains, cs = accelerations(st, delta, tau, K)
     P = K.P
-    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
-    Iw, bw = P.wheel_inertia, P.wheel_damping
-    for i in range(4):
-        d = dom[i]
-        if K.implicit:
-            d /= 1.0 + h * (gains[i] + bw) / Iw
-        st[18 + i] += h * d
+    Iw, bw, r = P.wheel_inertia, P.wheel_damping, P.wheel_radius
+    if K.implicit:
+        # linearly implicit in omega, with the chassis' velocity change over the step (body frame)
+        R = st[3:12]
+        abx = R[0] * dv[0] + R[3] * dv[1] + R[6] * dv[2]
+        aby = R[1] * dv[0] + R[4] * dv[1] + R[7] * dv[2]
+        for i in range(4):
+            c, s = cs[i]
+            g = gains[i]
+            d = (dom[i] + g / (r * Iw) * h * (c * abx + s * aby)) / (1.0 + h * (g + bw) / Iw)
+            st[18 + i] += h * d
+    else:
+        for i in range(4):
+            st[18 + i] += h * dom[i]
     vx = st[12] + h * dv[0]
     vy = st[13] + h * dv[1]
     vz = st[14] + h * dv[2]
@@ -157,6 +168,7 @@ def substep(st: list, delta: float, tau, h: float, K: ScalarConstants) -> None:
     st[1] += h * vy
     st[2] += h * vz
     # R <- R exp([w h]x), Rodrigues
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
     x, y, z = wx2 * h, wy2 * h, wz2 * h
     th2 = x * x + y * y + z * z
     if th2 < 1e-12:
