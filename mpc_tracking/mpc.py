@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -25,8 +24,8 @@ from .errors import InputError, SolverError
 from .models import spatial_bicycle as sb
 from .models.spatial_bicycle import VehicleParams
 from .mpc_settings import MPCSettings, MPCSolution
-from .path_sampler import PathSample, PathSampler
-from .qp_layout import QPLayout
+from .path_sampler import PathSample, PathSampler, lerp_rows
+from .qp_layout import QPData, QPLayout, StepProblem
 from .reference_path import Projection, ReferencePath
 
 __all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData", "StepProblem"]
@@ -49,57 +48,6 @@ class Corridor(Protocol):
         The bounds are not shrunk by the car; the MPC adds half width, margin and footprint swing.
         """
         ...
-
-
-@dataclass
-class StepProblem:
-    """The semantic data of one step's QP (what both back ends solve).
-
-    minimize  sum_k 1/2 |x_k - r_k|^2_Q (k=1..N-1) + 1/2 |x_N - r_N|^2_QN + sum_k 1/2 |u_k - u_ref_k|^2_R
-              + sum_k 1/2 |u_k - u_{k-1}|^2_R_rate (u_{-1} = u_prev) + slack_weight sum(sl + su)
-              + slack_quad/2 |(sl, su)|^2 + time_weight t_N,     r_k = (e_ref_k, 0, 0)
-    s.t.      x_0 = x0,  x_{k+1} = A_k x_k + B_k u_k + f_k,  u_lo <= u_k <= u_hi,
-              rate_lo_0 <= u_0 <= rate_hi_0,  rate_lo_k <= u_k - u_{k-1} <= rate_hi_k (k >= 1),
-              corr_lo <= e_y + front e_psi + sl_f - su_f <= corr_hi,  corr_lo <= e_y - rear e_psi + sl_r - su_r <= corr_hi,
-              all slacks >= 0
-    """
-
-    A: np.ndarray
-    B: np.ndarray
-    f: np.ndarray
-    x0: np.ndarray
-    u_lo: np.ndarray
-    u_hi: np.ndarray
-    rate_lo: np.ndarray
-    rate_hi: np.ndarray
-    corr_lo: np.ndarray
-    corr_hi: np.ndarray
-    e_ref: np.ndarray
-    u_ref: np.ndarray
-    u_prev: np.ndarray
-    Q: np.ndarray
-    QN: np.ndarray
-    R: np.ndarray
-    R_rate: np.ndarray
-    slack_weight: float
-    slack_quad: float
-    time_weight: float
-    front: float
-    rear: float
-
-
-class QPData:
-    """The numbers of one step's QP (vectors and constraint data), for inspection and cross-checks."""
-
-    def __init__(self, layout: QPLayout) -> None:
-        self.layout = layout
-        self.q = np.zeros(layout.n)
-        self.l = np.zeros(layout.m)
-        self.u = np.zeros(layout.m)
-        self.A_data = layout.A_data0.copy()
-
-    def A(self):
-        return self.layout.A_matrix(self.A_data)
 
 
 class SpatialMPC:
@@ -145,8 +93,8 @@ class SpatialMPC:
         self.layout = QPLayout(self.N, self.vehicle.front_extent, self.vehicle.rear_overhang)
         self.data = QPData(self.layout)
         self._build_constants()
-        self._setup_solver()
         self.reset()
+        self._setup_solver()
 
     # ------------------------------------------------------------------ set-up
     def _build_constants(self) -> None:
@@ -164,6 +112,7 @@ class SpatialMPC:
         self._rate_up = np.array([st.accel_max, st.delta_rate_max])
         self._finite_decel = bool(np.isfinite(st.decel_max))
         self._dt_buf = np.empty(N)
+        self._prev_table = np.empty((N + 1, 5))  # last plan: x (3) and u (2) per grid point
         self._dt_buf[0] = st.control_period
         # constant parts of l/u/q, and views of the parts that change
         d = self.data
@@ -252,11 +201,24 @@ class SpatialMPC:
         return np.minimum(np.maximum(lim, st.v_min), st.v_max)
 
     def _speed_reference(self, q: PathSample) -> np.ndarray:
+        """Speed reference over the horizon: limit (v_max, path profile, sqrt(a_y/|kappa|)), then a
+        backward (braking) and forward (acceleration, from the last command) pass, vectorized as
+        cumulative minima in v^2, with 90 % of the QP's rate bounds so the reference is feasible."""
         st = self.settings
-        lim = self._speed_limit(q.kappa[: self.N], None)
-        if st.mode == "time_optimal" or q.v_ref is None:
-            return lim
-        return np.minimum(np.maximum(q.v_ref[: self.N], st.v_min), lim)
+        N = self.N
+        lim = self._speed_limit(q.kappa[:N], None)
+        if st.mode != "time_optimal" and q.v_ref is not None:
+            lim = np.minimum(np.maximum(q.v_ref[:N], st.v_min), lim)
+        s = self._s_offsets[:N]
+        v2 = lim * lim
+        if np.isfinite(st.decel_max):
+            b2 = 1.8 * st.decel_max
+            v2 = np.minimum.accumulate((v2 + b2 * s)[::-1])[::-1] - b2 * s
+        if self._u_prev is not None and np.isfinite(st.accel_max):
+            a2 = 1.8 * st.accel_max
+            v_start = self._u_prev[0] + 0.9 * st.accel_max * st.control_period
+            v2 = np.minimum(v2, v_start * v_start + a2 * s)
+        return np.maximum(np.sqrt(np.maximum(v2, 0.0)), st.v_min)
 
     def _linearize(self, x_op, u_op, kap, s_grid):
         ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
@@ -270,17 +232,10 @@ class SpatialMPC:
         if self.path.closed:
             # unwrap the new grid relative to the previous one
             s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
-        interp = np.interp
-        x_op = np.empty((self.N + 1, 3))
-        x_op[:, 0] = interp(s_new, s_prev, prev.x[:, 0])
-        x_op[:, 1] = interp(s_new, s_prev, prev.x[:, 1])
-        x_op[:, 2] = interp(s_new, s_prev, prev.x[:, 2])
+        z = lerp_rows(s_prev, self._prev_table, s_new)
+        x_op = z[:, :3]
         x_op[:, 2] -= x_op[0, 2]
-        su = s_prev[:-1]
-        u_op = np.empty((self.N, 2))
-        u_op[:, 0] = interp(s_new[:-1], su, prev.u[:, 0])
-        u_op[:, 1] = interp(s_new[:-1], su, prev.u[:, 1])
-        return x_op, u_op
+        return x_op, z[:-1, 3:]
 
     def _predict_delay(self, s0: float, x0: np.ndarray) -> tuple[float, np.ndarray]:
         """Predict the spatial state over the delay with the last command (nonlinear model, RK4)."""
@@ -328,8 +283,10 @@ class SpatialMPC:
         x_op[0] = x0
         # keep the operating point inside the model's domain
         lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
-        np.clip(x_op[:, 0], -lim, lim, out=x_op[:, 0])
-        np.clip(x_op[:, 1], -1.2, 1.2, out=x_op[:, 1])
+        e = x_op[:, 0]
+        np.minimum(np.maximum(e, -lim, out=e), lim, out=e)
+        e = x_op[:, 1]
+        np.minimum(np.maximum(e, -1.2, out=e), 1.2, out=e)
         np.maximum(u_op[:, 0], st.v_min, out=u_op[:, 0])
         return x0, x_op, u_op, u_ref, q, s_grid, lim, s0
 
@@ -386,7 +343,7 @@ class SpatialMPC:
             if it + 1 < st.iterations:
                 x_op, u_op = self._unpack(z)
                 x_op = x_op.copy()
-                np.clip(x_op[:, 0], -lim, lim, out=x_op[:, 0])
+                x_op[:, 0] = np.minimum(np.maximum(x_op[:, 0], -lim), lim)
                 u_op = np.maximum(u_op, [st.v_min, -np.inf])
         self.n_steps += 1
         if z is None:
@@ -417,6 +374,10 @@ class SpatialMPC:
         )
         self._fail_count = 0
         self._prev = sol
+        table = self._prev_table
+        table[:, :3] = X
+        table[:-1, 3:] = U
+        table[-1, 3:] = U[-1]
         self._u_prev = U[0].copy()
         sol.step_time = time.perf_counter() - t_start
         return sol
@@ -495,6 +456,9 @@ class SpatialMPC:
 
     def _solve_qp(self, x0, x_op, u_op, u_ref, q, s_grid, t_now):
         d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now)
+        if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
+            logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
+            return None, "non-finite QP data", 0, 0.0
         self.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data)
         if self.settings.warm_start == "shift" and self._prev is not None:
             z = np.zeros(self.layout.n)

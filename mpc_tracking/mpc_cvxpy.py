@@ -13,7 +13,7 @@ import cvxpy as cp
 import numpy as np
 
 from .errors import SolverError
-from .mpc import StepProblem
+from .qp_layout import StepProblem
 
 __all__ = ["CvxpyMPC"]
 

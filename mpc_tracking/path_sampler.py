@@ -7,7 +7,7 @@ import numpy as np
 
 from .reference_path import ReferencePath
 
-__all__ = ["PathSampler", "PathSample"]
+__all__ = ["PathSampler", "PathSample", "lerp_rows"]
 
 
 class PathSample(NamedTuple):
@@ -22,8 +22,26 @@ class PathSample(NamedTuple):
     psi: np.ndarray
 
 
+def lerp_rows(s_table: np.ndarray, table: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Linear interpolation of all columns of ``table`` (n, m) at ``s`` (k,), clamped at the ends.
+
+    One index search for every column (``np.interp`` would search once per column).
+    """
+    n = s_table.size
+    i = np.searchsorted(s_table, s, side="right") - 1
+    np.minimum(np.maximum(i, 0, out=i), n - 2, out=i)
+    s0 = s_table[i]
+    w = (s - s0) / np.maximum(s_table[i + 1] - s0, 1e-12)  # repeated s (clamped open-path grid)
+    np.minimum(np.maximum(w, 0.0, out=w), 1.0, out=w)
+    lo = table[i]
+    out = table[i + 1] - lo
+    out *= w[:, None]
+    out += lo
+    return out
+
+
 class PathSampler:
-    """Piecewise-linear interpolation of a path's arrays with ``np.interp`` (wraps closed paths).
+    """Piecewise-linear interpolation of a path's arrays (wraps closed paths).
 
     Linear interpolation of x/y/psi is used only to place predictions in the world
     (plots); curvature and widths are exactly the waypoint values at waypoints.
@@ -32,24 +50,20 @@ class PathSampler:
     def __init__(self, path: ReferencePath) -> None:
         self.closed = path.closed
         self.length = path.length
+        self.has_v_ref = path.v_ref is not None
+        v = path.v_ref if self.has_v_ref else np.zeros(path.n)
+        table = np.column_stack([path.kappa, path.width_left, path.width_right, v, path.x, path.y, path.psi])
         s = path.s
         if path.closed:
             turn = path.psi[-1] + path.kappa[-1] * path.ds - path.psi[0]
             psi_end = path.psi[0] + 2.0 * np.pi * np.round(turn / (2.0 * np.pi))
-            ext = lambda a, end=None: np.append(a, a[0] if end is None else end)  # noqa: E731
-            self.s = np.append(s, path.length)
-            self.psi = ext(path.psi, psi_end)
-        else:
-            ext = lambda a, end=None: a  # noqa: E731
-            self.s = s
-            self.psi = path.psi
-        self.kappa = ext(path.kappa)
-        self.wl = ext(path.width_left)
-        self.wr = ext(path.width_right)
-        self.x = ext(path.x)
-        self.y = ext(path.y)
-        self.v_ref = None if path.v_ref is None else ext(path.v_ref)
-        self.lap_turn = float(self.psi[-1] - self.psi[0])
+            last = table[0].copy()
+            last[6] = psi_end
+            table = np.vstack([table, last])
+            s = np.append(s, path.length)
+        self.s = s
+        self.table = table
+        self.lap_turn = float(table[-1, 6] - table[0, 6])
 
     def wrap(self, s: np.ndarray) -> np.ndarray:
         if self.closed:
@@ -59,13 +73,8 @@ class PathSampler:
     def sample(self, s: np.ndarray) -> PathSample:
         """Quantities at arc lengths ``s`` (K,) [m]."""
         sw = self.wrap(s)
-        si = self.s
-        interp = np.interp
-        v = None if self.v_ref is None else interp(sw, si, self.v_ref)
-        psi = interp(sw, si, self.psi)
-        if self.closed:
+        r = lerp_rows(self.s, self.table, sw)
+        psi = r[:, 6]
+        if self.closed and (s[-1] >= self.length or s[0] < 0):
             psi = psi + np.floor(s / self.length) * self.lap_turn
-        return PathSample(
-            interp(sw, si, self.kappa), interp(sw, si, self.wl), interp(sw, si, self.wr), v,
-            interp(sw, si, self.x), interp(sw, si, self.y), psi,
-        )
+        return PathSample(r[:, 0], r[:, 1], r[:, 2], r[:, 3] if self.has_v_ref else None, r[:, 4], r[:, 5], psi)

@@ -20,10 +20,12 @@ the CSC data array are computed once (:attr:`QPLayout.dyn_pos`), with structural
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy import sparse
 
-__all__ = ["QPLayout"]
+__all__ = ["QPLayout", "QPData", "StepProblem"]
 
 NX, NU = 3, 2
 
@@ -143,3 +145,54 @@ class QPLayout:
         Ps = slack_quad * sparse.eye(self.nS)
         P = sparse.block_diag([Px, Pu, Ps], format="csc")
         return sparse.triu(P, format="csc")
+
+
+@dataclass
+class StepProblem:
+    """The semantic data of one step's QP (what both back ends solve).
+
+    minimize  sum_k 1/2 |x_k - r_k|^2_Q (k=1..N-1) + 1/2 |x_N - r_N|^2_QN + sum_k 1/2 |u_k - u_ref_k|^2_R
+              + sum_k 1/2 |u_k - u_{k-1}|^2_R_rate (u_{-1} = u_prev) + slack_weight sum(sl + su)
+              + slack_quad/2 |(sl, su)|^2 + time_weight t_N,     r_k = (e_ref_k, 0, 0)
+    s.t.      x_0 = x0,  x_{k+1} = A_k x_k + B_k u_k + f_k,  u_lo <= u_k <= u_hi,
+              rate_lo_0 <= u_0 <= rate_hi_0,  rate_lo_k <= u_k - u_{k-1} <= rate_hi_k (k >= 1),
+              corr_lo <= e_y + front e_psi + sl_f - su_f <= corr_hi,  corr_lo <= e_y - rear e_psi + sl_r - su_r <= corr_hi,
+              all slacks >= 0
+    """
+
+    A: np.ndarray
+    B: np.ndarray
+    f: np.ndarray
+    x0: np.ndarray
+    u_lo: np.ndarray
+    u_hi: np.ndarray
+    rate_lo: np.ndarray
+    rate_hi: np.ndarray
+    corr_lo: np.ndarray
+    corr_hi: np.ndarray
+    e_ref: np.ndarray
+    u_ref: np.ndarray
+    u_prev: np.ndarray
+    Q: np.ndarray
+    QN: np.ndarray
+    R: np.ndarray
+    R_rate: np.ndarray
+    slack_weight: float
+    slack_quad: float
+    time_weight: float
+    front: float
+    rear: float
+
+
+class QPData:
+    """The numbers of one step's QP (vectors and constraint data), for inspection and cross-checks."""
+
+    def __init__(self, layout: QPLayout) -> None:
+        self.layout = layout
+        self.q = np.zeros(layout.n)
+        self.l = np.zeros(layout.m)
+        self.u = np.zeros(layout.m)
+        self.A_data = layout.A_data0.copy()
+
+    def A(self):
+        return self.layout.A_matrix(self.A_data)
