@@ -234,6 +234,11 @@ class SpatialMPC:
             s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
         z = lerp_rows(s_prev, self._prev_table, s_new)
         x_op = z[:, :3]
+        beyond = s_new[-1] - s_prev[-1]
+        if beyond > 0:  # extend the time beyond the old horizon at its last pace
+            pace = (prev.x[-1, 2] - prev.x[-2, 2]) / max(s_prev[-1] - s_prev[-2], 1e-12)
+            past = s_new > s_prev[-1]
+            x_op[past, 2] = prev.x[-1, 2] + (s_new[past] - s_prev[-1]) * pace
         x_op[:, 2] -= x_op[0, 2]
         return x_op, z[:-1, 3:]
 

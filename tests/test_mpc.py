@@ -328,3 +328,22 @@ def test_corridor_provider_moves_reference_into_free_gap():
     inside = (sol.s > 9) & (sol.s < 13)
     assert np.all(sol.x[inside, 0] < -0.5 - veh.width / 2 + 0.05)
     assert sol.corridor_violation < 1e-3
+
+
+def test_corridor_is_evaluated_at_the_predicted_time():
+    path = circle_path(R=40.0, width=4.0)
+    seen = []
+
+    class Recorder:
+        def bounds(self, s, t=None, e_y0=None):
+            seen.append((np.array(s), np.array(t), e_y0))
+            return np.full(s.shape, -4.0), np.full(s.shape, 4.0)
+
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=6.0), corridor=Recorder())
+    mpc.solve((0.0, 0.3, 0.0), t=10.0)
+    mpc.solve((0.3, 0.3, 0.0), t=10.05)
+    s, t, e_y0 = seen[-1]
+    assert e_y0 == pytest.approx(0.3)
+    assert t[0] == pytest.approx(10.05)
+    # the predicted time grows by ds / v along the horizon (speed ~ 6 m/s)
+    np.testing.assert_allclose(np.diff(t), mpc.ds / 6.0, rtol=0.05)
