@@ -10,7 +10,9 @@ bundled default scenario unless ``--t-max`` caps the simulated time) on
 
 Efficiency = T_serial / (workers x T_parallel). The per-run overhead of the Dask path is
 measured on ``--noop-runs`` runs that do nothing (dispatch + result round trip), and from the
-real sweep as (workers x T_dask_warm - T_serial) / runs. All figures come from one process run;
+real sweep as the worker time spent outside the runs, (workers x T_dask_warm - sum of run wall
+times) / runs. Utilisation = sum of run wall times / (workers x T_sweep); run_slowdown = sum of
+run wall times / the same sum in the serial sweep. All figures come from one process run;
 the 1-minute load average before the run is recorded (other work on the machine lowers the
 efficiency).
 
@@ -57,46 +59,51 @@ def _timed(**kwargs) -> tuple[float, object]:
     return time.perf_counter() - t0, res
 
 
+def _busy(res) -> tuple[float, float]:
+    """Sum of the runs' wall and CPU times [s]."""
+    return sum(r["wall_time"] for r in res.rows), sum(r["cpu_time"] for r in res.rows)
+
+
 def executors(t_max: float | None, noop_runs: int) -> dict:
     sc = default_scenario().with_overrides({"simulation.t_max": t_max})
     load = os.getloadavg()[0]
     n = len(GRID["controller.horizon"]) * len(GRID["controller.ds"])
-    t_serial, ref = _timed(scenario=sc, grid=GRID, executor="serial")
-    t_proc, _ = _timed(scenario=sc, grid=GRID, executor="processes", workers=WORKERS)
-    t_dask, _ = _timed(scenario=sc, grid=GRID, dask="local", workers=WORKERS)
+    timed = {"serial": _timed(scenario=sc, grid=GRID, executor="serial"),
+             "processes": _timed(scenario=sc, grid=GRID, executor="processes", workers=WORKERS),
+             "dask_local": _timed(scenario=sc, grid=GRID, dask="local", workers=WORKERS)}
     t0 = time.perf_counter()
     client, cluster, _ = dask_client("local", workers=WORKERS)
     t_start = time.perf_counter() - t0
+    noop_grid = {"controller.horizon": list(range(1, noop_runs + 1))}
     try:
         client.run(lambda: __import__("mpc_tracking.scenario"))  # imports paid once, like a long-lived cluster
-        t_warm, _ = _timed(scenario=sc, grid=GRID, dask=client)
-        noop_grid = {"controller.horizon": list(range(1, noop_runs + 1))}
+        timed["dask_warm"] = _timed(scenario=sc, grid=GRID, dask=client)
         t_noop_dask, _ = _timed(scenario=sc, grid=noop_grid, dask=client, runner=noop)
     finally:
         client.close()
         cluster.close()
     t_noop_serial, _ = _timed(scenario=sc, grid=noop_grid, executor="serial", runner=noop)
-    run_s = [r["wall_time"] for r in ref.rows]
-    return {
-        "runs": n,
-        "workers": WORKERS,
-        "t_max_s": t_max,
-        "loadavg_1min_before": load,
-        "cpu_count": os.cpu_count(),
-        "serial_s": t_serial,
-        "processes_s": t_proc,
-        "dask_local_s": t_dask,
-        "dask_cluster_start_s": t_start,
-        "dask_warm_s": t_warm,
-        "efficiency_processes": t_serial / (WORKERS * t_proc),
-        "efficiency_dask_local": t_serial / (WORKERS * t_dask),
-        "efficiency_dask_warm": t_serial / (WORKERS * t_warm),
-        "run_time_mean_s": sum(run_s) / n,
-        "dask_overhead_per_run_noop_ms": 1e3 * t_noop_dask / noop_runs,
-        "serial_overhead_per_run_noop_ms": 1e3 * t_noop_serial / noop_runs,
-        "dask_overhead_per_run_real_ms": 1e3 * (WORKERS * t_warm - t_serial) / n,
-        "noop_runs": noop_runs,
-    }
+    t_serial, ref = timed["serial"]
+    serial_wall, _ = _busy(ref)
+    out: dict = {"runs": n, "workers": WORKERS, "t_max_s": t_max, "loadavg_1min_before": load,
+                 "cpu_count": os.cpu_count(), "dask_cluster_start_s": t_start}
+    for name, (t, res) in timed.items():
+        wall, cpu = _busy(res)
+        w = 1 if name == "serial" else WORKERS
+        out[name] = {
+            "sweep_s": t,
+            "efficiency": t_serial / (w * t),           # speed-up / workers
+            "utilisation": wall / (w * t),               # share of worker time spent inside runs
+            "run_slowdown": wall / serial_wall,          # mean run wall time vs serial (CPU contention)
+            "run_cpu_share": cpu / wall,                 # CPU time / wall time inside the runs
+            "failed": res.n_failed,
+        }
+    warm_t, warm = timed["dask_warm"]
+    out["dask_overhead_per_run_noop_ms"] = 1e3 * t_noop_dask / noop_runs
+    out["serial_overhead_per_run_noop_ms"] = 1e3 * t_noop_serial / noop_runs
+    out["dask_idle_worker_time_per_run_ms"] = 1e3 * (WORKERS * warm_t - _busy(warm)[0]) / n
+    out["noop_runs"] = noop_runs
+    return out
 
 
 def horizon_study(out: Path, path: str, horizons: list[int], within: float) -> dict:

@@ -46,9 +46,9 @@ METRIC_FIELDS = (
 )
 #: row fields that depend on the machine and load (everything else is identical across executors)
 TIMING_FIELDS = ("solve_time_median", "solve_time_p95", "solve_time_max", "step_time_median", "step_time_p95",
-                 "wall_time", "worker")
+                 "wall_time", "cpu_time", "worker")
 _HEAD = ("index", "point", "repeat", "key")
-_TAIL = ("status", "error", "wall_time", "worker")
+_TAIL = ("status", "error", "wall_time", "cpu_time", "worker")
 _NO_FILE = ("<dict>", "--set", "<default scenario>")
 
 Runner = Callable[[dict, dict], Mapping[str, Any]]
@@ -82,9 +82,10 @@ def _base_row(task: dict) -> dict[str, Any]:
     return row
 
 
-def _failed_row(task: dict, exc: BaseException, wall: float = float("nan")) -> dict[str, Any]:
+def _failed_row(task: dict, exc: BaseException, wall: float = float("nan"), cpu: float = float("nan")) -> dict[str, Any]:
     row = _base_row(task)
-    row.update(status="error", error=f"{type(exc).__name__}: {exc}", wall_time=wall, worker=_worker_name())
+    row.update(status="error", error=f"{type(exc).__name__}: {exc}", wall_time=wall, cpu_time=cpu,
+               worker=_worker_name())
     return row
 
 
@@ -95,18 +96,18 @@ def _worker_name() -> str:
 def _execute(common: dict, task: dict) -> dict[str, Any]:
     """Run one task (module level so every executor can pickle it); never raises for a run error."""
     runner: Runner = common.get("runner") or run_point
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         metrics = dict(runner(common["scenario"], task["overrides"]))
     except Exception as exc:  # one failing run is recorded, the sweep goes on
         logger.debug("run %d %s failed", task["index"], task["overrides"], exc_info=True)
-        return _failed_row(task, exc, time.perf_counter() - t0)
+        return _failed_row(task, exc, time.perf_counter() - t0, time.process_time() - c0)
     row = _base_row(task)
     row.update({k: v for k, v in metrics.items() if k not in row})
     reason = str(metrics.get("reason", ""))
     failed = reason.startswith("error")
     row.update(status="error" if failed else "ok", error=reason if failed else "",
-               wall_time=time.perf_counter() - t0, worker=_worker_name())
+               wall_time=time.perf_counter() - t0, cpu_time=time.process_time() - c0, worker=_worker_name())
     return row
 
 
@@ -119,7 +120,8 @@ class SweepResult:
     ----------
     rows : list of dict
         One per run: ``index, point, repeat, key``, one column per parameter, the metrics
-        (:data:`METRIC_FIELDS`), ``status`` ("ok"/"error"), ``error``, ``wall_time`` [s], ``worker``.
+        (:data:`METRIC_FIELDS`), ``status`` ("ok"/"error"), ``error``, ``wall_time`` and
+        ``cpu_time`` (process CPU time) of the run [s], ``worker`` (host:pid).
     params : list of str
         The swept dotted keys.
     out : Path or None

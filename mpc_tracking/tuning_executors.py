@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterator
 
@@ -125,7 +126,8 @@ def _iter_dask(work: Work, common: Any, tasks: list[dict], fail: Fail, client: A
 
     try:
         [shared] = client.scatter([common], broadcast=True)
-        futures = {client.submit(work, shared, task, key=f"mpc-sweep-{task['key']}-{task['index']}", pure=False): task
+        token = uuid.uuid4().hex[:8]  # fresh keys: never pick up a finished task of an earlier sweep
+        futures = {client.submit(work, shared, task, key=f"mpc-sweep-{token}-{task['index']}", pure=False): task
                    for task in tasks}
         try:
             for fut in distributed.as_completed(list(futures)):
