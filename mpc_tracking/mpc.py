@@ -25,6 +25,7 @@ from .models import spatial_bicycle as sb
 from .models.spatial_bicycle import VehicleParams
 from .mpc_settings import MPCSettings, MPCSolution
 from .path_sampler import PathSample, PathSampler, lerp_rows
+from .mpc_reference import feasible_speed_profile, predict_over_delay, speed_limit
 from .qp_layout import QPData, QPLayout, StepProblem
 from .reference_path import Projection, ReferencePath
 
@@ -194,31 +195,18 @@ class SpatialMPC:
 
     def _speed_limit(self, kappa: np.ndarray, delta_op: np.ndarray | None) -> np.ndarray:
         st = self.settings
-        k = np.abs(kappa)
-        if delta_op is not None:
-            k = np.maximum(k, np.abs(np.tan(delta_op)) * self._inv_L)
-        lim = np.sqrt(st.a_y_max / np.maximum(k, 1e-9))
-        return np.minimum(np.maximum(lim, st.v_min), st.v_max)
+        return speed_limit(kappa, delta_op, self._inv_L, st.a_y_max, st.v_min, st.v_max)
 
     def _speed_reference(self, q: PathSample) -> np.ndarray:
-        """Speed reference over the horizon: limit (v_max, path profile, sqrt(a_y/|kappa|)), then a
-        backward (braking) and forward (acceleration, from the last command) pass, vectorized as
-        cumulative minima in v^2, with 90 % of the QP's rate bounds so the reference is feasible."""
         st = self.settings
         N = self.N
         lim = self._speed_limit(q.kappa[:N], None)
         if st.mode != "time_optimal" and q.v_ref is not None:
             lim = np.minimum(np.maximum(q.v_ref[:N], st.v_min), lim)
-        s = self._s_offsets[:N]
-        v2 = lim * lim
-        if np.isfinite(st.decel_max):
-            b2 = 1.8 * st.decel_max
-            v2 = np.minimum.accumulate((v2 + b2 * s)[::-1])[::-1] - b2 * s
-        if self._u_prev is not None and np.isfinite(st.accel_max):
-            a2 = 1.8 * st.accel_max
+        v_start = None
+        if self._u_prev is not None:
             v_start = self._u_prev[0] + 0.9 * st.accel_max * st.control_period
-            v2 = np.minimum(v2, v_start * v_start + a2 * s)
-        return np.maximum(np.sqrt(np.maximum(v2, 0.0)), st.v_min)
+        return feasible_speed_profile(lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min)
 
     def _linearize(self, x_op, u_op, kap, s_grid):
         ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
@@ -244,21 +232,9 @@ class SpatialMPC:
 
     def _predict_delay(self, s0: float, x0: np.ndarray) -> tuple[float, np.ndarray]:
         """Predict the spatial state over the delay with the last command (nonlinear model, RK4)."""
-        st = self.settings
-        if st.delay <= 0 or self._u_prev is None:
+        if self.settings.delay <= 0 or self._u_prev is None:
             return s0, x0
-        v, delta = self._u_prev
-        dist = v * st.delay
-        n = max(1, int(np.ceil(dist / max(self.ds, 1e-6))))
-        h = dist / n
-        x = x0.copy()
-        s = s0
-        u = np.array([v, delta])
-        for _ in range(n):
-            kap = self._sampler.sample(np.array([s + 0.5 * h])).kappa[0]
-            x = sb.discrete_step(x, u, kap, h, self.vehicle, "rk4")
-            s += h
-        return float(self._sampler.wrap(np.array(s))), x
+        return predict_over_delay(self._sampler, self.vehicle, s0, x0, self._u_prev, self.settings.delay, self.ds)
 
     # ------------------------------------------------------------------ solve
     def _prepare(self, state: Any):
