@@ -98,7 +98,12 @@ def _edges(path) -> tuple[np.ndarray, np.ndarray] | None:
 
 def plot_path(path, ax=None, *, obstacles: Sequence[Any] | None = None, fill: bool = True):
     """Centre line, corridor edges (filled) and obstacles of a path; returns ``(fig, ax)``."""
-    fig, ax = _axes(ax, figsize=(7, 6))
+    if ax is None:
+        w = max(float(np.ptp(path.x)), 1e-6)
+        aspect = float(np.ptp(path.y)) / w
+        fig, ax = _axes(None, figsize=(9.0, float(np.clip(7.5 * aspect + 1.5, 3.5, 9.0))), layout="constrained")
+    else:
+        fig = ax.figure
     edges = _edges(path)
     if edges is not None:
         left, right = edges
@@ -205,7 +210,7 @@ def plot_track(result, ax=None, *, instants: Sequence[int] | None = None, horizo
             draw_car(ax, s["x"][i], s["y"][i], s["yaw"][i], veh, alpha=0.7)
     if horizon and instants and result.horizon_xy.shape[0]:
         ax.plot([], [], "-", color="tab:orange", label="predicted horizon")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="best", fontsize=8)
     ax.autoscale_view()
     ax.set_title(f"{result.path.name}: {result.reason}")
     return fig, ax

@@ -306,7 +306,8 @@ def _build_plant(sc: Scenario, vehicle, settings):
     auto = {"wheelbase": vehicle.wheelbase, "delta_max": settings.delta_max, "length": vehicle.length,
             "width": vehicle.width, "rear_overhang": vehicle.rear_overhang}
     for k, v in auto.items():
-        if k in cls.PARAMS and k not in params:
+        # fill geometry the plant takes explicitly; a default of None means "from the plant's preset"
+        if k in cls.PARAMS and k not in params and cls.PARAMS[k][0] is not None:
             params[k] = v
     return create_model(sc.plant.name, params)
 

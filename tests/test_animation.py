@@ -1,0 +1,76 @@
+"""Animation: frame selection, frame count of the written GIF, frames change, formats, errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from mpc_tracking.animation import animate, available_formats, frame_indices, render_frames
+from mpc_tracking.errors import InputError
+from mpc_tracking.scenario import default_scenario, run_scenario
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_scenario(default_scenario().with_overrides({"simulation.t_max": 2.0, "controller.horizon": 12}))
+
+
+@pytest.mark.parametrize(
+    "n, T, fps, speed, every, expected",
+    [
+        (10, 0.05, 20, 1.0, None, list(range(10))),
+        (10, 0.05, 10, 1.0, None, [0, 2, 4, 6, 8, 9]),
+        (10, 0.05, 20, 2.0, None, [0, 2, 4, 6, 8, 9]),
+        (10, 0.05, 20, 1.0, 3, [0, 3, 6, 9]),
+        (1, 0.05, 20, 1.0, 4, [0]),
+        (0, 0.05, 20, 1.0, None, []),
+    ],
+)
+def test_frame_indices(n, T, fps, speed, every, expected):
+    assert frame_indices(n, T, fps=fps, speed=speed, every=every).tolist() == expected
+
+
+@pytest.mark.parametrize("kw, match", [({"fps": 0}, "fps"), ({"speed": -1}, "speed"), ({"every": 0}, "every")])
+def test_frame_indices_bad(kw, match):
+    with pytest.raises(InputError, match=match):
+        frame_indices(10, 0.05, **kw)
+
+
+def test_gif_has_expected_frame_count(result, tmp_path):
+    out = animate(result, tmp_path / "run.gif", every=4)
+    expected = len(frame_indices(len(result), 0.05, every=4))
+    with Image.open(out) as im:
+        assert im.n_frames == expected
+        assert im.size == (640, 480)
+    assert not list(tmp_path.glob(".*partial*"))
+
+
+def test_frames_move_and_show_the_car(result):
+    frames = list(render_frames(result, every=20, dpi=40))
+    assert len(frames) == len(frame_indices(len(result), 0.05, every=20))
+    assert frames[0].shape == (240, 320, 3) and frames[0].std() > 10
+    assert np.abs(frames[0].astype(int) - frames[-1].astype(int)).sum() > 0
+    # the car body is drawn in tab:red (214, 39, 40)
+    red = (np.abs(frames[0].astype(int) - [214, 39, 40]).sum(axis=-1) < 30).sum()
+    assert red > 5
+
+
+def test_follow_window_on_small_window(result):
+    frames = list(render_frames(result, every=40, dpi=30, window=10.0))
+    assert len(frames) >= 2 and all(f.std() > 5 for f in frames)
+
+
+def test_mp4_or_clear_message(result, tmp_path):
+    if available_formats()[".mp4"] is None:
+        out = animate(result, tmp_path / "run.mp4", every=10, dpi=40)
+        assert out.stat().st_size > 1000
+    else:
+        with pytest.raises(InputError, match="imageio-ffmpeg"):
+            animate(result, tmp_path / "run.mp4")
+
+
+def test_bad_format_and_folder(result, tmp_path):
+    with pytest.raises(InputError, match=r"unknown animation format '\.avi'"):
+        animate(result, tmp_path / "run.avi")
+    with pytest.raises(InputError, match="does not exist"):
+        animate(result, tmp_path / "missing" / "run.gif")
