@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .ackermann3d_params import PRESETS, Ackermann3DParams
-from .ackermann3d_scalar import ScalarConstants, accelerations, orthonormalize_list, substep, wheel_forces
+from .ackermann3d_scalar import ScalarConstants, accelerations, orthonormalize_list, steering, substep
 from .base import MotionModel, Pose, Velocity
 
 __all__ = ["Ackermann3D"]
@@ -89,6 +89,7 @@ class Ackermann3D(MotionModel):
         self._st = [info["x"], info["y"], P.static_height + info["z"], c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0,
                     v * c, v * s, 0.0, 0.0, 0.0, 0.0, om, om, om, om]
         self._delta = 0.0
+        self._cs = None
         return np.array(self._st)
 
     @property
@@ -115,18 +116,25 @@ class Ackermann3D(MotionModel):
     # ------------------------------------------------------------------ dynamics
     def step(self, t: float, dt: float, u: Any) -> np.ndarray:
         """Advance by ``dt`` [s] with u = (delta, tau_FL, tau_FR, tau_RL, tau_RR) held, in substeps."""
-        if len(u) != 5:
-            raise ModelError(f"{self.name}: expected 5 inputs {self.INPUT_NAMES}, got {len(u)}")
-        delta, t0, t1, t2, t3 = (float(a) for a in u)
+        if isinstance(u, np.ndarray):
+            u = u.tolist()
+        try:
+            delta, t0, t1, t2, t3 = u
+            delta, t0, t1, t2, t3 = float(delta), float(t0), float(t1), float(t2), float(t3)
+        except (TypeError, ValueError):
+            raise ModelError(f"{self.name}: expected 5 numeric inputs {self.INPUT_NAMES}, got {u!r}") from None
         if not math.isfinite(delta + t0 + t1 + t2 + t3):
             raise ModelError(f"{self.name}: input must be finite, got {list(u)}")
         if not (dt > 0 and math.isfinite(dt)):
             raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
-        k = max(1, math.ceil(dt / self.max_substep - 1e-9))
+        k = math.ceil(dt / self.max_substep - 1e-9) if dt > self.max_substep else 1
         h = dt / k
         st, K, tau = self._st, self._K, (t0, t1, t2, t3)
+        if delta != self._delta or self._cs is None:
+            self._cs = steering(delta, K)
+        cs = self._cs
         for _ in range(k):
-            substep(st, delta, tau, h, K)
+            substep(st, cs, tau, h, K)
         orthonormalize_list(st)
         if not math.isfinite(sum(st)):
             raise ModelError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
@@ -138,7 +146,7 @@ class Ackermann3D(MotionModel):
         """Right-hand side (22,) with ``R' = R [w]x`` (for generic integrators; :meth:`step` uses SO(3))."""
         st = [float(a) for a in np.asarray(x, dtype=float).reshape(-1)]
         u = [float(a) for a in np.asarray(u, dtype=float).reshape(-1)]
-        dv, dw, dom, _, _ = accelerations(st, u[0], u[1:5], self._K)
+        dv, dw, dom, _ = accelerations(st, steering(u[0], self._K), u[1:5], self._K)
         acc = [*dv, *dw, *dom]
         R = np.array(st[3:12]).reshape(3, 3)
         w = np.array(st[15:18])
@@ -147,7 +155,10 @@ class Ackermann3D(MotionModel):
 
     def tire_forces(self, delta: float | None = None) -> dict[str, np.ndarray]:
         """Per-wheel ``Fx``, ``Fy`` (wheel frame) and ``Fz`` (world z) [N], each (4,), at the current state."""
-        out = np.array(wheel_forces(self._st, self._delta if delta is None else float(delta), self._K))
+        forces: list = []
+        delta = self._delta if delta is None else float(delta)
+        accelerations(self._st, steering(delta, self._K), (0.0,) * 4, self._K, forces)
+        out = np.array(forces)
         return {"Fx": out[:, 0], "Fy": out[:, 1], "Fz": out[:, 2]}
 
     # ------------------------------------------------------------------ outputs

@@ -55,6 +55,9 @@ class Ackermann3DBatch:
         self._mask = self.P.drive_mask[:, None]
         self._c = np.ones((4, self.n))
         self._s = np.zeros((4, self.n))
+        self._h_max = self.P.substep()
+        self._delta = None
+        self._steps = 0
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -78,13 +81,48 @@ class Ackermann3DBatch:
         return np.arctan2(self.R[1, 0], self.R[0, 0])
 
     # ------------------------------------------------------------------ physics
+    def _set_steering(self, delta: np.ndarray) -> None:
+        """Fill the cos/sin of the wheel angles (front rows) for steering ``delta`` (n,)."""
+        P = self.P
+        c, s = self._c, self._s
+        t = np.tan(delta)
+        hw = 0.5 * P.track
+        dl, dr = P.wheelbase - hw * t, P.wheelbase + hw * t
+        if P.float32_casts or np.any(dl <= 0) or np.any(dr <= 0):
+            dfl, dfr = ackermann_angles(delta, P.wheelbase, P.track)
+            if P.float32_casts:
+                dfl, dfr = dfl.astype(np.float32).astype(float), dfr.astype(np.float32).astype(float)
+            c[0], c[1], s[0], s[1] = np.cos(dfl), np.cos(dfr), np.sin(dfl), np.sin(dfr)
+            return
+        # trig-free: tan of each wheel angle q = L t / (L -/+ (W/2) t) > -inf, both denominators > 0
+        for row, den in ((0, dl), (1, dr)):
+            q = P.wheelbase * t / den
+            ic = 1.0 / np.sqrt(1.0 + q * q)
+            c[row] = ic
+            s[row] = q * ic
+
     def forces(self, delta: np.ndarray, tau: np.ndarray) -> dict[str, np.ndarray]:
         """Accelerations and tire forces at the current state.
 
-        Returns a dict with ``dv`` (3, n), ``dw`` (3, n), ``domega`` (4, n), ``Fx``, ``Fy``, ``Fz``,
-        ``kappa``, ``alpha``, ``v_t`` (4, n) and ``wheel_gain`` (4, n) = d(r F_x)/d(omega) used by
-        the implicit wheel update.
+        Parameters
+        ----------
+        delta : ndarray (n,)
+            Steering angle [rad].
+        tau : ndarray broadcastable to (4, n)
+            Wheel torques [N m] before the drive mask.
+
+        Returns
+        -------
+        dict
+            ``dv`` (3, n) world [m/s^2], ``dw`` (3, n) body [rad/s^2], ``domega`` (4, n) [rad/s^2],
+            ``Fx``, ``Fy``, ``Fz``, ``kappa``, ``alpha``, ``v_t`` (4, n) and ``wheel_gain`` (4, n) =
+            d(r F_x)/d(omega) [N m s] used by the implicit wheel update.
         """
+        self._set_steering(np.broadcast_to(np.asarray(delta, dtype=float), (self.n,)))
+        self._delta = None
+        return self._forces(self._mask * tau)
+
+    def _forces(self, tau_masked: np.ndarray) -> dict[str, np.ndarray]:
         P = self.P
         R = self.R
         R00, R01, R02 = R[0, 0], R[0, 1], R[0, 2]
@@ -92,29 +130,22 @@ class Ackermann3DBatch:
         R20, R21, R22 = R[2, 0], R[2, 1], R[2, 2]
         v0, v1, v2 = self.v
         wx, wy, wz = self.w
-        rx, ry, rz = self._rx, self._ry, self._rz
-        dfl, dfr = ackermann_angles(delta, P.wheelbase, P.track)
-        if P.float32_casts:
-            dfl, dfr = dfl.astype(np.float32).astype(float), dfr.astype(np.float32).astype(float)
+        rx, ry, rz = self._rx, self._ry, float(self._rz[0, 0])  # all contacts at body z = -h
         c, s = self._c, self._s
-        c[0], c[1], s[0], s[1] = np.cos(dfl), np.cos(dfr), np.sin(dfl), np.sin(dfr)
         # contact-point velocity in the body frame: R^T v + w x r
-        vbx = R00 * v0 + R10 * v1 + R20 * v2
-        vby = R01 * v0 + R11 * v1 + R21 * v2
-        vbz = R02 * v0 + R12 * v1 + R22 * v2
-        ux = vbx + (wy * rz - wz * ry)
-        uy = vby + (wz * rx - wx * rz)
-        uz = vbz + (wx * ry - wy * rx)
+        ux = (R00 * v0 + R10 * v1 + R20 * v2 + wy * rz) - wz * ry
+        uy = (R01 * v0 + R11 * v1 + R21 * v2 - wx * rz) + wz * rx
+        uz = (R02 * v0 + R12 * v1 + R22 * v2) + (wx * ry - wy * rx)
         v_t = c * ux + s * uy
         v_n = c * uy - s * ux
-        # normal force (spring-damper, world z)
-        d = (P.z0 - self.p[2]) - (R20 * rx + R21 * ry + R22 * rz)
+        # normal force (spring-damper along world z) while in contact
+        d = (P.z0 - self.p[2] - R22 * rz) - (R20 * rx + R21 * ry)
         ddot = -(R20 * ux + R21 * uy + R22 * uz)
         if P.contact_damping == "full":
             Fz = np.maximum(P.k_n * d + P.c_n * ddot, 0.0)
         else:
             Fz = P.k_n * d + P.c_n * np.maximum(ddot, 0.0)
-        Fz = np.where(d > 0, Fz, 0.0)
+        Fz *= d > 0
         # slip
         avt = np.abs(v_t)
         if P.slip_denominator == "max":
@@ -124,7 +155,7 @@ class Ackermann3DBatch:
             den = np.sqrt(v_t * v_t + P.eps_v * P.eps_v)
             den_a = avt + P.eps_v
         kappa = (P.wheel_radius * self.omega - v_t) / den
-        alpha = np.arctan2(v_n, den_a)
+        alpha = np.arctan(v_n / den_a)  # = atan2(v_n, den_a) since den_a > 0
         dk = 1.0 / den
         if P.slip_squash:
             th = np.tanh(0.5 * kappa)
@@ -136,9 +167,9 @@ class Ackermann3DBatch:
         Fmax = P.mu * Fz
         mag2 = Fx * Fx + Fy * Fy
         if P.friction_limit == "clip":
-            scale = np.where(mag2 > Fmax * Fmax, Fmax / np.sqrt(np.maximum(mag2, 1e-300)), 1.0)
+            scale = np.minimum(Fmax / np.sqrt(mag2 + 1e-300), 1.0)
         else:
-            scale = np.minimum(1.0, Fmax / np.sqrt(mag2 + P.eps_force + Fmax * Fmax))
+            scale = np.minimum(Fmax / np.sqrt(mag2 + (P.eps_force + Fmax * Fmax)), 1.0)
         Fx *= scale
         Fy *= scale
         # body-frame force per wheel and its moment about the CG
@@ -147,18 +178,18 @@ class Ackermann3DBatch:
         fbx = gx + Fz * R20
         fby = gy + Fz * R21
         fbz = Fz * R22
-        tx = (ry * fbz - rz * fby).sum(axis=0)
-        ty = (rz * fbx - rx * fbz).sum(axis=0)
+        tx = (ry * fbz).sum(axis=0) - rz * fby.sum(axis=0)
+        ty = rz * fbx.sum(axis=0) - (rx * fbz).sum(axis=0)
         tz = (rx * fby - ry * fbx).sum(axis=0)
         Gx, Gy, Fzs = gx.sum(axis=0), gy.sum(axis=0), Fz.sum(axis=0)
-        m = P.mass
-        dv = np.array([(R00 * Gx + R01 * Gy) / m, (R10 * Gx + R11 * Gy) / m, (R20 * Gx + R21 * Gy + Fzs) / m - P.gravity])
+        im = 1.0 / P.mass
+        dv = np.array([(R00 * Gx + R01 * Gy) * im, (R10 * Gx + R11 * Gy) * im,
+                       (R20 * Gx + R21 * Gy + Fzs) * im - P.gravity])
         I0, I1, I2 = P.inertia
-        dw = np.array([(tx - (wy * I2 * wz - wz * I1 * wy)) / I0,
-                       (ty - (wz * I0 * wx - wx * I2 * wz)) / I1,
-                       (tz - (wx * I1 * wy - wy * I0 * wx)) / I2])
-        domega = (self._mask * tau - P.wheel_radius * Fx - P.wheel_damping * self.omega) / P.wheel_inertia
-        gain = P.wheel_radius * P.wheel_radius * P.c_kappa * scale * dk
+        dw = np.array([(tx - (I2 - I1) * wy * wz) / I0, (ty - (I0 - I2) * wz * wx) / I1,
+                       (tz - (I1 - I0) * wx * wy) / I2])
+        domega = (tau_masked - P.wheel_radius * Fx - P.wheel_damping * self.omega) / P.wheel_inertia
+        gain = (P.wheel_radius * P.wheel_radius * P.c_kappa) * scale * dk
         return {"dv": dv, "dw": dw, "domega": domega, "Fx": Fx, "Fy": Fy, "Fz": Fz, "kappa": kappa,
                 "alpha": alpha, "v_t": v_t, "wheel_gain": gain}
 
@@ -177,22 +208,56 @@ class Ackermann3DBatch:
         tau = np.broadcast_to(np.asarray(tau, dtype=float).reshape(4, -1), (4, self.n))
         if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(tau))):
             raise ModelError("Ackermann3DBatch.step: inputs must be finite")
-        k = max(1, int(np.ceil(dt / self.P.substep() - 1e-9)))
+        k = max(1, int(np.ceil(dt / self._h_max - 1e-9)))
         h = dt / k
-        implicit = self.P.wheel_update == "implicit"
-        Iw, bw = self.P.wheel_inertia, self.P.wheel_damping
+        P = self.P
+        implicit = P.wheel_update == "implicit"
+        Iw, bw, r = P.wheel_inertia, P.wheel_damping, P.wheel_radius
+        if self._delta is None or not np.array_equal(delta, self._delta):
+            self._set_steering(delta)
+            self._delta = delta.copy()
+        tau_m = self._mask * tau
+        c, s = self._c, self._s
+        k1, k2, k3 = h / (r * Iw), h / Iw, 1.0 + h * bw / Iw
         for _ in range(k):
-            f = self.forces(delta, tau)
-            self.v += h * f["dv"]
-            self.w += h * f["dw"]
+            f = self._forces(tau_m)
+            dv = f["dv"]
             if implicit:  # linearly implicit in omega, with the chassis' velocity change (body frame)
-                dv, R, g = f["dv"], self.R, f["wheel_gain"]
+                R, g = self.R, f["wheel_gain"]
                 abx = R[0, 0] * dv[0] + R[1, 0] * dv[1] + R[2, 0] * dv[2]
                 aby = R[0, 1] * dv[0] + R[1, 1] * dv[1] + R[2, 1] * dv[2]
-                dvt = h * (self._c * abx + self._s * aby)
-                self.omega += h * (f["domega"] + g / (self.P.wheel_radius * Iw) * dvt) / (1.0 + h * (g + bw) / Iw)
+                num = c * abx
+                num += s * aby
+                num *= k1 * g
+                num += f["domega"]
+                den = k2 * g
+                den += k3
+                num /= den
+                num *= h
+                self.omega += num
             else:
                 self.omega += h * f["domega"]
+            self.v += h * dv
+            self.w += h * f["dw"]
             self.p += h * self.v
-            self.R = np.einsum("ikn,kjn->ijn", self.R, so3_exp(h * self.w))
-        self.R = orthonormalize(self.R)
+            self.R = np.einsum("ikn,kjn->ijn", self.R, _exp_small(h * self.w))
+        self._steps += k
+        if self._steps >= 64:  # exp([w h]x) is orthogonal to rounding; re-orthonormalize every 64 substeps
+            self.R = orthonormalize(self.R)
+            self._steps = 0
+
+
+def _exp_small(phi: np.ndarray) -> np.ndarray:
+    """so3_exp for (3, n) rotation vectors, with the Taylor series when every angle is < 0.01 rad."""
+    x, y, z = phi
+    xx, yy, zz = x * x, y * y, z * z
+    th2 = xx + yy + zz
+    if float(th2.max()) >= 1e-4:
+        return so3_exp(phi)
+    a = 1.0 - th2 * (1.0 / 6.0 - th2 / 120.0)  # sin(t)/t, error < t^6/5040 ~ 2e-16
+    b = 0.5 - th2 * (1.0 / 24.0 - th2 / 720.0)  # (1 - cos t)/t^2
+    ax, ay, az = a * x, a * y, a * z
+    bxy, bxz, byz = b * x * y, b * x * z, b * y * z
+    return np.array([[1.0 - b * (yy + zz), bxy - az, bxz + ay],
+                     [bxy + az, 1.0 - b * (xx + zz), byz - ax],
+                     [bxz - ay, byz + ax, 1.0 - b * (xx + yy)]])

@@ -2,7 +2,8 @@
 
 numpy has ~1 us overhead per call, which dominates a 4-wheel model; this module evaluates the
 same equations as :meth:`Ackermann3DBatch.forces <mpc_tracking.models.ackermann3d_batch.Ackermann3DBatch.forces>`
-with :mod:`math` on a flat list of 22 floats, so one car steps from Python fast. The state list is
+with :mod:`math` on a flat list of 22 floats, so one car steps from Python fast (a test
+cross-checks the two). The state list is
 ``[px, py, pz, R00, R01, R02, R10, R11, R12, R20, R21, R22, vx, vy, vz, wx, wy, wz, oFL, oFR, oRL, oRR]``.
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from .ackermann3d_params import Ackermann3DParams
 
-__all__ = ["ScalarConstants", "accelerations", "substep", "wheel_forces", "orthonormalize_list"]
+__all__ = ["ScalarConstants", "steering", "accelerations", "substep", "orthonormalize_list"]
 
 
 class ScalarConstants:
@@ -30,9 +31,16 @@ class ScalarConstants:
         self.squash = bool(P.slip_squash)
         self.clip = P.friction_limit == "clip"
         self.implicit = P.wheel_update == "implicit"
+        I0, I1, I2 = P.inertia
+        self.consts = (P.wheel_radius, P.eps_v, P.k_n, P.c_n, P.mu, P.c_kappa, P.c_alpha, P.z0, P.eps_force,
+                       P.wheel_inertia, P.wheel_damping, 1.0 / P.mass, P.gravity, I0, I1, I2)
 
 
-def _angles(delta: float, K: ScalarConstants) -> tuple[float, float]:
+def steering(delta: float, K: ScalarConstants) -> tuple:
+    """((cos, sin) of the four wheel angles) for the bicycle steering angle ``delta`` [rad].
+
+    Ackermann: ``tan(delta_FL/FR) = L tan d / (L -/+ (W/2) tan d)``; the rear wheels do not steer.
+    """
     P = K.P
     t = math.tan(delta)
     hw = 0.5 * P.track
@@ -40,22 +48,36 @@ def _angles(delta: float, K: ScalarConstants) -> tuple[float, float]:
     b = math.atan2(P.wheelbase * t, P.wheelbase + hw * t)
     if K.f32:
         a, b = float(np.float32(a)), float(np.float32(b))
-    return a, b
+    return ((math.cos(a), math.sin(a)), (math.cos(b), math.sin(b)), (1.0, 0.0), (1.0, 0.0))
 
 
-def wheel_forces(st: list, delta: float, K: ScalarConstants):
-    """Per-wheel (Fx, Fy, Fz, gain, c, s) at state ``st``: gain = d(r F_x)/d(omega) * r (see batch)."""
-    P = K.P
-    dfl, dfr = _angles(delta, K)
-    cs = ((math.cos(dfl), math.sin(dfl)), (math.cos(dfr), math.sin(dfr)), (1.0, 0.0), (1.0, 0.0))
+def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | None = None):
+    """Accelerations at state ``st`` with wheel directions ``cs`` (from :func:`steering`) and torques ``tau``.
+
+    Returns
+    -------
+    dv : tuple (3,)
+        World CG acceleration [m/s^2].
+    dw : tuple (3,)
+        Body angular acceleration [rad/s^2].
+    dom : list (4,)
+        Wheel spin accelerations [rad/s^2].
+    gains : list (4,)
+        d(r F_x)/d(omega) [N m s] per wheel, for the implicit wheel update.
+    forces : list, optional
+        If given, (F_x, F_y, F_z) per wheel are appended to it.
+    """
+    r, eps, kn, cn, mu, ck, ca, z0, epsf, Iw, bw, im, g, I0, I1, I2 = K.consts
     pz = st[2]
     R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
     v0, v1, v2, wx, wy, wz = st[12:18]
     vbx = R00 * v0 + R10 * v1 + R20 * v2
     vby = R01 * v0 + R11 * v1 + R21 * v2
     vbz = R02 * v0 + R12 * v1 + R22 * v2
-    r, eps, kn, cn, mu, ck, ca = P.wheel_radius, P.eps_v, P.k_n, P.c_n, P.mu, P.c_kappa, P.c_alpha
-    out = []
+    full, max_den, squash, clip = K.full_damping, K.max_den, K.squash, K.clip
+    Gx = Gy = Fzs = tx = ty = tz = 0.0
+    dom = [0.0, 0.0, 0.0, 0.0]
+    gains = [0.0, 0.0, 0.0, 0.0]
     for i in range(4):
         rx, ry, rz = K.pts[i]
         c, s = cs[i]
@@ -64,10 +86,10 @@ def wheel_forces(st: list, delta: float, K: ScalarConstants):
         uz = vbz + (wx * ry - wy * rx)
         vt = c * ux + s * uy
         vn = c * uy - s * ux
-        d = (P.z0 - pz) - (R20 * rx + R21 * ry + R22 * rz)
+        d = (z0 - pz) - (R20 * rx + R21 * ry + R22 * rz)
         if d > 0.0:
             ddot = -(R20 * ux + R21 * uy + R22 * uz)
-            if K.full_damping:
+            if full:
                 Fz = kn * d + cn * ddot
                 if Fz < 0.0:
                     Fz = 0.0
@@ -76,16 +98,17 @@ def wheel_forces(st: list, delta: float, K: ScalarConstants):
         else:
             Fz = 0.0
         avt = vt if vt >= 0.0 else -vt
-        if K.max_den:
+        if max_den:
             den = avt if avt > eps else eps
             den_a = den
         else:
             den = math.sqrt(vt * vt + eps * eps)
             den_a = avt + eps
-        kappa = (r * st[18 + i] - vt) / den
-        alpha = math.atan2(vn, den_a)
+        om = st[18 + i]
+        kappa = (r * om - vt) / den
+        alpha = math.atan(vn / den_a)  # = atan2(vn, den_a), den_a > 0
         dk = 1.0 / den
-        if K.squash:
+        if squash:
             th = math.tanh(0.5 * kappa)
             kappa = 2.0 * th
             dk *= 1.0 - th * th
@@ -94,31 +117,20 @@ def wheel_forces(st: list, delta: float, K: ScalarConstants):
         Fy = -ca * alpha
         Fmax = mu * Fz
         mag2 = Fx * Fx + Fy * Fy
-        if K.clip:
-            scale = Fmax / math.sqrt(mag2) if mag2 > Fmax * Fmax else 1.0
+        if clip:
+            if mag2 > Fmax * Fmax:
+                scale = Fmax / math.sqrt(mag2)
+                Fx *= scale
+                Fy *= scale
+                dk *= scale
         else:
-            scale = Fmax / math.sqrt(mag2 + P.eps_force + Fmax * Fmax)
-            if scale > 1.0:
-                scale = 1.0
-        out.append((Fx * scale, Fy * scale, Fz, r * r * ck * scale * dk, c, s))
-    return out
-
-
-def accelerations(st: list, delta: float, tau, K: ScalarConstants):
-    """(dv (3 world), dw (3 body), domega (4), gain (4), (cos, sin) of the wheel angles (4)) at ``st``.
-
-    gain = d(r F_x)/d(omega) [N m s], used by the implicit wheel update.
-    """
-    P = K.P
-    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
-    wx, wy, wz = st[15:18]
-    Gx = Gy = Fzs = tx = ty = tz = 0.0
-    r, Iw, bw = P.wheel_radius, P.wheel_inertia, P.wheel_damping
-    mask = K.mask
-    dom, gains, cs = [0.0] * 4, [0.0] * 4, [None] * 4
-    for i, (Fx, Fy, Fz, gain, c, s) in enumerate(wheel_forces(st, delta, K)):
-        cs[i] = (c, s)
-        rx, ry, rz = K.pts[i]
+            scale = Fmax / math.sqrt(mag2 + epsf + Fmax * Fmax)
+            if scale < 1.0:
+                Fx *= scale
+                Fy *= scale
+                dk *= scale
+        if forces is not None:
+            forces.append((Fx, Fy, Fz))
         gx = Fx * c - Fy * s
         gy = Fx * s + Fy * c
         fbx = gx + Fz * R20
@@ -130,57 +142,55 @@ def accelerations(st: list, delta: float, tau, K: ScalarConstants):
         Gx += gx
         Gy += gy
         Fzs += Fz
-        dom[i] = (mask[i] * tau[i] - r * Fx - bw * st[18 + i]) / Iw
-        gains[i] = gain
-    m = P.mass
-    I0, I1, I2 = P.inertia
-    dv = ((R00 * Gx + R01 * Gy) / m, (R10 * Gx + R11 * Gy) / m, (R20 * Gx + R21 * Gy + Fzs) / m - P.gravity)
+        dom[i] = (K.mask[i] * tau[i] - r * Fx - bw * om) / Iw
+        gains[i] = r * r * ck * dk
+    dv = ((R00 * Gx + R01 * Gy) * im, (R10 * Gx + R11 * Gy) * im, (R20 * Gx + R21 * Gy + Fzs) * im - g)
     dw = ((tx - (I2 - I1) * wy * wz) / I0, (ty - (I0 - I2) * wz * wx) / I1, (tz - (I1 - I0) * wx * wy) / I2)
-    return dv, dw, dom, gains, cs
+    return dv, dw, dom, gains
 
 
-def substep(st: list, delta: float, tau, h: float, K: ScalarConstants) -> None:
+def substep(st: list, cs: tuple, tau, h: float, K: ScalarConstants) -> None:
     """One semi-implicit Euler substep of length ``h`` [s], in place on the state list ``st``."""
-    dv, dw, dom, gains, cs = accelerations(st, delta, tau, K)
-    P = K.P
-    Iw, bw, r = P.wheel_inertia, P.wheel_damping, P.wheel_radius
+    dv, dw, dom, gains = accelerations(st, cs, tau, K)
+    r, Iw, bw = K.consts[0], K.consts[9], K.consts[10]
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
     if K.implicit:
         # linearly implicit in omega, with the chassis' velocity change over the step (body frame)
-        R = st[3:12]
-        abx = R[0] * dv[0] + R[3] * dv[1] + R[6] * dv[2]
-        aby = R[1] * dv[0] + R[4] * dv[1] + R[7] * dv[2]
+        abx = R00 * dv[0] + R10 * dv[1] + R20 * dv[2]
+        aby = R01 * dv[0] + R11 * dv[1] + R21 * dv[2]
         for i in range(4):
             c, s = cs[i]
             g = gains[i]
-            d = (dom[i] + g / (r * Iw) * h * (c * abx + s * aby)) / (1.0 + h * (g + bw) / Iw)
-            st[18 + i] += h * d
+            st[18 + i] += h * (dom[i] + g / (r * Iw) * h * (c * abx + s * aby)) / (1.0 + h * (g + bw) / Iw)
     else:
         for i in range(4):
             st[18 + i] += h * dom[i]
     vx = st[12] + h * dv[0]
     vy = st[13] + h * dv[1]
     vz = st[14] + h * dv[2]
-    wx2 = st[15] + h * dw[0]
-    wy2 = st[16] + h * dw[1]
-    wz2 = st[17] + h * dw[2]
-    st[12], st[13], st[14], st[15], st[16], st[17] = vx, vy, vz, wx2, wy2, wz2
+    x = st[15] + h * dw[0]
+    y = st[16] + h * dw[1]
+    z = st[17] + h * dw[2]
+    st[12:18] = (vx, vy, vz, x, y, z)
     st[0] += h * vx
     st[1] += h * vy
     st[2] += h * vz
     # R <- R exp([w h]x), Rodrigues
-    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
-    x, y, z = wx2 * h, wy2 * h, wz2 * h
+    x, y, z = x * h, y * h, z * h
     th2 = x * x + y * y + z * z
-    if th2 < 1e-12:
-        a = 1.0 - th2 / 6.0
-        b = 0.5 - th2 / 24.0
+    if th2 < 1e-4:  # Taylor series, error < th^6 / 5040 ~ 2e-16
+        a = 1.0 - th2 * (1.0 / 6.0 - th2 / 120.0)
+        b = 0.5 - th2 * (1.0 / 24.0 - th2 / 720.0)
     else:
         th = math.sqrt(th2)
         a = math.sin(th) / th
         b = (1.0 - math.cos(th)) / th2
-    E00, E01, E02 = 1.0 - b * (y * y + z * z), -a * z + b * x * y, a * y + b * x * z
-    E10, E11, E12 = a * z + b * x * y, 1.0 - b * (x * x + z * z), -a * x + b * y * z
-    E20, E21, E22 = -a * y + b * x * z, a * x + b * y * z, 1.0 - b * (x * x + y * y)
+    xx, yy, zz = x * x, y * y, z * z
+    bxy, bxz, byz = b * x * y, b * x * z, b * y * z
+    ax, ay, az = a * x, a * y, a * z
+    E00, E01, E02 = 1.0 - b * (yy + zz), bxy - az, bxz + ay
+    E10, E11, E12 = bxy + az, 1.0 - b * (xx + zz), byz - ax
+    E20, E21, E22 = bxz - ay, byz + ax, 1.0 - b * (xx + yy)
     st[3:12] = (
         R00 * E00 + R01 * E10 + R02 * E20, R00 * E01 + R01 * E11 + R02 * E21, R00 * E02 + R01 * E12 + R02 * E22,
         R10 * E00 + R11 * E10 + R12 * E20, R10 * E01 + R11 * E11 + R12 * E21, R10 * E02 + R11 * E12 + R12 * E22,
