@@ -15,6 +15,11 @@ from .errors import (
 )
 from .reference_path import Projection, ReferencePath, wrap_angle
 from .models import MotionModel, available_models, create_model, get_model, register_model
+from .models import (
+    Ackermann3D, Ackermann3DBatch, Ackermann3DParams, KinematicBicycle, SimpleCar, Unicycle,
+    plugin_errors, reload_plugins,
+)
+from .actuation import ACTUATORS, Actuator, make_actuator, register_actuator
 from .models.spatial_bicycle import VehicleParams
 from .mpc import SpatialMPC
 from .mpc_settings import MPCSettings, MPCSolution
@@ -30,6 +35,8 @@ __all__ = [
     "SettingsError", "SimulationError", "SolverError", "UnknownModelError",
     "Projection", "ReferencePath", "wrap_angle",
     "MotionModel", "available_models", "create_model", "get_model", "register_model",
+    "Ackermann3D", "Ackermann3DBatch", "Ackermann3DParams", "KinematicBicycle", "SimpleCar", "Unicycle",
+    "plugin_errors", "reload_plugins", "ACTUATORS", "Actuator", "make_actuator", "register_actuator",
     "VehicleParams", "SpatialMPC", "MPCSettings", "MPCSolution", "SimulationResult", "simulate",
     "load_path", "list_bundled",
 ]
