@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import time
+import timeit
 from pathlib import Path
 
 import numpy as np
@@ -21,24 +21,16 @@ from mpc_tracking.models import Ackermann3DBatch, Ackermann3DParams, create_mode
 
 
 def _rate(fn, seconds: float) -> float:
-    """Calls of ``fn`` per second (best of 3 runs of ~seconds/3)."""
+    """Calls of ``fn`` per second: best of 7 timed blocks (the machine is shared; the best block is
+    the least disturbed one)."""
     n = 1
-    while True:  # calibrate
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        el = time.perf_counter() - t0
-        if el > 0.05:
+    while True:  # calibrate a block to ~seconds / 7
+        el = timeit.timeit(fn, number=n)
+        if el > 0.02:
             break
         n *= 2
-    reps = max(1, int(n * (seconds / 3) / el))
-    best = 0.0
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        best = max(best, reps / (time.perf_counter() - t0))
-    return best
+    n = max(1, int(n * seconds / 7 / el))
+    return n / min(timeit.repeat(fn, number=n, repeat=7))
 
 
 def main() -> None:

@@ -231,3 +231,34 @@ def test_rc_car_lap_under_mpc(drive):
     res = simulate(path, mpc, plant, control_period=0.05)
     assert res.reason == "completed", res.reason
     assert np.max(np.abs(res.e_y)) < 0.15
+
+
+def test_sedan_lap_of_bundled_path():
+    logging.getLogger("mpc_tracking").setLevel(logging.ERROR)
+    from mpc_tracking import load_path
+
+    path = load_path("oval", ds=0.5)
+    settings = MPCSettings(horizon=20, v_max=12.0, a_y_max=4.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
+    plant = create_model("ackermann3d", {"preset": "sedan"})
+    mpc = SpatialMPC(path, VehicleParams(wheelbase=plant.vehicle.wheelbase), settings)
+    res = simulate(path, mpc, plant, control_period=0.05)
+    assert res.reason == "completed" and np.max(np.abs(res.e_y)) < 1.0
+
+
+def test_rc_preset_matches_scenarios_json():
+    if not SHARED.is_dir():
+        pytest.skip("../shared/tracks not found: real-track tests need the shared data folder")
+    import json
+
+    prm = json.loads((SHARED / "scenarios.json").read_text())["parameters"]
+    P = Ackermann3DParams.rc_car()
+    g, ch, wh, ti, co = prm["geometry"], prm["chassis"], prm["wheels"], prm["tires"], prm["contact"]
+    assert (P.wheelbase, P.track, P.cg_to_front, P.cg_to_rear, P.cg_height, P.wheel_radius) == pytest.approx(
+        (g["L_wheelbase_m"], g["W_track_m"], g["a_cg_to_front_axle_m"], g["b_cg_to_rear_axle_m"],
+         g["h_cg_above_contact_point_m"], g["wheel_radius_m"]))
+    assert P.mass == ch["mass_kg"] and P.inertia == pytest.approx(np.diag(ch["I_body_kgm2"]), rel=1e-7)
+    assert (P.wheel_inertia, P.wheel_damping) == pytest.approx((wh["I_w_kgm2"], wh["b_w_Nms_per_rad"]))
+    assert (P.mu, P.c_kappa, P.c_alpha) == pytest.approx((ti["mu"], ti["C_kappa_N_per_unit_slip"], ti["C_alpha_N_per_rad"]))
+    assert (P.k_n, P.c_n, P.z0) == pytest.approx((co["k_n_N_per_m"], co["c_n_Ns_per_m"], co["z0_ground_m"]))
+    assert P.static_height == pytest.approx(json.loads((SHARED / "scenarios.json").read_text())["static_ride_height_cg_z_m"])
+    assert Ackermann3DParams.rc_car_reference().eps_v == ti["eps_v_mps"]
