@@ -143,7 +143,7 @@ class _Scene:
             self._set_view(c, w, w * self._aspect())
 
     def _aspect(self) -> float:
-        bb = self.ax.get_position()
+        bb = self.ax.get_position(original=True)
         fw, fh = self.fig.get_size_inches()
         return (bb.height * fh) / (bb.width * fw)
 
