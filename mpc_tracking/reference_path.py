@@ -12,7 +12,6 @@ Conventions: SI units, heading 0 along +x and counter-clockwise positive, latera
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,78 +20,18 @@ from scipy.integrate import cumulative_simpson
 from scipy.spatial import cKDTree
 
 from .errors import PathError
+from .path_checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
+from .path_corners import round_corners
+from .path_smoothing import smooth_points
+from .path_summary import describe_path, format_description
+from .path_projection import Projection, ProjectionMixin, wrap_angle
 
 __all__ = ["ReferencePath", "Projection", "wrap_angle"]
 
 logger = logging.getLogger(__name__)
 
 
-def wrap_angle(angle: Any) -> Any:
-    """Wrap angles to [-pi, pi).
-
-    Parameters
-    ----------
-    angle : float or ndarray
-        Angles in radians.
-    """
-    return (np.asarray(angle) + np.pi) % (2.0 * np.pi) - np.pi
-
-
-@dataclass(frozen=True)
-class Projection:
-    """Result of projecting poses onto a path (arrays, or floats for a single pose).
-
-    Attributes
-    ----------
-    s : arc length of the nearest path point [m]
-    e_y : signed lateral distance, positive to the left of the path [m]
-    e_psi : heading error ``psi - psi_path(s)`` wrapped to [-pi, pi) [rad] (0 if no heading given)
-    """
-
-    s: Any
-    e_y: Any
-    e_psi: Any
-
-    def __iter__(self):
-        return iter((self.s, self.e_y, self.e_psi))
-
-
-def _as_points(x: Any, y: Any, name: str) -> np.ndarray:
-    try:
-        xa = np.asarray(x, dtype=float).reshape(-1)
-        ya = np.asarray(y, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise PathError(f"{name}: coordinates must be numeric arrays ({exc})") from None
-    if xa.shape != ya.shape:
-        raise PathError(f"{name}: x has {xa.size} values but y has {ya.size}; expected equal lengths")
-    bad = ~(np.isfinite(xa) & np.isfinite(ya))
-    if bad.any():
-        raise PathError(
-            f"{name}: coordinates must be finite; point {int(np.flatnonzero(bad)[0])} is "
-            f"({xa[bad][0]}, {ya[bad][0]})"
-        )
-    return np.column_stack([xa, ya])
-
-
-def _as_widths(w: Any, n: int, name: str) -> np.ndarray | None:
-    if w is None:
-        return None
-    try:
-        wa = np.asarray(w, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise PathError(f"{name}: widths must be numeric ({exc})") from None
-    if wa.size == 1:
-        wa = np.full(n, float(wa[0]))
-    if wa.size != n:
-        raise PathError(f"{name}: expected {n} widths (one per point) or a scalar, got {wa.size}")
-    bad = ~np.isfinite(wa) | (wa <= 0.0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise PathError(f"{name}: widths must be finite and > 0 m; point {i} has {wa[i]}")
-    return wa
-
-
-class ReferencePath:
+class ReferencePath(ProjectionMixin):
     """Uniform-s waypoints along a smooth curve.
 
     Parameters
@@ -109,7 +48,9 @@ class ReferencePath:
     closed : bool
         Whether the path is a loop; closed paths wrap in ``s``.
     smoothing : float
-        RMS deviation [m] the smoothing spline may take from the input points; 0 interpolates.
+        RMS distance [m] the smoothed points may move from the input points (periodic
+        Whittaker smoother, :mod:`mpc_tracking.path_smoothing`), then an interpolating cubic
+        spline; 0 interpolates the input. About 0.25 m suits GPS-derived full-size tracks.
     v_ref : array_like, shape (n,), optional
         Speed profile at the input points [m/s]; resampled like the widths.
     name : str
@@ -155,7 +96,6 @@ class ReferencePath:
         self.smoothing = float(smoothing)
         self._build(pts, wl, wr, vr, ds)
 
-    # ------------------------------------------------------------------ constructors
     @classmethod
     def from_corners(
         cls,
@@ -163,22 +103,35 @@ class ReferencePath:
         *,
         ds: float = 0.1,
         closed: bool = False,
+        radius: Any = None,
+        blend: float = 0.5,
         smoothing: float | None = None,
         width_left: Any = None,
         width_right: Any = None,
         name: str = "corners",
     ) -> "ReferencePath":
-        """Build a path from corner points: fill the polygon densely, then smooth it.
+        """Build a path from corner points: straight edges, corners rounded by clothoid-arc blends.
+
+        Straight edges stay straight (curvature exactly 0) and every corner keeps the sign of its
+        turn; the curvature is continuous (piecewise linear) for ``blend > 0``. See
+        :mod:`mpc_tracking.path_corners`.
 
         Parameters
         ----------
         points : array_like, shape (n, 2)
-            Corner points [m] (n >= 2; n >= 3 when closed).
+            Corner points [m] (n >= 2; n >= 3 when closed). Duplicate consecutive points are
+            removed. Closed paths start (``s = 0``) in the middle of the first edge's straight.
+        radius : float or array_like of shape (n,), optional
+            Minimum radius of each rounded corner [m]; reduced where neighbouring corners do not
+            fit on their common edge. Default: a quarter of the median edge length.
+        blend : float
+            Share of each corner's turning done in clothoids (0 = circular arc only, 1 = clothoids
+            only). Default 0.5.
         smoothing : float, optional
-            RMS deviation [m] the smoothed curve may take from the filled polygon. Larger
-            values round the corners more. Default: 4 % of the median corner spacing.
+            If > 0, the rounded polygon is additionally smoothed with this RMS deviation [m]
+            (as in the main constructor). Default: no extra smoothing.
         width_left, width_right : float or array_like of shape (n,), optional
-            Widths at the corners [m], interpolated along the filled polygon.
+            Widths at the corners [m], interpolated along the polygon edges.
         """
         pts = np.asarray(points, dtype=float) if points is not None else np.empty((0, 2))
         if pts.ndim != 2 or pts.shape[1] != 2:
@@ -186,42 +139,28 @@ class ReferencePath:
         pts = _as_points(pts[:, 0], pts[:, 1], "points")
         ds = _check_positive(ds, "ds")
         keep = _distinct_mask(pts, closed)
-        pts = pts[keep]
         wl = _as_widths(width_left, len(keep), "width_left")
         wr = _as_widths(width_right, len(keep), "width_right")
-        wl = None if wl is None else wl[keep]
-        wr = None if wr is None else wr[keep]
+        pts = pts[keep]
         _check_count(pts, closed, "points")
         ring = np.vstack([pts, pts[:1]]) if closed else pts
-        seg = np.hypot(*np.diff(ring, axis=0).T)
-        if smoothing is None:
-            smoothing = 0.04 * float(np.median(seg))
-        fill = min(ds, float(seg.min()) / 8.0)
-        # fill every edge with points spaced <= fill, keeping each corner exactly once
-        counts = np.maximum(1, np.ceil(seg / fill).astype(int))
-        frac = np.concatenate([np.arange(c) / c for c in counts])
-        edge = np.repeat(np.arange(len(seg)), counts)
-        dense = ring[edge] + frac[:, None] * (ring[edge + 1] - ring[edge])
-        if not closed:
-            dense = np.vstack([dense, ring[-1:]])
-
-        def fill_widths(w: np.ndarray | None) -> np.ndarray | None:
-            if w is None:
-                return None
-            wring = np.append(w, w[0]) if closed else w
-            out = wring[edge] + frac * (wring[edge + 1] - wring[edge])
-            return out if closed else np.append(out, wring[-1])
-
-        return cls(
-            dense[:, 0],
-            dense[:, 1],
-            width_left=fill_widths(wl),
-            width_right=fill_widths(wr),
-            ds=ds,
-            closed=closed,
-            smoothing=float(smoothing),
-            name=name,
-        )
+        if radius is None:
+            radius = 0.25 * float(np.median(np.hypot(*np.diff(ring, axis=0).T)))
+        elif np.ndim(radius) > 0:
+            radius = np.asarray(radius, dtype=float).reshape(-1)
+            if radius.size != keep.size:
+                raise PathError(f"radius: expected a scalar or {keep.size} radii (one per point), got {radius.size}")
+            radius = radius[keep]
+        widths = [w[keep] for w in (wl, wr) if w is not None]
+        s, x, y, psi, kappa, length, vals = round_corners(pts, closed, radius, float(blend), ds, widths)
+        it = iter(vals)
+        wl_s = next(it) if wl is not None else None
+        wr_s = next(it) if wr is not None else None
+        if smoothing:
+            return cls(x, y, width_left=wl_s, width_right=wr_s, ds=ds, closed=closed,
+                       smoothing=float(smoothing), name=name)
+        return cls.from_waypoints(s, x, y, psi, kappa, width_left=wl_s, width_right=wr_s,
+                                  closed=closed, length=length, name=name)
 
     @classmethod
     def from_waypoints(
@@ -261,6 +200,7 @@ class ReferencePath:
         self.s = sa - sa[0]
         self.x, self.y, self.psi, self.kappa = arrays[1:]
         self.ds = float(np.mean(d))
+        self.input_spacing = self.ds
         self.length = float(length) if length is not None else float(self.s[-1] + (self.ds if closed else 0.0))
         self.width_left = _as_widths(width_left, n, "width_left")
         self.width_right = _as_widths(width_right, n, "width_right")
@@ -281,6 +221,9 @@ class ReferencePath:
         vr = None if vr is None else vr[keep]
         _check_count(pts, self.closed, "ReferencePath(x, y)")
         n_in = len(pts)
+        self.input_spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
+        if self.smoothing > 0:
+            pts = smooth_points(pts, self.closed, self.smoothing)
         ring = np.vstack([pts, pts[:1]]) if self.closed else pts
         chord = np.hypot(*np.diff(ring, axis=0).T)
         u_in = np.concatenate([[0.0], np.cumsum(chord)])
@@ -289,10 +232,9 @@ class ReferencePath:
             raise PathError("ReferencePath(x, y): the path has zero total length")
         u_in = u_in / total_chord
         k = min(3, len(ring) - 1)
-        s_fac = len(ring) * self.smoothing**2
         try:
             tck, _ = interpolate.splprep(
-                [ring[:, 0], ring[:, 1]], u=u_in, k=k, s=s_fac, per=int(self.closed), quiet=2
+                [ring[:, 0], ring[:, 1]], u=u_in, k=k, s=0.0, per=int(self.closed), quiet=2
             )
         except Exception as exc:  # FITPACK reports malformed input with bare errors
             raise PathError(f"ReferencePath(x, y): spline fit failed ({exc})") from exc
@@ -364,6 +306,7 @@ class ReferencePath:
         self._seg_d = np.column_stack([seg_dx, seg_dy])
         self._n_seg = seg_dx.size
         self._tree = cKDTree(np.column_stack([self.x, self.y]))
+        self._cache_projection()
 
     # ------------------------------------------------------------------ basics
     def __len__(self) -> int:
@@ -448,6 +391,19 @@ class ReferencePath:
         e_y = np.asarray(e_y, dtype=float)
         return np.stack([q["x"] - e_y * np.sin(q["psi"]), q["y"] + e_y * np.cos(q["psi"])], axis=-1)
 
+    def describe(self, noise_window: float | None = None) -> dict[str, Any]:
+        """Summary: length, closed, min radius, max |kappa|, curvature noise, widths, waypoint count.
+
+        ``curvature_noise`` is the RMS of kappa minus kappa smoothed with a Gaussian of standard
+        deviation ``noise_window`` [m] along s (default: max(3 ds, 2 x input point spacing)).
+        Returns a dict; :meth:`summary` formats it as text.
+        """
+        return describe_path(self, noise_window)
+
+    def summary(self, noise_window: float | None = None) -> str:
+        """Text form of :meth:`describe`."""
+        return format_description(self.describe(noise_window))
+
     def with_speed_profile(self, v_ref: Any) -> "ReferencePath":
         """Return a shallow copy carrying the speed profile ``v_ref`` (shape (n,), m/s)."""
         v = np.asarray(v_ref, dtype=float).reshape(-1)
@@ -457,166 +413,3 @@ class ReferencePath:
         new.__dict__.update(self.__dict__)
         new.v_ref = v
         return new
-
-    # ------------------------------------------------------------------ projection
-    def project(
-        self,
-        x: Any,
-        y: Any,
-        psi: Any = None,
-        s_hint: Any = None,
-        *,
-        window: float | None = None,
-    ) -> Projection:
-        """Project poses onto the path (true projection between waypoints).
-
-        Parameters
-        ----------
-        x, y : float or array_like, shape (m,)
-            Positions [m].
-        psi : float or array_like, optional
-            Headings [rad]; ``e_psi`` is 0 when omitted.
-        s_hint : float or array_like, optional
-            Previous arc length [m]. The search looks only within ``window`` metres of it
-            (keeps the right branch where the path passes close to itself) and falls back to
-            a global search when the nearest point lies at the edge of that window.
-        window : float, optional
-            Half width of the local search [m]. Default: ``min(length / 4, max(50 ds, 10 m))``.
-
-        Returns
-        -------
-        Projection
-            ``(s, e_y, e_psi)`` with the shape of the input (floats for scalar input).
-        """
-        scalar = np.ndim(x) == 0 and np.ndim(y) == 0
-        px = np.atleast_1d(np.asarray(x, dtype=float)).ravel()
-        py = np.atleast_1d(np.asarray(y, dtype=float)).ravel()
-        if px.shape != py.shape:
-            raise PathError(f"project: x has {px.size} values but y has {py.size}")
-        if not (np.all(np.isfinite(px)) and np.all(np.isfinite(py))):
-            raise PathError("project: x and y must be finite")
-        m = px.size
-        if s_hint is None:
-            cand = self._global_candidates(px, py)
-            best, t, _ = self._best_on_segments(px, py, cand)
-        else:
-            hint = np.broadcast_to(np.asarray(s_hint, dtype=float), (m,))
-            if window is None:
-                window = min(0.25 * self.length, max(50 * self.ds, 10.0))
-            w = max(2, int(np.ceil(window / self.ds)))
-            i0 = np.clip(np.searchsorted(self._s_ext, self.wrap_s(hint), side="right") - 1, 0, self._n_seg - 1)
-            offs = np.arange(-w, w + 1)
-            cand = i0[:, None] + offs[None, :]
-            if self.closed:
-                cand = np.mod(cand, self._n_seg)
-                at_edge_ok = np.zeros(m, bool)
-            else:
-                cand = np.clip(cand, 0, self._n_seg - 1)
-            best, t, col = self._best_on_segments(px, py, cand)
-            edge = (col == 0) | (col == cand.shape[1] - 1)
-            if not self.closed:
-                # clipped at the path ends is a genuine end, not a window edge
-                at_edge_ok = ((col == 0) & (best == 0)) | ((col == cand.shape[1] - 1) & (best == self._n_seg - 1))
-            redo = edge & ~at_edge_ok
-            if redo.any():
-                gc = self._global_candidates(px[redo], py[redo])
-                b2, t2, _ = self._best_on_segments(px[redo], py[redo], gc)
-                best[redo], t[redo] = b2, t2
-        s, e_y, psi_p = self._refine(px, py, best, t)
-        if psi is None:
-            e_psi = np.zeros_like(s)
-        else:
-            e_psi = wrap_angle(np.broadcast_to(np.asarray(psi, dtype=float).ravel(), s.shape) - psi_p)
-        if scalar:
-            return Projection(float(s[0]), float(e_y[0]), float(e_psi[0]))
-        shape = np.shape(x)
-        return Projection(s.reshape(shape), e_y.reshape(shape), e_psi.reshape(shape))
-
-    def _global_candidates(self, px, py):
-        k = min(4, self.n)
-        _, idx = self._tree.query(np.column_stack([px, py]), k=k)
-        idx = np.asarray(idx).reshape(px.size, k)
-        before = idx - 1
-        if self.closed:
-            before = np.mod(before, self._n_seg)
-        else:
-            before = np.clip(before, 0, self._n_seg - 1)
-        after = np.clip(idx, 0, self._n_seg - 1)
-        return np.concatenate([after, before], axis=1)
-
-    def _best_on_segments(self, px, py, cand):
-        ax = self._x_ext[cand]
-        ay = self._y_ext[cand]
-        d = self._seg_d[cand]
-        t = ((px[:, None] - ax) * d[..., 0] + (py[:, None] - ay) * d[..., 1]) / self._seg_len2[cand]
-        t = np.clip(t, 0.0, 1.0)
-        ex = ax + t * d[..., 0] - px[:, None]
-        ey = ay + t * d[..., 1] - py[:, None]
-        dist2 = ex * ex + ey * ey
-        col = np.argmin(dist2, axis=1)
-        rows = np.arange(px.size)
-        return cand[rows, col].copy(), t[rows, col].copy(), col
-
-    def _refine(self, px, py, seg, t):
-        """Newton steps on a local arc (waypoint heading + curvature) from the chord projection."""
-        i = self._idx_ext[seg]
-        seg_len = np.sqrt(self._seg_len2[seg])
-        x0, y0, psi0, k0 = self._x_ext[seg], self._y_ext[seg], self._psi_ext[seg], self.kappa[i]
-        c, sn = np.cos(psi0), np.sin(psi0)
-        sig = t * seg_len
-        for _ in range(2):
-            half = 0.5 * k0 * sig**2
-            rx = x0 + c * sig - sn * half - px
-            ry = y0 + sn * sig + c * half - py
-            tx = c - sn * k0 * sig
-            ty = sn + c * k0 * sig
-            f = rx * tx + ry * ty
-            fp = tx * tx + ty * ty + (rx * (-sn * k0) + ry * (c * k0))
-            sig = sig - f / np.where(np.abs(fp) > 1e-12, fp, 1.0)
-            sig = np.clip(sig, -0.5 * seg_len, 1.5 * seg_len)
-        if not self.closed:
-            s_lo = -self._s_ext[seg]
-            s_hi = self.length - self._s_ext[seg]
-            sig = np.clip(sig, s_lo, s_hi)
-        half = 0.5 * k0 * sig**2
-        rx = x0 + c * sig - sn * half
-        ry = y0 + sn * sig + c * half
-        psi_p = psi0 + k0 * sig
-        e_y = -(px - rx) * np.sin(psi_p) + (py - ry) * np.cos(psi_p)
-        s = self._s_ext[seg] + sig
-        if self.closed:
-            s = np.mod(s, self.length)
-        return s, e_y, psi_p
-
-
-def _check_positive(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise PathError(f"{name}: expected a positive number, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise PathError(f"{name}: expected a positive finite number, got {value!r}")
-    return v
-
-
-def _distinct_mask(pts: np.ndarray, closed: bool) -> np.ndarray:
-    """Mask dropping duplicate consecutive points (and a closing duplicate when closed)."""
-    if len(pts) == 0:
-        return np.zeros(0, bool)
-    scale = max(1.0, float(np.abs(pts).max()))
-    step = np.hypot(*np.diff(pts, axis=0).T)
-    keep = np.concatenate([[True], step > 1e-9 * scale])
-    if closed and keep.sum() > 1:
-        last = np.flatnonzero(keep)[-1]
-        if np.hypot(*(pts[last] - pts[0])) <= 1e-9 * scale:
-            keep[last] = False
-    if not keep.all():
-        logger.debug("removed %d duplicate points", int((~keep).sum()))
-    return keep
-
-
-def _check_count(pts: np.ndarray, closed: bool, name: str) -> None:
-    need = 3 if closed else 2
-    if len(pts) < need:
-        kind = "closed" if closed else "open"
-        raise PathError(f"{name}: a {kind} path needs at least {need} distinct points, got {len(pts)}")
