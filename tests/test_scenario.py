@@ -161,3 +161,22 @@ def test_unknown_plant_names_known_ones():
 def test_bundled_scenarios_load(f):
     sc = load_scenario(f)
     assert sc.name
+
+
+@pytest.mark.parametrize("f", sorted(DEMOS.glob("*.yaml")), ids=lambda f: f.name)
+def test_bundled_scenarios_run_briefly(f):
+    sc = load_scenario(f).with_overrides({"simulation.t_max": 0.5})
+    if sc.environment.obstacles:
+        pytest.importorskip("mpc_tracking.environment", reason="obstacle scenarios need mpc_tracking.environment")
+    res = run_scenario(sc)
+    assert res.reason == "time_limit", res.reason
+    assert np.all(np.isfinite(res.e_y)) and np.max(np.abs(res.e_y)) < 2.0
+
+
+def test_bundled_scenarios_cover_every_mode_and_plant():
+    from mpc_tracking.models import available_models
+    from mpc_tracking.mpc_settings import MODES
+
+    scs = [load_scenario(f) for f in DEMOS.glob("*.yaml")]
+    assert {s.controller.mode for s in scs} >= set(MODES)
+    assert {s.plant.name for s in scs} >= {"kinematic_bicycle", "unicycle", "simple_car", "ackermann3d"} & set(available_models())
