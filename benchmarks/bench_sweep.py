@@ -96,6 +96,8 @@ def executors(t_max: float | None, noop_runs: int) -> dict:
             "utilisation": wall / (w * t),               # share of worker time spent inside runs
             "run_slowdown": wall / serial_wall,          # mean run wall time vs serial (CPU contention)
             "run_cpu_share": cpu / wall,                 # CPU time / wall time inside the runs
+            "runs_wall_s": wall,
+            "runs_cpu_s": cpu,
             "failed": res.n_failed,
         }
     warm_t, warm = timed["dask_warm"]

@@ -280,14 +280,20 @@ def sweep(
         out = Path(out)
         meta = {"scenario_hash": point_key(payload), "params": params, "scenario": payload}
         if resume:
-            old = out / META_NAME
-            if old.is_file() and json.loads(old.read_text()).get("scenario_hash") != meta["scenario_hash"]:
+            old = json.loads((out / META_NAME).read_text()) if (out / META_NAME).is_file() else {}
+            if old and old.get("scenario_hash") != meta["scenario_hash"]:
                 raise InputError(f"resume: {out} holds a sweep of a different scenario; use another out folder "
                                  "or drop resume")
             wanted = {t["key"]: t for t in tasks}
-            done = [r for r in read_rows(out) if r.get("key") in wanted]
-            done_keys = {r["key"] for r in done}
-            tasks = [t for t in tasks if t["key"] not in done_keys]
+            old_rows = {r["key"]: r for r in read_rows(out)}  # last row of a key wins
+            stray = [r for k, r in old_rows.items() if k not in wanted]
+            if stray:
+                raise InputError(f"resume: {out} holds {len(stray)} runs that are not in this grid (e.g. "
+                                 f"{_short(stray[0], old.get('params', params))}, repeat {stray[0].get('repeat')}); "
+                                 "resume may add points or repeats, not drop them: use another out folder")
+            # the stored rows take the index of their point in this grid (a grid may have grown)
+            done = [dict(r, **{f: wanted[k][f] for f in _HEAD}) for k, r in old_rows.items()]
+            tasks = [t for t in tasks if t["key"] not in old_rows]
         elif (out / "sweep.csv").exists():
             logger.warning("%s: replacing the rows of an earlier sweep (use resume to keep them)", out)
     if len(tasks) > max_runs and not yes:

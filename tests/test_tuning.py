@@ -103,6 +103,16 @@ def test_resume_runs_only_the_missing_points(base, tmp_path):
     assert again.skipped == 4 and len(again.rows) == 4
 
 
+def test_resume_reindexes_a_grown_grid_and_refuses_a_shrunk_one(base, tmp_path):
+    sweep(base, {"controller.horizon": [10]}, executor="serial", out=tmp_path, runner=_cheap)
+    grown = sweep(base, {"controller.horizon": [5, 10]}, executor="serial", out=tmp_path, resume=True, runner=_cheap)
+    assert grown.skipped == 1
+    assert [(r["index"], r["controller.horizon"]) for r in grown.rows] == [(0, 5), (1, 10)]
+    assert [r["index"] for r in json.loads((tmp_path / "sweep.json").read_text())] == [0, 1]
+    with pytest.raises(InputError, match=r"1 runs that are not in this grid \(e.g. controller.horizon=5"):
+        sweep(base, {"controller.horizon": [10]}, executor="serial", out=tmp_path, resume=True, runner=_cheap)
+
+
 def test_resume_refuses_another_scenario(base, tmp_path):
     sweep(base, {"controller.horizon": [5]}, executor="serial", out=tmp_path)
     other = base.with_overrides({"simulation.e_y0": 0.5})
