@@ -27,6 +27,7 @@ from .results import SimulationResult
 from .simulation import simulate
 from .path_io import load_path
 from .bundled import list_bundled
+from .scenario import Scenario, default_scenario, load_scenario, run_scenario
 
 __version__ = "0.1.0"
 
@@ -39,4 +40,5 @@ __all__ = [
     "plugin_errors", "reload_plugins", "ACTUATORS", "Actuator", "make_actuator", "register_actuator",
     "VehicleParams", "SpatialMPC", "MPCSettings", "MPCSolution", "SimulationResult", "simulate",
     "load_path", "list_bundled",
+    "Scenario", "default_scenario", "load_scenario", "run_scenario",
 ]
