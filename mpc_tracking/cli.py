@@ -316,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_animate(sub)
     _add_path(sub)
+    from .cli_sweep import add_sweep_command  # `sweep` lives with the tuning code
+
+    add_sweep_command(sub)
     # the `models` / `new-model` subcommands are added here by the model registry's CLI part
     add_models: Any = globals().get("_add_model_commands")
     if add_models is not None:
