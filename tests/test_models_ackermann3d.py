@@ -216,6 +216,13 @@ def test_bad_state_and_input():
         car.state = np.full(22, np.inf)
     with pytest.raises(ModelError, match="must be Ackermann3DParams"):
         Ackermann3DBatch({"mass": 1.0}, 3)
+    batch = Ackermann3DBatch(Ackermann3DParams.rc_car(), 3)
+    with pytest.raises(ModelError, match="inputs must be finite"):
+        batch.step(0.01, np.array([0.0, np.nan, 0.0]), 0.0)
+    with pytest.raises(ModelError, match="tau must broadcast"):
+        batch.step(0.01, 0.0, np.ones((3, 3)))
+    with pytest.raises(ModelError, match="n must be an integer"):
+        Ackermann3DBatch(Ackermann3DParams.rc_car(), 0)
 
 
 @pytest.mark.parametrize("drive", ["rwd", "fwd", "awd"])

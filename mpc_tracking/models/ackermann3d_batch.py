@@ -55,6 +55,8 @@ class Ackermann3DBatch:
         self._mask = self.P.drive_mask[:, None]
         self._c = np.ones((4, self.n))
         self._s = np.zeros((4, self.n))
+        self._RX = np.repeat(self._rx, self.n, axis=1)  # (4, n): avoids double broadcasting in the hot path
+        self._RY = np.repeat(self._ry, self.n, axis=1)
         self._h_max = self.P.substep()
         self._delta = None
         self._steps = 0
@@ -128,14 +130,14 @@ class Ackermann3DBatch:
         R00, R01, R02 = R[0, 0], R[0, 1], R[0, 2]
         R10, R11, R12 = R[1, 0], R[1, 1], R[1, 2]
         R20, R21, R22 = R[2, 0], R[2, 1], R[2, 2]
-        v0, v1, v2 = self.v
         wx, wy, wz = self.w
-        rx, ry, rz = self._rx, self._ry, float(self._rz[0, 0])  # all contacts at body z = -h
+        rx, ry, rz = self._RX, self._RY, float(self._rz[0, 0])  # all contacts at body z = -h
         c, s = self._c, self._s
         # contact-point velocity in the body frame: R^T v + w x r
-        ux = (R00 * v0 + R10 * v1 + R20 * v2 + wy * rz) - wz * ry
-        uy = (R01 * v0 + R11 * v1 + R21 * v2 - wx * rz) + wz * rx
-        uz = (R02 * v0 + R12 * v1 + R22 * v2) + (wx * ry - wy * rx)
+        vbx, vby, vbz = np.einsum("kin,kn->in", R, self.v)
+        ux = (vbx + wy * rz) - wz * ry
+        uy = (vby - wx * rz) + wz * rx
+        uz = vbz + (wx * ry - wy * rx)
         v_t = c * ux + s * uy
         v_n = c * uy - s * ux
         # normal force (spring-damper along world z) while in contact
@@ -204,10 +206,16 @@ class Ackermann3DBatch:
         tau : array_like, broadcastable to (4, n)
             Wheel torques [N m] (FL, FR, RL, RR), masked by the drive layout.
         """
-        delta = np.broadcast_to(np.asarray(delta, dtype=float), (self.n,))
-        tau = np.broadcast_to(np.asarray(tau, dtype=float).reshape(4, -1), (4, self.n))
-        if not (np.all(np.isfinite(delta)) and np.all(np.isfinite(tau))):
+        delta = np.asarray(delta, dtype=float)
+        tau = np.asarray(tau, dtype=float)
+        if tau.size == 1:
+            tau = np.full((4, 1), float(tau.reshape(-1)[0]))
+        elif tau.shape[0] != 4 or tau.size not in (4, 4 * self.n):
+            raise ModelError(f"Ackermann3DBatch.step: tau must broadcast to (4, {self.n}), got shape {tau.shape}")
+        tau = tau.reshape(4, -1)
+        if not (np.isfinite(delta.sum()) and np.isfinite(tau.sum())):  # a NaN/inf anywhere makes the sum non-finite
             raise ModelError("Ackermann3DBatch.step: inputs must be finite")
+        delta = np.broadcast_to(delta, (self.n,))
         k = max(1, int(np.ceil(dt / self._h_max - 1e-9)))
         h = dt / k
         P = self.P
@@ -223,9 +231,8 @@ class Ackermann3DBatch:
             f = self._forces(tau_m)
             dv = f["dv"]
             if implicit:  # linearly implicit in omega, with the chassis' velocity change (body frame)
-                R, g = self.R, f["wheel_gain"]
-                abx = R[0, 0] * dv[0] + R[1, 0] * dv[1] + R[2, 0] * dv[2]
-                aby = R[0, 1] * dv[0] + R[1, 1] * dv[1] + R[2, 1] * dv[2]
+                g = f["wheel_gain"]
+                abx, aby = np.einsum("kin,kn->in", self.R[:, :2], dv)
                 num = c * abx
                 num += s * aby
                 num *= k1 * g
