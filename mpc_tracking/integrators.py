@@ -141,3 +141,6 @@ def solve_ivp_step(
     if not sol.success:
         raise SimulationError(f"solve_ivp ({method}) failed over dt = {dt} s: {sol.message}")
     return sol.y[:, -1]
+
+
+INTEGRATORS["solve_ivp"] = solve_ivp_step
