@@ -133,9 +133,32 @@ def _check_controller(sc: Scenario, loc: Location) -> None:
         raise ScenarioError(f"{loc.at(key)}: {msg}") from None
 
 
+def _check_plant(sc: Scenario, loc: Location) -> None:
+    """Plant name, plant parameter names and actuator name, reported with the file and line."""
+    from .actuation import ACTUATORS
+    from .models import get_model
+
+    try:
+        cls = get_model(sc.plant.name)
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{loc.at('plant.name')}: plant.name: {exc}") from None
+    for key in sc.plant.params:
+        if key not in cls.PARAMS:
+            near = difflib.get_close_matches(str(key), list(cls.PARAMS), n=1, cutoff=0.5)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ScenarioError(f"{loc.at('plant.params.' + str(key))}: unknown parameter {key!r} of plant "
+                                f"{sc.plant.name!r}{hint} (valid: {', '.join(cls.PARAMS)})")
+    name = sc.actuation.name
+    if name is not None and name not in ACTUATORS:
+        near = difflib.get_close_matches(name, list(ACTUATORS), n=1, cutoff=0.5)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ScenarioError(f"{loc.at('actuation.name')}: unknown actuator {name!r}{hint} (known: {', '.join(sorted(ACTUATORS))})")
+
+
 def _from_dict(data: Any, loc: Location) -> Scenario:
     sc = validate(Scenario, data, loc)
     _check_controller(sc, loc)
+    _check_plant(sc, loc)
     sc.source = loc.source
     return sc
 
@@ -229,12 +252,7 @@ def _build_path(sc: Scenario):
         if "format" not in params:
             raise ScenarioError(f"{sc.source}: path.format {pc.format!r}: this version reads formats from the content only (use 'auto')")
         kw["format"] = pc.format
-    source = pc.source
-    if not Path(source).exists() and sc.source not in ("<dict>", "--set", "<default scenario>"):
-        rel = Path(sc.source).parent / source  # files relative to the scenario file
-        if rel.exists():
-            source = str(rel)
-    path = load_path(source, **kw)
+    path = load_path(_resolve_file(sc, pc.source), **kw)
     if pc.width_left is not None or pc.width_right is not None or name:
         import numpy as np
 
@@ -274,15 +292,45 @@ def _accepted(func: Callable, kw: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kw.items() if k in params}
 
 
+def _resolve_file(sc: Scenario, name: str) -> str:
+    """A file named in a scenario: as given when it exists, else relative to the scenario file."""
+    if not Path(name).exists() and sc.source not in ("<dict>", "--set", "<default scenario>"):
+        rel = Path(sc.source).parent / name
+        if rel.exists():
+            return str(rel)
+    return name
+
+
 def _build_corridor(sc: Scenario, path):
-    obstacles = sc.environment.obstacles
-    if not obstacles:
+    env_cfg = sc.environment
+    if not env_cfg.obstacles and env_cfg.grid.image is None:
         return None
     try:
         from . import environment as env
     except ImportError:
-        raise ScenarioError(f"{sc.source}: environment.obstacles need mpc_tracking.environment, not in this version") from None
-    return env.corridor_from_config(path, [asdict(o) for o in obstacles])
+        raise ScenarioError(f"{sc.source}: environment needs mpc_tracking.environment, not in this version") from None
+    obstacles = []
+    for i, o in enumerate(env_cfg.obstacles):
+        where = f"{sc.source}: environment.obstacles.{i}"
+        if o.type == "circle":
+            if o.center is None or o.radius is None:
+                raise ScenarioError(f"{where}: a circle needs center [x, y] and radius")
+            if o.velocity is not None and any(o.velocity):
+                obstacles.append(env.MovingCircle(o.center, o.radius, o.velocity))
+            else:
+                obstacles.append(env.CircleObstacle(o.center, o.radius))
+        else:
+            if o.points is None or len(o.points) < 3:
+                raise ScenarioError(f"{where}: a polygon needs at least 3 points [[x, y], ...]")
+            if o.velocity is not None and any(o.velocity):
+                raise ScenarioError(f"{where}: moving obstacles must be circles")
+            obstacles.append(env.PolygonObstacle(o.points))
+    grid = None
+    g = env_cfg.grid
+    if g.image is not None:
+        grid = env.OccupancyGrid.from_image(_resolve_file(sc, g.image), g.origin, g.resolution,
+                                            threshold=g.threshold, outside_free=g.outside_free)
+    return env.ObstacleCorridor(path, obstacles, grid=grid)
 
 
 def _build_vehicle(sc: Scenario):

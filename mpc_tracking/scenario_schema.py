@@ -19,7 +19,7 @@ from .errors import ScenarioError
 from .mpc_settings import LINEARIZATIONS, MODES, WARM_STARTS, MPCSettings
 
 __all__ = [
-    "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "EnvironmentConfig", "VehicleConfig",
+    "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
     "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
     "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS",
 ]
@@ -82,10 +82,22 @@ class ObstacleConfig:
 
 
 @dataclass
+class GridConfig:
+    """Occupancy grid from an image (light pixels free); null image: no grid."""
+
+    image: str | None = _f(None, "str?", "PNG file (relative to the scenario file)")
+    origin: list = _f([0.0, 0.0], "point?", "world position of the lower-left pixel corner [x, y] [m]")
+    resolution: float = _f(0.05, "float", "cell size [m]")
+    threshold: float = _f(0.5, "float", "grey level above which a pixel is free (0..1)")
+    outside_free: bool = _f(False, "bool", "treat space outside the image as free")
+
+
+@dataclass
 class EnvironmentConfig:
-    """Obstacles that shape the corridor."""
+    """Obstacles and an occupancy grid that shape the corridor."""
 
     obstacles: list = _f([], "obstacles", "list of obstacles")
+    grid: GridConfig = field(default_factory=GridConfig, metadata={"kind": "section"})
 
 
 @dataclass

@@ -152,9 +152,22 @@ def test_run_scenario_short_and_records_scenario():
 
 
 def test_unknown_plant_names_known_ones():
-    sc = default_scenario().with_overrides({"plant.name": "hovercraft"})
-    with pytest.raises(KeyError, match="known models: .*kinematic_bicycle"):
-        build(sc)
+    with pytest.raises(ScenarioError, match="known models: .*kinematic_bicycle"):
+        default_scenario().with_overrides({"plant.name": "hovercraft"})
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("plant:\n  name: hovercraft\n", r"sc\.yaml:2: plant\.name: unknown motion model 'hovercraft'"),
+        ("plant:\n  name: kinematic_bicycle\n  params:\n    wheelbse: 2.5\n",
+         r"sc\.yaml:4: unknown parameter 'wheelbse' of plant 'kinematic_bicycle'; did you mean 'wheelbase'"),
+        ("actuation:\n  name: direkt\n", r"sc\.yaml:2: unknown actuator 'direkt'; did you mean 'direct'"),
+    ],
+)
+def test_bad_plant_sections(tmp_path, text, match):
+    with pytest.raises(ScenarioError, match=match):
+        load_scenario(_write(tmp_path, text))
 
 
 @pytest.mark.parametrize("f", sorted(DEMOS.glob("*.yaml")), ids=lambda f: f.name)
@@ -180,3 +193,24 @@ def test_bundled_scenarios_cover_every_mode_and_plant():
     scs = [load_scenario(f) for f in DEMOS.glob("*.yaml")]
     assert {s.controller.mode for s in scs} >= set(MODES)
     assert {s.plant.name for s in scs} >= {"kinematic_bicycle", "unicycle", "simple_car", "ackermann3d"} & set(available_models())
+
+
+def test_obstacles_and_grid_build_a_corridor(tmp_path):
+    pytest.importorskip("mpc_tracking.environment", reason="needs mpc_tracking.environment")
+    from PIL import Image
+
+    img = np.full((100, 200), 255, dtype=np.uint8)  # 20 m x 10 m at 0.1 m, all free ...
+    img[:, 100:110] = 0                              # ... but a wall at x in [0, 1) m
+    Image.fromarray(img).save(tmp_path / "grid.png")
+    (tmp_path / "sc.yaml").write_text(
+        "path: {corners: [[-10, 0], [10, 0]], closed: false, ds: 0.2, width_left: 4, width_right: 4}\n"
+        "environment:\n  obstacles:\n    - {type: circle, center: [5, 1], radius: 0.5}\n"
+        "  grid: {image: grid.png, origin: [-10, -5], resolution: 0.1, outside_free: true}\n"
+    )
+    sc = load_scenario(tmp_path / "sc.yaml")
+    path, mpc, *_ = build(sc)
+    lb, ub = mpc.corridor.bounds(np.array([2.0, 15.0]), e_y0=0.0)  # s = 2 m: x = -8 (free); s = 15: x = 5 (circle)
+    assert lb[0] == pytest.approx(-4.0, abs=0.2) and ub[0] == pytest.approx(4.0, abs=0.2)
+    assert ub[1] == pytest.approx(0.5, abs=0.15)  # the circle (centre 1 m left, r 0.5) caps the left side
+    with pytest.raises(ScenarioError, match=r"obstacles\.0: a circle needs center"):
+        build(load_scenario({"environment": {"obstacles": [{"type": "circle", "radius": 1.0}]}}))
