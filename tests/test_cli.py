@@ -148,3 +148,27 @@ def test_help_everywhere(capsys):
         assert exc.value.code == 0
     out = capsys.readouterr().out
     assert "--set KEY=VALUE" in out and "--fps" in out
+
+
+class _FakeTTY:
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_progress_bar_only_on_a_terminal_and_not_quiet(tmp_path, monkeypatch, capsys, quiet):
+    fake = _FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    argv = ["run", QUICK, "--no-plots", "--out", str(tmp_path), "--set", "simulation.t_max=1"] + (["--quiet"] if quiet else [])
+    assert main(argv) == 0
+    assert ("sim s" in fake.text) is (not quiet)
+    assert (capsys.readouterr().out == "") is quiet
