@@ -65,7 +65,12 @@ class ReferencePath(ProjectionMixin):
         Speed profile [m/s] (see :mod:`mpc_tracking.speed_profile`).
     length : float
         Total arc length [m] (for a closed path including the closing segment).
+    obstacles : tuple
+        Obstacles that came with the path (YAML courses), for
+        :class:`mpc_tracking.environment.ObstacleCorridor`; empty by default.
     """
+
+    obstacles: tuple = ()
 
     def __init__(
         self,
@@ -404,8 +409,18 @@ class ReferencePath(ProjectionMixin):
         """Text form of :meth:`describe`."""
         return format_description(self.describe(noise_window))
 
-    def with_speed_profile(self, v_ref: Any) -> "ReferencePath":
-        """Return a shallow copy carrying the speed profile ``v_ref`` (shape (n,), m/s)."""
+    def with_speed_profile(self, v_ref: Any = None, **limits: Any) -> "ReferencePath":
+        """Return a shallow copy carrying a speed profile.
+
+        Either ``v_ref`` (shape (n,), m/s) or the limits of
+        :func:`mpc_tracking.speed_profile.speed_profile` (``v_max, a_y_max, a_max, a_brake, ...``).
+        """
+        if v_ref is None:
+            from .speed_profile import speed_profile
+
+            v_ref = speed_profile(self, **limits)
+        elif limits:
+            raise PathError(f"with_speed_profile: give v_ref or limits, not both (got {sorted(limits)})")
         v = np.asarray(v_ref, dtype=float).reshape(-1)
         if v.size != self.n or not np.all(np.isfinite(v)) or np.any(v < 0):
             raise PathError(f"v_ref: expected {self.n} finite speeds >= 0 m/s")
