@@ -270,26 +270,22 @@ def _apply_speed_profile(sc: Scenario, path):
     if not sp.enabled:
         return path
     try:
-        from . import speed_profile as spm
+        from .speed_profile import speed_profile
     except ImportError:
         raise ScenarioError(f"{sc.source}: speed_profile.enabled needs mpc_tracking.speed_profile, not in this version") from None
     c = sc.controller
-    limits = {
-        "v_max": sp.v_max if sp.v_max is not None else c.v_max,
-        "a_y_max": sp.a_y_max if sp.a_y_max is not None else c.a_y_max,
-        "accel_max": sp.accel_max if sp.accel_max is not None else c.accel_max,
-        "decel_max": sp.decel_max if sp.decel_max is not None else c.decel_max,
-    }
-    v = spm.speed_profile(path, **_accepted(spm.speed_profile, limits))
-    v = getattr(v, "v", v)
+    try:
+        v = speed_profile(
+            path,
+            v_max=sp.v_max if sp.v_max is not None else c.v_max,
+            a_y_max=sp.a_y_max if sp.a_y_max is not None else c.a_y_max,
+            a_max=sp.accel_max if sp.accel_max is not None else c.accel_max,
+            a_brake=sp.decel_max if sp.decel_max is not None else c.decel_max,
+            friction_ellipse=sp.friction_ellipse,
+        )
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{sc.source}: speed_profile: {exc}") from None
     return path.with_speed_profile(v)
-
-
-def _accepted(func: Callable, kw: dict[str, Any]) -> dict[str, Any]:
-    params = inspect.signature(func).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return kw
-    return {k: v for k, v in kw.items() if k in params}
 
 
 def _resolve_file(sc: Scenario, name: str) -> str:

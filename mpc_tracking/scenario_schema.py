@@ -67,6 +67,7 @@ class SpeedProfileConfig:
     a_y_max: float | None = _f(None, "float?", "lateral acceleration [m/s^2] (default controller.a_y_max)")
     accel_max: float | None = _f(None, "float?", "acceleration [m/s^2] (default controller.accel_max)")
     decel_max: float | None = _f(None, "float?", "braking [m/s^2] (default controller.decel_max)")
+    friction_ellipse: bool = _f(False, "bool", "combine a_x and a_y on a friction ellipse")
 
 
 @dataclass

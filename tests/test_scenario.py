@@ -214,3 +214,14 @@ def test_obstacles_and_grid_build_a_corridor(tmp_path):
     assert ub[1] == pytest.approx(0.5, abs=0.15)  # the circle (centre 1 m left, r 0.5) caps the left side
     with pytest.raises(ScenarioError, match=r"obstacles\.0: a circle needs center"):
         build(load_scenario({"environment": {"obstacles": [{"type": "circle", "radius": 1.0}]}}))
+
+
+def test_speed_profile_section_sets_v_ref():
+    pytest.importorskip("mpc_tracking.speed_profile", reason="needs mpc_tracking.speed_profile")
+    sc = default_scenario().with_overrides({"speed_profile.enabled": True, "speed_profile.v_max": 11.0})
+    path, mpc, *_ = build(sc)
+    assert path.v_ref is not None and mpc.path.v_ref is not None
+    assert np.max(path.v_ref) <= 11.0 + 1e-9
+    limit = np.sqrt(sc.controller.a_y_max / np.maximum(np.abs(path.kappa), 1e-9))
+    assert np.all(path.v_ref <= limit + 1e-6)
+    assert np.min(path.v_ref) < 10.0  # slower in the bends than on the straights
