@@ -99,6 +99,8 @@ def test_kinematic_bicycle_actuator_dynamics():
     (lambda: create_model("unicycle").step(0.0, 0.1, [np.inf, 0.0]), ModelError, "input must be finite"),
     (lambda: create_model("simple_car").step(0.0, 0.1, [1.0]), ModelError, "expected 2 inputs"),
     (lambda: create_model("unicycle").step(0.0, -0.1, [0.0, 0.0]), ModelError, "dt must be a positive"),
+    (lambda: setattr(create_model("unicycle"), "state", [0.0, np.nan, 0.0, 0.0]), ModelError, "4 finite values"),
+    (lambda: setattr(create_model("simple_car"), "state", [0.0, 0.0]), ModelError, "4 finite values"),
 ])
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
