@@ -16,8 +16,9 @@ run wall times / the same sum in the serial sweep. All figures come from one pro
 the 1-minute load average before the run is recorded (other work on the machine lowers the
 efficiency).
 
-Part 2 -- horizon study: one lap of a bundled circuit (default ``oval``, starting on the line)
-for N in ``--horizons``, run serially; RMS e_y, lap time and solve time vs N. Writes
+Part 2 -- horizon study: one lap of a bundled circuit (default ``oval``, starting on the line,
+driven hard: v_max 20 m/s, a_y_max 8 m/s^2; change with ``--set KEY=VALUE``) for N in
+``--horizons``, run serially; RMS e_y, lap time and solve time vs N. Writes
 ``horizon_study.csv`` and ``horizon_study.png`` (metrics vs N + the Pareto front with the
 recommended N marked) to the results folder.
 
@@ -40,7 +41,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from mpc_tracking.scenario import default_scenario  # noqa: E402
+from mpc_tracking.scenario import default_scenario, parse_set_option  # noqa: E402
 from mpc_tracking.tuning import sweep  # noqa: E402
 from mpc_tracking.tuning_executors import dask_client  # noqa: E402
 
@@ -108,8 +109,12 @@ def executors(t_max: float | None, noop_runs: int) -> dict:
     return out
 
 
-def horizon_study(out: Path, path: str, horizons: list[int], within: float) -> dict:
-    sc = default_scenario().with_overrides({"path.source": path, "simulation.e_y0": 0.0})
+STUDY_SET = ["simulation.e_y0=0", "controller.v_max=20", "controller.a_y_max=8"]
+
+
+def horizon_study(out: Path, path: str, horizons: list[int], within: float, settings: list[str]) -> dict:
+    overrides = dict(parse_set_option(s) for s in settings)
+    sc = default_scenario().with_overrides({"path.source": path, **overrides})
     tmp = Path(tempfile.mkdtemp(prefix="horizon_study_"))
     try:
         # serial: solve times are not disturbed by a second run on the other core
@@ -126,12 +131,12 @@ def horizon_study(out: Path, path: str, horizons: list[int], within: float) -> d
     axes += [fig.add_subplot(gs[i, 0], sharex=axes[0]) for i in (1, 2)]
     res.plot_metrics(metrics=("rms_e_y", "lap_time", "solve_time_median"), axes=axes)
     res.plot_pareto(chosen=rec, ax=fig.add_subplot(gs[:, 1]))
-    fig.suptitle(f"horizon study: one lap of '{path}', kinematic bicycle, start on the line")
+    fig.suptitle(f"horizon study: one lap of '{path}', kinematic bicycle ({', '.join(settings)})")
     fig.savefig(out / "horizon_study.png", dpi=110)
     table = [{k: r.get(k) for k in ("controller.horizon", "status", "lap_completed", "lap_time", "rms_e_y",
                                     "max_abs_e_y", "solve_time_median", "solve_time_p95", "solve_time_max",
                                     "infeasible_steps", "corridor_violation_steps", "wall_time")} for r in res.rows]
-    return {"path": path, "rows": table, "recommendation": rec.summary() if rec else None,
+    return {"path": path, "settings": settings, "rows": table, "recommendation": rec.summary() if rec else None,
             "recommended_horizon": rec.value if rec else None}
 
 
@@ -143,6 +148,8 @@ def main() -> None:
     ap.add_argument("--path", default="oval", help="bundled circuit of the horizon study")
     ap.add_argument("--horizons", type=int, nargs="+", default=[10, 20, 30, 50, 80])
     ap.add_argument("--within", type=float, default=0.05, help="recommendation tolerance (fraction)")
+    ap.add_argument("--set", action="append", default=None, metavar="KEY=VALUE",
+                    help=f"scenario overrides of the horizon study (default {' '.join(STUDY_SET)})")
     ap.add_argument("--skip-executors", action="store_true")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -151,7 +158,8 @@ def main() -> None:
     report = {}
     if not args.skip_executors:
         report["executors"] = executors(args.t_max, args.noop_runs)
-    report["horizon_study"] = horizon_study(out, args.path, args.horizons, args.within)
+    report["horizon_study"] = horizon_study(out, args.path, args.horizons, args.within,
+                                            STUDY_SET if args.set is None else args.set)
     text = json.dumps(report, indent=1, default=str)
     print(text)
     (out / "sweep.json").write_text(text + "\n")
