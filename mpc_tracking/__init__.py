@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .errors import (
+    ClusterError,
     InputError,
     ModelError,
     MPCTrackingError,
@@ -28,6 +29,7 @@ from .simulation import simulate
 from .path_io import load_path
 from .bundled import list_bundled
 from .scenario import Scenario, default_scenario, load_scenario, run_scenario
+from .tuning import SweepResult, sweep
 
 __version__ = "0.1.0"
 
@@ -41,4 +43,5 @@ __all__ = [
     "VehicleParams", "SpatialMPC", "MPCSettings", "MPCSolution", "SimulationResult", "simulate",
     "load_path", "list_bundled",
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
+    "sweep", "SweepResult", "ClusterError",
 ]
