@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .errors import InputError
-from .plotting import _ellipse_params, car_outline, new_figure, plot_obstacles, plot_path, scenario_obstacles
+from .plotting import _ellipse_params, _obstacle_geometry, car_outline, new_figure, plot_obstacles, plot_path, scenario_obstacles
 
 __all__ = ["animate", "render_frames", "frame_indices", "available_formats", "FORMATS"]
 
@@ -208,11 +208,11 @@ def _get(ob: Any, key: str):
 
 
 def _move(artist, ob: Any, t: float) -> None:
-    vel = np.asarray(_get(ob, "velocity"), dtype=float)
-    if _get(ob, "radius") is not None:
-        artist.set_center(tuple(np.asarray(_get(ob, "center"), dtype=float) + vel * t))
-    else:
-        artist.set_xy(np.asarray(_get(ob, "points"), dtype=float) + vel * t)
+    kind, geo = _obstacle_geometry(ob, t)
+    if kind == "circle":
+        artist.set_center(tuple(geo[0]))
+    elif kind == "polygon":
+        artist.set_xy(geo)
 
 
 def render_frames(result, *, fps: float = 20.0, speed: float = 1.0, every: int | None = None, dpi: int = 80,

@@ -81,7 +81,7 @@ def _load_with_overrides(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace, sc):
-    from .scenario import build, expected_duration
+    from .scenario import build, expected_duration, record_scenario
     from .simulation import simulate
 
     path, mpc, plant, actuator, kw = build(sc)
@@ -90,8 +90,7 @@ def _simulate(args: argparse.Namespace, sc):
         result = simulate(path, mpc, plant, actuator, on_step=on_step, **kw)
     finally:
         close()
-    result.info["scenario"] = sc.to_dict()
-    result.info["scenario_name"] = sc.name
+    record_scenario(result, sc)
     return result
 
 

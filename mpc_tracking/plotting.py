@@ -123,18 +123,25 @@ def plot_path(path, ax=None, *, obstacles: Sequence[Any] | None = None, fill: bo
 
 
 def scenario_obstacles(result) -> list:
-    """Obstacles recorded in a result's resolved scenario (``info["scenario"]``), else ``[]``."""
-    sc = (getattr(result, "info", None) or {}).get("scenario") or {}
+    """Obstacles of a run: ``info["obstacles"]`` (see :func:`mpc_tracking.scenario.obstacle_records`),
+    else those of the resolved scenario ``info["scenario"]``, else ``[]``."""
+    info = getattr(result, "info", None) or {}
+    if info.get("obstacles") is not None:
+        return list(info["obstacles"])
+    sc = info.get("scenario") or {}
     return list((sc.get("environment") or {}).get("obstacles") or [])
 
 
 def _obstacle_geometry(ob: Any, t: float) -> tuple[str, Any]:
     get = ob.get if isinstance(ob, dict) else (lambda k, d=None: getattr(ob, k, d))
-    vel = np.asarray(get("velocity") or (0.0, 0.0), dtype=float)
+    v = get("velocity")
+    vel = np.zeros(2) if v is None else np.asarray(v, dtype=float)
+    dt = t - float(get("t0") or 0.0)
     if get("radius") is not None and get("center") is not None:
-        return "circle", (np.asarray(get("center"), dtype=float) + vel * t, float(get("radius")))
-    if get("points") is not None:
-        return "polygon", np.asarray(get("points"), dtype=float) + vel * t
+        return "circle", (np.asarray(get("center"), dtype=float) + vel * dt, float(get("radius")))
+    pts = get("points") if get("points") is not None else get("vertices")
+    if pts is not None:
+        return "polygon", np.asarray(pts, dtype=float) + vel * dt
     return "unknown", None
 
 

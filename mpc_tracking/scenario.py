@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+import numpy as np
 import yaml
 
 from .errors import InputError, MPCTrackingError, ScenarioError
@@ -29,7 +30,7 @@ from .scenario_schema import Location, ScenarioBase, compose_marks, validate
 
 __all__ = [
     "Scenario", "load_scenario", "default_scenario", "build", "run_scenario", "parse_set_option",
-    "DEFAULT_SCENARIO",
+    "DEFAULT_SCENARIO", "obstacle_records", "record_scenario",
 ]
 
 logger = logging.getLogger(__name__)
@@ -254,8 +255,6 @@ def _build_path(sc: Scenario):
         kw["format"] = pc.format
     path = load_path(_resolve_file(sc, pc.source), **kw)
     if pc.width_left is not None or pc.width_right is not None or name:
-        import numpy as np
-
         wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
         wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
         path = ReferencePath.from_waypoints(
@@ -297,9 +296,29 @@ def _resolve_file(sc: Scenario, name: str) -> str:
     return name
 
 
+def obstacle_records(scenario: Scenario, path=None) -> list[dict[str, Any]]:
+    """Every obstacle of a run as a plain dict (scenario ones and those a path file carries).
+
+    Keys: ``type`` ("circle" or "polygon"), ``center`` + ``radius`` or ``points``, ``velocity``
+    (None when static), ``t0`` [s] (time at which a moving circle is at ``center``).
+    """
+    out = [dict(asdict(o), t0=0.0) for o in scenario.environment.obstacles]
+    for ob in getattr(path, "obstacles", None) or []:
+        vel = getattr(ob, "velocity", None)
+        rec: dict[str, Any] = {"velocity": None if vel is None else [float(c) for c in vel],
+                               "t0": float(getattr(ob, "t0", 0.0)), "name": None}
+        if hasattr(ob, "radius"):
+            rec.update(type="circle", center=[float(c) for c in ob.center], radius=float(ob.radius), points=None)
+        else:
+            rec.update(type="polygon", points=np.asarray(ob.vertices, dtype=float).tolist(), center=None, radius=None)
+        out.append(rec)
+    return out
+
+
 def _build_corridor(sc: Scenario, path):
     env_cfg = sc.environment
-    if not env_cfg.obstacles and env_cfg.grid.image is None:
+    path_obstacles = list(getattr(path, "obstacles", None) or [])
+    if not env_cfg.obstacles and env_cfg.grid.image is None and not path_obstacles:
         return None
     try:
         from . import environment as env
@@ -326,7 +345,7 @@ def _build_corridor(sc: Scenario, path):
     if g.image is not None:
         grid = env.OccupancyGrid.from_image(_resolve_file(sc, g.image), g.origin, g.resolution,
                                             threshold=g.threshold, outside_free=g.outside_free)
-    return env.ObstacleCorridor(path, obstacles, grid=grid)
+    return env.ObstacleCorridor(path, obstacles + path_obstacles, grid=grid)
 
 
 def _build_vehicle(sc: Scenario):
@@ -409,9 +428,15 @@ def run_scenario(scenario: Scenario, on_step: Callable[[int, float], None] | Non
 
     path, mpc, plant, actuator, kw = build(scenario)
     result = simulate(path, mpc, plant, actuator, on_step=on_step, **kw)
+    record_scenario(result, scenario)
+    return result
+
+
+def record_scenario(result, scenario: Scenario) -> None:
+    """Store the resolved scenario and the run's obstacles in ``result.info`` (saved with the result)."""
     result.info["scenario"] = scenario.to_dict()
     result.info["scenario_name"] = scenario.name
-    return result
+    result.info["obstacles"] = obstacle_records(scenario, result.path)
 
 
 def expected_duration(scenario: Scenario, path=None) -> float:

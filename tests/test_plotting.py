@@ -15,7 +15,7 @@ from mpc_tracking.scenario import default_scenario, run_scenario
 def result():
     sc = default_scenario().with_overrides({"simulation.t_max": 3.0, "controller.horizon": 15})
     r = run_scenario(sc)
-    r.info["scenario"]["environment"]["obstacles"] = [
+    r.info["obstacles"] = [
         {"type": "circle", "center": [0.0, -20.0], "radius": 1.0, "velocity": None},
         {"type": "polygon", "points": [[10, 18], [14, 18], [14, 22]], "velocity": None},
     ]
