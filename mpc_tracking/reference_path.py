@@ -377,8 +377,8 @@ class ReferencePath(ProjectionMixin):
             "y": y,
             "psi": psi,
             "kappa": kap,
-            "width_left": self.width_left[ii] + w * (self.width_left[j] - self.width_left[ii]),
-            "width_right": self.width_right[ii] + w * (self.width_right[j] - self.width_right[ii]),
+            "width_left": _lerp(self.width_left[ii], self.width_left[j], w),
+            "width_right": _lerp(self.width_right[ii], self.width_right[j], w),
             "v_ref": None,
         }
         if self.v_ref is not None:
@@ -428,3 +428,9 @@ class ReferencePath(ProjectionMixin):
         new.__dict__.update(self.__dict__)
         new.v_ref = v
         return new
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Linear interpolation that keeps ``inf`` widths infinite (no ``inf - inf``)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(a == b, a, a + w * (b - a))
