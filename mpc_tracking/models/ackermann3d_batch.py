@@ -174,16 +174,14 @@ class Ackermann3DBatch:
             scale = np.minimum(Fmax / np.sqrt(mag2 + (P.eps_force + Fmax * Fmax)), 1.0)
         Fx *= scale
         Fy *= scale
-        # body-frame force per wheel and its moment about the CG
+        # body-frame force per wheel f_i = (gx, gy, 0) + Fz R^T e_z and its moment sum r_i x f_i about the CG
         gx = Fx * c - Fy * s
         gy = Fx * s + Fy * c
-        fbx = gx + Fz * R20
-        fby = gy + Fz * R21
-        fbz = Fz * R22
-        tx = (ry * fbz).sum(axis=0) - rz * fby.sum(axis=0)
-        ty = rz * fbx.sum(axis=0) - (rx * fbz).sum(axis=0)
-        tz = (rx * fby - ry * fbx).sum(axis=0)
         Gx, Gy, Fzs = gx.sum(axis=0), gy.sum(axis=0), Fz.sum(axis=0)
+        Mx, My = (rx * Fz).sum(axis=0), (ry * Fz).sum(axis=0)  # first moments of the normal loads
+        tx = R22 * My - rz * (Gy + Fzs * R21)
+        ty = rz * (Gx + Fzs * R20) - R22 * Mx
+        tz = (rx * gy - ry * gx).sum(axis=0) + R21 * Mx - R20 * My
         im = 1.0 / P.mass
         dv = np.array([(R00 * Gx + R01 * Gy) * im, (R10 * Gx + R11 * Gy) * im,
                        (R20 * Gx + R21 * Gy + Fzs) * im - P.gravity])
