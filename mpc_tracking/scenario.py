@@ -203,7 +203,13 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
         raise ScenarioError(f"{where}: not valid YAML ({problem})") from None
     if data is not None and not isinstance(data, dict):
         raise ScenarioError(f"{p}:1: expected a mapping of sections (path, controller, ...), got {type(data).__name__}")
-    return _from_dict(data or {}, Location(str(p), marks))
+    sc = _from_dict(data or {}, Location(str(p), marks))
+    # files named relative to the scenario file are stored resolved, so to_dict() is self-contained
+    if sc.path.source is not None:
+        sc.path.source = _resolve_file(sc, sc.path.source)
+    if sc.environment.grid.image is not None:
+        sc.environment.grid.image = _resolve_file(sc, sc.environment.grid.image)
+    return sc
 
 
 def default_scenario() -> Scenario:

@@ -225,3 +225,18 @@ def test_speed_profile_section_sets_v_ref():
     limit = np.sqrt(sc.controller.a_y_max / np.maximum(np.abs(path.kappa), 1e-9))
     assert np.all(path.v_ref <= limit + 1e-6)
     assert np.min(path.v_ref) < 10.0  # slower in the bends than on the straights
+
+
+def test_files_relative_to_the_scenario_are_resolved(tmp_path, monkeypatch):
+    from mpc_tracking.bundled import bundled_file
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "track.csv").write_text(bundled_file("oval").read_text())
+    (sub / "sc.yaml").write_text("path: {source: track.csv, ds: 1.0}\n")
+    monkeypatch.chdir(tmp_path)
+    sc = load_scenario(sub / "sc.yaml")
+    assert Path(sc.path.source).resolve() == (sub / "track.csv").resolve()
+    again = load_scenario(sc.to_dict())  # self-contained: loads from a dict elsewhere
+    path, *_ = build(again)
+    assert path.name == "track"
