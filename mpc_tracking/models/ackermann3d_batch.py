@@ -60,6 +60,7 @@ class Ackermann3DBatch:
         self._h_max = self.P.substep()
         self._delta = None
         self._steps = 0
+        self._E = np.empty((3, 3, self.n))  # buffer for exp([w h]x)
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -245,24 +246,36 @@ class Ackermann3DBatch:
             self.v += h * dv
             self.w += h * f["dw"]
             self.p += h * self.v
-            self.R = np.einsum("ikn,kjn->ijn", self.R, _exp_small(h * self.w))
+            self.R = np.einsum("ikn,kjn->ijn", self.R, _exp_small(h * self.w, self._E))
         self._steps += k
         if self._steps >= 64:  # exp([w h]x) is orthogonal to rounding; re-orthonormalize every 64 substeps
             self.R = orthonormalize(self.R)
             self._steps = 0
 
 
-def _exp_small(phi: np.ndarray) -> np.ndarray:
-    """so3_exp for (3, n) rotation vectors, with the Taylor series when every angle is < 0.01 rad."""
+def _exp_small(phi: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """so3_exp for (3, n) rotation vectors, with the Taylor series when every angle is < 0.01 rad.
+
+    ``out`` (3, 3, n) is filled and returned when given (no allocation of the result).
+    """
     x, y, z = phi
     xx, yy, zz = x * x, y * y, z * z
     th2 = xx + yy + zz
     if float(th2.max()) >= 1e-4:
         return so3_exp(phi)
+    E = np.empty((3, 3, phi.shape[1])) if out is None else out
     a = 1.0 - th2 * (1.0 / 6.0 - th2 / 120.0)  # sin(t)/t, error < t^6/5040 ~ 2e-16
     b = 0.5 - th2 * (1.0 / 24.0 - th2 / 720.0)  # (1 - cos t)/t^2
     ax, ay, az = a * x, a * y, a * z
-    bxy, bxz, byz = b * x * y, b * x * z, b * y * z
-    return np.array([[1.0 - b * (yy + zz), bxy - az, bxz + ay],
-                     [bxy + az, 1.0 - b * (xx + zz), byz - ax],
-                     [bxz - ay, byz + ax, 1.0 - b * (xx + yy)]])
+    bx = b * x
+    bxy, bxz, byz = bx * y, bx * z, b * y * z
+    np.subtract(1.0, b * (yy + zz), out=E[0, 0])
+    np.subtract(bxy, az, out=E[0, 1])
+    np.add(bxz, ay, out=E[0, 2])
+    np.add(bxy, az, out=E[1, 0])
+    np.subtract(1.0, b * (xx + zz), out=E[1, 1])
+    np.subtract(byz, ax, out=E[1, 2])
+    np.subtract(bxz, ay, out=E[2, 0])
+    np.add(byz, ax, out=E[2, 1])
+    np.subtract(1.0, b * (xx + yy), out=E[2, 2])
+    return E
