@@ -15,6 +15,7 @@ Examples
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -190,6 +191,15 @@ def _progress(total: int, initial: int, enabled: bool | None):
     return tqdm(total=total, initial=initial, unit="run", desc="sweep", dynamic_ncols=True, file=sys.stderr)
 
 
+def _logging_redirect():
+    """Log records go through tqdm.write while the bar is shown (no torn bar lines)."""
+    try:
+        from tqdm.contrib.logging import logging_redirect_tqdm
+    except ImportError:  # pragma: no cover - old tqdm
+        return contextlib.nullcontext()
+    return logging_redirect_tqdm()
+
+
 def sweep(
     scenario: Any,
     grid: Mapping[str, Any] | Sequence[Mapping[str, Any]],
@@ -302,35 +312,31 @@ def sweep(
 
     rows_iter = iter_runs(_execute, {"scenario": payload, "runner": runner}, tasks, _failed_row,
                           executor=executor, dask=dask, workers=workers, connect_timeout=connect_timeout)
-    writer = None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out / META_NAME, meta)
-        columns = list(_HEAD) + params + [m for m in METRIC_FIELDS] + list(_TAIL)
-        writer = SweepWriter(out, columns, existing=done)
+    writer = bar = None
     rows = list(done)
-    bar = _progress(len(tasks) + len(done), len(done), progress)
     n_bad = sum(r.get("status") != "ok" for r in done)
     logger.info("sweep: %d runs to launch (%d already done)", len(tasks), len(done))
-    try:
+    with contextlib.ExitStack() as stack:
+        stack.callback(getattr(rows_iter, "close", lambda: None))  # stop the executor / cluster last
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(out / META_NAME, meta)
+            writer = SweepWriter(out, list(_HEAD) + params + list(METRIC_FIELDS) + list(_TAIL), existing=done)
+            stack.callback(writer.close)
+        bar = _progress(len(tasks) + len(done), len(done), progress)
+        if bar is not None:
+            stack.callback(bar.close)
+            stack.enter_context(_logging_redirect())
         for row in rows_iter:
             rows.append(row)
             n_bad += row.get("status") != "ok"
             if writer is not None:
                 writer.append(row)
             if bar is not None:
-                bar.set_postfix(ok=len(rows) - n_bad, failed=n_bad, refresh=False)
+                bar.set_postfix_str(f"ok={len(rows) - n_bad}, failed={n_bad}", refresh=False)
                 bar.update(1)
             if row.get("status") != "ok":
                 logger.warning("run %d %s: %s", row["index"], _short(row, params), row.get("error"))
-    finally:
-        if bar is not None:
-            bar.close()
-        if writer is not None:
-            writer.close()
-        close = getattr(rows_iter, "close", None)
-        if close is not None:
-            close()
     rows.sort(key=lambda r: r["index"])
     files = {} if writer is None else {"csv": writer.csv_path, "jsonl": writer.jsonl_path, "json": writer.json_path}
     return SweepResult(rows=rows, params=params, out=out, skipped=len(done), wall_time=time.perf_counter() - t0,

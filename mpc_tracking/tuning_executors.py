@@ -12,6 +12,7 @@ import logging
 import os
 import uuid
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator
 
 from .errors import ClusterError, InputError
@@ -45,11 +46,16 @@ def _iter_serial(work: Work, common: Any, tasks: list[dict], fail: Fail) -> Iter
 
 def _iter_futures(pool: Executor, work: Work, common: Any, tasks: list[dict], fail: Fail) -> Iterator[dict]:
     futures = {pool.submit(work, common, task): task for task in tasks}
+    broken = False
     try:
         for fut in as_completed(futures):
             try:
                 yield fut.result()
             except Exception as exc:  # e.g. BrokenProcessPool: a worker died
+                if isinstance(exc, BrokenProcessPool) and not broken:
+                    broken = True
+                    logger.warning("a worker process died (%s); a script that starts a process sweep needs "
+                                   "the `if __name__ == '__main__':` guard", exc)
                 yield fail(futures[fut], exc)
     finally:
         for fut in futures:
