@@ -26,7 +26,11 @@ from .mpc import SpatialMPC
 from .mpc_settings import MPCSettings, MPCSolution
 from .results import SimulationResult
 from .simulation import simulate
-from .path_io import load_path
+from .path_io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
+from .speed_profile import speed_profile
+from .environment import (
+    CircleObstacle, MovingCircle, ObstacleCorridor, OccupancyGrid, PolygonObstacle, TrackCorridor, car_bounds,
+)
 from .bundled import list_bundled
 from .scenario import Scenario, default_scenario, load_scenario, run_scenario
 from .tuning import SweepResult, sweep
@@ -42,6 +46,9 @@ __all__ = [
     "plugin_errors", "reload_plugins", "ACTUATORS", "Actuator", "make_actuator", "register_actuator",
     "VehicleParams", "SpatialMPC", "MPCSettings", "MPCSolution", "SimulationResult", "simulate",
     "load_path", "list_bundled",
+    "read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "speed_profile",
+    "CircleObstacle", "MovingCircle", "PolygonObstacle", "ObstacleCorridor", "OccupancyGrid", "TrackCorridor",
+    "car_bounds",
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
     "sweep", "SweepResult", "ClusterError",
 ]

@@ -58,6 +58,14 @@ class Projection:
         return iter((self.s, self.e_y, self.e_psi))
 
 
+_SCALARS = (float, int, np.floating, np.integer)
+
+
+def _is_scalar(v: Any) -> bool:
+    """Cheap scalar test (``np.ndim`` costs microseconds on the hot path)."""
+    return isinstance(v, _SCALARS) or (isinstance(v, np.ndarray) and v.ndim == 0)
+
+
 class ProjectionMixin:
     """``project`` for a path with the arrays set by ``ReferencePath._finish``."""
 
@@ -105,7 +113,7 @@ class ProjectionMixin:
         Projection
             ``(s, e_y, e_psi)`` with the shape of the input (floats for scalar input).
         """
-        if s_hint is not None and np.ndim(x) == 0 and np.ndim(y) == 0 and np.ndim(s_hint) == 0:
+        if s_hint is not None and _is_scalar(x) and _is_scalar(y) and _is_scalar(s_hint):
             out = self._project_scalar(x, y, psi, s_hint, window)
             if out is not None:
                 return out
