@@ -175,10 +175,17 @@ def test_batch_matches_scalar_path():
         np.testing.assert_allclose(batch.p[:, i], st[:3], atol=1e-10)
         np.testing.assert_allclose(batch.R[:, :, i].reshape(-1), st[3:12], atol=1e-10)
         np.testing.assert_allclose(batch.omega[:, i], st[18:22], atol=1e-8)
-    # xdot agrees with the accelerations the step uses
-    x = cars[1].state
-    xd = cars[1].xdot(x, [0.2, 0, 0, 0.03, 0.03])
-    np.testing.assert_allclose(xd[:3], x[12:15])
+    # xdot (scalar path) agrees with the batch accelerations at the same state
+    f = batch.forces(deltas, tau[:, None])
+    for i, c in enumerate(cars):
+        x = c.state
+        xd = c.xdot(x, [deltas[i], *tau])
+        np.testing.assert_allclose(xd[:3], x[12:15])
+        np.testing.assert_allclose(xd[3:12], (c.rotation @ np.array([[0, -x[17], x[16]], [x[17], 0, -x[15]],
+                                                                      [-x[16], x[15], 0]])).reshape(-1), atol=1e-12)
+        np.testing.assert_allclose(xd[12:15], f["dv"][:, i], atol=1e-9)
+        np.testing.assert_allclose(xd[15:18], f["dw"][:, i], atol=1e-9)
+        np.testing.assert_allclose(xd[18:22], f["domega"][:, i], atol=1e-6)
 
 
 def test_rotation_stays_orthonormal():
