@@ -14,8 +14,10 @@ Model, per wheel i with contact point r_i (body frame, z = -h):
   scaled back onto the friction circle ``sqrt(F_x^2 + F_y^2) <= mu F_z``.
 * Newton-Euler: ``m v' = sum f_i + m g``, ``I w' = sum r_i x f_i - w x I w``; every wheel
   ``I_w omega' = tau - r F_x - b_w omega``.
-* Semi-implicit Euler with ``R <- R exp([w dt]x)`` in substeps <= ``max_substep``, re-orthonormalized
-  after every :meth:`Ackermann3D.step`; optionally the wheel spin linearly implicit in its slip stiffness.
+* Semi-implicit Euler with ``R <- R exp([w dt]x)`` in equal substeps no longer than
+  :meth:`Ackermann3DParams.substep() <mpc_tracking.models.ackermann3d_params.Ackermann3DParams.substep>`
+  (``max_substep``, shortened to the contact and slip stability bounds), re-orthonormalized after every
+  :meth:`Ackermann3D.step`; by default the wheel spin is linearly implicit in its slip stiffness.
 
 Low-speed behaviour: the slip floor ``eps_v`` turns the tire law viscous below ``eps_v`` (bounded
 stiffness, no chatter) and zero slip velocity gives zero force (no creep at standstill); the
