@@ -295,3 +295,16 @@ def test_cli_bad_input(argv, match, tmp_path):
     args = _parser().parse_args(["sweep", "default", "--out", str(tmp_path), "--executor", "serial", *argv])
     with pytest.raises(InputError, match=match):
         args.func(args)
+
+
+def test_mpc_tracking_sweep_command_reports_bad_input(tmp_path, capsys):
+    from mpc_tracking.cli import main
+
+    base = ["sweep", "default", "--out", str(tmp_path), "--no-progress"]
+    assert main(base + ["--executor", "serial", "--grid", "controler.horizon=5"]) == 2
+    assert "did you mean 'controller'" in capsys.readouterr().err
+    assert main(base + ["--dask", _unreachable_address(), "--connect-timeout", "1", "--grid",
+                        "controller.horizon=5"]) == 2
+    assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+    assert main(base + ["--grid", "controller.horizon=5,6", "--max-runs", "1"]) == 2
+    assert "pass yes=True (--yes)" in capsys.readouterr().err
