@@ -11,7 +11,6 @@ Conventions: SI units, heading 0 along +x and counter-clockwise positive, latera
 """
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,6 @@ from .path_projection import Projection, ProjectionMixin, wrap_angle
 
 __all__ = ["ReferencePath", "Projection", "wrap_angle"]
 
-logger = logging.getLogger(__name__)
 
 
 class ReferencePath(ProjectionMixin):

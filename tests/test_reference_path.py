@@ -92,6 +92,17 @@ def test_figure_eight_hint_keeps_branch():
             assert vec.s[0] == pytest.approx(sc.s, abs=1e-5)
 
 
+def test_hairpin_point_between_branches_follows_hint():
+    p = load_path("hairpin_slalom")
+    out_s = p.project(60.0, 0.0).s
+    back_s = p.project(60.0, 16.0).s
+    for hint, want in ((out_s - 2.0, out_s), (back_s - 2.0, back_s)):
+        sc = p.project(60.0, 8.0, s_hint=hint)  # 8 m from both branches
+        assert abs(sc.s - want) < 0.5 and abs(abs(sc.e_y) - 8.0) < 1e-6
+        vec = p.project(np.array([60.0, 60.0]), np.array([8.0, 8.0]), s_hint=np.array([hint, hint]))
+        assert np.allclose(vec.s, sc.s, atol=1e-6)
+
+
 def test_stale_hint_falls_back_to_global_search():
     p = load_path("oval")
     far = p.interpolate(np.array([120.0]))
