@@ -4,10 +4,10 @@ Files in the output folder:
 
 - ``sweep.csv``   one row per run, written and flushed as each run finishes (completion order);
   rewritten sorted by run index when the sweep ends.
-- ``sweep.jsonl`` the same rows as JSON lines (exact types); the source :func:`read_rows` uses
-  for ``resume``.
-- ``sweep.json``  a JSON array of all rows sorted by index, replaced atomically (temp file +
-  rename) when the sweep ends or is interrupted.
+- ``sweep.jsonl`` the same rows as JSON lines (exact types, NaN kept as ``NaN``); the source
+  :func:`read_rows` uses for ``resume``.
+- ``sweep.json``  a JSON array of all rows sorted by index (standard JSON: NaN -> null),
+  replaced atomically (temp file + rename) when the sweep ends or is interrupted.
 - ``sweep_meta.json`` the scenario and parameter names of the sweep, so that a resume against a
   different scenario is refused.
 
@@ -34,16 +34,17 @@ JSON_NAME = "sweep.json"
 META_NAME = "sweep_meta.json"
 
 
-def _jsonable(value: Any) -> Any:
-    """Plain-JSON form of a row value (NaN/inf become null; numpy scalars/arrays become Python)."""
+def _jsonable(value: Any, strict: bool = True) -> Any:
+    """JSON form of a row value: numpy scalars/arrays become Python; NaN/inf become null when
+    ``strict`` (standard JSON), else stay (Python's json round-trips them: the JSONL rows)."""
     if hasattr(value, "tolist"):
         value = value.tolist()
-    if isinstance(value, float) and not math.isfinite(value):
+    if strict and isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, strict) for v in value]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v, strict) for k, v in value.items()}
     return value
 
 
@@ -159,14 +160,14 @@ class SweepWriter:
     @staticmethod
     def _write_jsonl(fh, rows: list[dict[str, Any]]) -> None:
         for row in rows:
-            fh.write(json.dumps(_jsonable(row)) + "\n")
+            fh.write(json.dumps(_jsonable(row, strict=False)) + "\n")
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished run to both files and flush them."""
         self.rows.append(row)
         self._csv.writerow({k: _csv_cell(v) for k, v in row.items()})
         self._csv_fh.flush()
-        self._jsonl_fh.write(json.dumps(_jsonable(row)) + "\n")
+        self._jsonl_fh.write(json.dumps(_jsonable(row, strict=False)) + "\n")
         self._jsonl_fh.flush()
 
     def close(self, sort_key: str = "index") -> None:

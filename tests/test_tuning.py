@@ -99,6 +99,7 @@ def test_resume_runs_only_the_missing_points(base, tmp_path):
     # the two earlier rows are the stored ones (same wall time), not new runs
     assert [r["wall_time"] for r in more.rows[:2]] == pytest.approx([r["wall_time"] for r in first.rows])
     assert len(read_rows(tmp_path)) == 4
+    assert math.isnan(more.rows[0]["lap_time"]) and more.rows[0]["lap_completed"] is False  # exact round trip
     again = sweep(base, {"controller.horizon": [5, 10, 15, 20]}, executor="serial", out=tmp_path, resume=True)
     assert again.skipped == 4 and len(again.rows) == 4
 
