@@ -310,8 +310,10 @@ def sweep(
         raise InputError(f"grid: {len(tasks)} runs to launch exceed max_runs={max_runs}; "
                          "pass yes=True (--yes) or raise max_runs (--max-runs)")
 
+    # nothing left to run (resume): no pool or cluster to start
     rows_iter = iter_runs(_execute, {"scenario": payload, "runner": runner}, tasks, _failed_row,
-                          executor=executor, dask=dask, workers=workers, connect_timeout=connect_timeout)
+                          executor=executor if tasks else "serial", dask=dask if tasks else None,
+                          workers=workers, connect_timeout=connect_timeout)
     writer = bar = None
     rows = list(done)
     n_bad = sum(r.get("status") != "ok" for r in done)
