@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 import osqp
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .errors import InputError, SolverError
 from .models import spatial_bicycle as sb
@@ -43,6 +44,9 @@ class Corridor(Protocol):
         self, s: np.ndarray, t: np.ndarray | None = None, e_y0: float | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Raw lower/upper bound on e_y [m] of the free space at arc lengths ``s`` and times ``t``.
+
+        An optional attribute ``time_varying = False`` tells the MPC the bounds do not depend on
+        ``t`` (it then queries once per step instead of twice).
 
         ``e_y0`` is the car's current lateral position: where an obstacle splits the corridor the
         provider picks the gap that contains (or is nearest to) it and follows that gap along ``s``.
@@ -88,6 +92,8 @@ class SpatialMPC:
         if not isinstance(self.settings, MPCSettings):
             raise InputError(f"settings: expected MPCSettings, got {type(self.settings).__name__}")
         self.corridor = corridor
+        # a provider may declare itself static (no moving obstacles) to be queried once per step
+        self._corridor_moves = bool(getattr(corridor, "time_varying", True))
         st = self.settings
         self.N = st.horizon
         self.ds = float(st.ds if st.ds is not None else path.ds)
@@ -107,6 +113,10 @@ class SpatialMPC:
         self.P = lay.cost_matrix(self._Q, self._QN, self._R, self._Rd, slack_quad=self._slack_quad)
         self._half_w = 0.5 * self.vehicle.width + st.corridor_margin
         self._s_offsets = self.ds * np.arange(N + 1)
+        j_r = int(np.ceil(self.vehicle.rear_overhang / self.ds - 1e-9))
+        j_f = int(np.ceil(self.vehicle.front_extent / self.ds - 1e-9))
+        self._ext_offsets = self.ds * np.arange(-j_r, N + 1 + j_f)
+        self._ext_window = j_r + j_f + 1
         self._inv_L = 1.0 / self.vehicle.wheelbase
         self._sampler = PathSampler(self.path)
         self._rate_dn = np.array([st.decel_max, st.delta_rate_max])
@@ -187,6 +197,7 @@ class SpatialMPC:
         u_op = np.empty((N, 2))
         u_op[:, 0] = self._speed_reference(q)
         u_op[:, 1] = np.arctan(self.vehicle.wheelbase * q.kappa[:N])
+        np.cumsum(self.ds / u_op[:, 0], out=x_op[1:, 2])  # time along the reference
         return x_op, u_op
 
     def reference_input(self, s0: float) -> np.ndarray:
@@ -368,10 +379,33 @@ class SpatialMPC:
         return z[: lay.nX].reshape(self.N + 1, 3), z[lay.nX : lay.nX + lay.nU].reshape(self.N, 2)
 
     def _bounds(self, s_grid: np.ndarray, q: PathSample, t_pred: np.ndarray, e_y0: float) -> tuple[np.ndarray, np.ndarray]:
+        """Corridor bounds for the car at each grid point: the tightest bound along the body.
+
+        The body spans ``[s - rear_overhang, s + front_extent]`` along the path, so the bounds are
+        queried on a grid extended by the footprint and reduced with a sliding min/max window.
+        """
+        s_ext = s_grid[0] + self._ext_offsets
+        if not self.path.closed:
+            s_ext = np.minimum(np.maximum(s_ext, 0.0), self.path.length)
         if self.corridor is not None:
-            lb, ub = self.corridor.bounds(s_grid, t_pred, e_y0)
-            return np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
-        return -q.width_right, q.width_left
+            # moving obstacles: a point of the path is under the body from the time the front
+            # bumper reaches it until the rear bumper leaves it; both ends are checked
+            veh = self.vehicle
+            s_rel = s_grid[0] + self._ext_offsets
+            lb, ub = None, None
+            for shift in (-veh.front_extent, veh.rear_overhang):
+                t_ext = np.interp(s_rel + shift, s_grid, t_pred)
+                lo, hi = self.corridor.bounds(s_ext, t_ext, e_y0)
+                lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+                lb = lo if lb is None else np.maximum(lb, lo)
+                ub = hi if ub is None else np.minimum(ub, hi)
+                if not self._corridor_moves:
+                    break
+        else:
+            qe = self._sampler.sample(s_ext)
+            lb, ub = -qe.width_right, qe.width_left
+        w = self._ext_window
+        return sliding_window_view(lb, w).max(axis=1), sliding_window_view(ub, w).min(axis=1)
 
     def build_qp(self, x0, x_op, u_op, u_ref, q: PathSample, s_grid, t_now: float = 0.0) -> QPData:
         """Fill :attr:`data` (q, l, u, A data) for one step and return it.

@@ -319,14 +319,16 @@ def test_corridor_provider_moves_reference_into_free_gap():
     class Blocked:
         def bounds(self, s, t=None, e_y0=None):
             lb = np.full(s.shape, -4.0)
-            ub = np.where((s > 8) & (s < 14), -0.5, 4.0)  # obstacle on the centre line and left side
+            ub = np.where((s > 14) & (s < 20), -0.5, 4.0)  # obstacle on the centre line and left side
             return lb, ub
 
     veh = mt.VehicleParams()
-    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=40, v_max=6.0), corridor=Blocked())
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=50, v_max=6.0), corridor=Blocked())
     sol = mpc.solve((0.0, 0.0, 0.0))
-    inside = (sol.s > 9) & (sol.s < 13)
-    assert np.all(sol.x[inside, 0] < -0.5 - veh.width / 2 + 0.05)
+    # the whole body (rear overhang .. front bumper) stays right of the blocked part
+    body_overlaps = (sol.s + veh.front_extent > 14.5) & (sol.s - veh.rear_overhang < 19.5)
+    assert body_overlaps.sum() > 5
+    assert np.all(sol.x[body_overlaps, 0] < -0.5 - veh.width / 2 + 0.05)
     assert sol.corridor_violation < 1e-3
 
 
@@ -342,8 +344,14 @@ def test_corridor_is_evaluated_at_the_predicted_time():
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=6.0), corridor=Recorder())
     mpc.solve((0.0, 0.3, 0.0), t=10.0)
     mpc.solve((0.3, 0.3, 0.0), t=10.05)
-    s, t, e_y0 = seen[-1]
-    assert e_y0 == pytest.approx(0.3)
-    assert t[0] == pytest.approx(10.05)
-    # the predicted time grows by ds / v along the horizon (speed ~ 6 m/s)
-    np.testing.assert_allclose(np.diff(t), mpc.ds / 6.0, rtol=0.05)
+    assert len(seen) == 4  # time-varying provider: asked twice per step (front arrives, rear leaves)
+    veh = mpc.vehicle
+    s0, horizon_end = 0.3, 0.3 + mpc.N * mpc.ds
+    for (s, t, e_y0), shift in zip(seen[2:], (-veh.front_extent, veh.rear_overhang)):
+        assert e_y0 == pytest.approx(0.3)
+        # time at which the body covers s: predicted time grows by ds / v (v ~ 6 m/s) along the horizon
+        at = s + shift
+        inside = (at >= s0) & (at <= horizon_end)
+        assert inside.sum() > 10
+        np.testing.assert_allclose(t[inside], 10.05 + (at[inside] - s0) / 6.0, rtol=0, atol=0.01)
+        assert np.all(t[at < s0] == pytest.approx(10.05))
