@@ -88,7 +88,9 @@ def add_sweep_command(sub: Any) -> argparse.ArgumentParser:
 
 
 def _fmt(value: Any, scale: float = 1.0, digits: int = 3) -> str:
-    if isinstance(value, bool) or value is None:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
         return str(value)
     try:
         v = float(value) * scale

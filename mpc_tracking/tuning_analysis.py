@@ -205,7 +205,8 @@ def plot_metrics(rows: Sequence[dict[str, Any]], params: Sequence[str], param: s
     axes[-1].set_xlabel(_short(param) if param == "controller.horizon" else param)
     if others and len(groups) > 1:
         axes[0].legend(fontsize="small")
-    axes[0].set_title(f"sweep over {param}")
+    unfinished = any(not p["lap_completed"] for p in points)
+    axes[0].set_title(f"sweep over {param}" + (" (hollow: run did not finish its laps)" if unfinished else ""))
     return fig, axes
 
 
