@@ -253,6 +253,8 @@ def plot_timeseries(result, axes=None, **kwargs: Any):
     a.plot(t, s["v_cmd"], "--", lw=0.8, label="v_cmd")
     a.set_ylabel("v [m/s]")
     a.legend(loc="lower right", fontsize=8)
+    for ax_ in axes[:4]:
+        ax_.ticklabel_format(axis="y", useOffset=False)
     a = axes[3]
     a.plot(t, s["delta_cmd"], label="delta_cmd")
     dmax = _delta_max(result)
