@@ -16,7 +16,7 @@ EXPECTED = {
     "time_optimal": ["time_optimal_vs_tracking.png"],
     "plant_comparison": ["plant_comparison.png"],
     "horizon_comparison": ["horizon_comparison.png"],
-    "obstacle_avoidance": ["obstacles.png"],
+    "obstacle_avoidance": ["obstacles.png", "slalom.png"],
 }
 
 
