@@ -19,32 +19,39 @@ from .errors import InputError, MPCTrackingError, ScenarioError
 __all__ = ["build", "obstacle_records", "resolve_file"]
 
 def _build_path(sc):
-    from .path_io import load_path
+    from . import path_io
+    from .bundled import bundled_file
     from .reference_path import ReferencePath
 
     pc = sc.path
     name = pc.name
     if pc.corners is not None:
         return ReferencePath.from_corners(
-            pc.corners, ds=pc.ds, closed=pc.closed, smoothing=pc.smoothing,
+            pc.corners, ds=pc.ds, closed=True if pc.closed is None else pc.closed, smoothing=pc.smoothing,
             width_left=pc.width_left, width_right=pc.width_right, name=name or sc.name,
         )
     if pc.source is None:
         raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
-    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing or 0.0}
-    params = inspect.signature(load_path).parameters
-    if pc.format != "auto":
-        if "format" not in params:
-            raise ScenarioError(f"{sc.source}: path.format {pc.format!r}: this version reads formats from the content only (use 'auto')")
-        kw["format"] = pc.format
-    path = load_path(resolve_file(sc, pc.source), **kw)
+    source = resolve_file(sc, pc.source)
+    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing or 0.0, "closed": pc.closed}
+    if pc.format == "auto":
+        reader = path_io.load_path
+    else:
+        reader = getattr(path_io, f"read_{pc.format}")
+        if not Path(source).exists():
+            source = str(bundled_file(source))
+    params = inspect.signature(reader).parameters
+    path = reader(source, **{k: v for k, v in kw.items() if k in params and (v is not None or k != "closed")})
     if pc.width_left is not None or pc.width_right is not None or name:
         wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
         wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
+        obstacles = getattr(path, "obstacles", None)
         path = ReferencePath.from_waypoints(
             path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
             closed=path.closed, length=path.length, name=name or path.name,
         )
+        if obstacles:
+            path.obstacles = obstacles
     return path
 
 

@@ -21,14 +21,16 @@ from .mpc_settings import LINEARIZATIONS, MODES, WARM_STARTS, MPCSettings
 __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
     "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
-    "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS",
+    "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS",
 ]
 
+#: path file formats (``read_<format>`` in :mod:`mpc_tracking.path_io`)
+PATH_FORMATS = ("auto", "tum", "raceline", "xy", "waypoints", "yaml")
 #: plots a scenario may ask for
 PLOT_KINDS = ("track", "timeseries", "path")
 _EXPECT = {
     "float": "a number", "float?": "a number or null", "int": "an integer", "int?": "an integer or null",
-    "bool": "true or false", "str": "a string", "str?": "a string or null", "dict": "a mapping",
+    "bool": "true or false", "bool?": "true, false or null", "str": "a string", "str?": "a string or null", "dict": "a mapping",
     "points?": "a list of [x, y] pairs or null", "point?": "an [x, y] pair or null",
     "weights": "a number, a list of numbers or a matrix (list of lists)",
     "strlist": "a list of strings", "obstacles": "a list of obstacle mappings",
@@ -48,9 +50,9 @@ class PathConfig:
     """Where the reference path comes from."""
 
     source: str | None = _f("oval", "str?", "bundled path name or path file")
-    format: str = _f("auto", "str", "file format (auto = chosen from suffix/content)")
+    format: str = _f("auto", "str", "file format (auto = detected from the content)", PATH_FORMATS)
     corners: list | None = _f(None, "points?", "corner points [[x, y], ...] instead of a source [m]")
-    closed: bool = _f(True, "bool", "corner paths: closed loop")
+    closed: bool | None = _f(None, "bool?", "closed loop (corners: default true; files: the file's own)")
     ds: float = _f(0.5, "float", "waypoint spacing [m]")
     smoothing: float | None = _f(None, "float?", "RMS deviation the smoothing spline may take [m]")
     width_left: float | None = _f(None, "float?", "override left corridor width [m]")

@@ -45,7 +45,7 @@ def test_default_scenario_matches_demo_settings():
         ("controller:\n  horizon: twenty\n", r"sc\.yaml:2: controller\.horizon: expected an integer, got 'twenty'"),
         ("controller:\n  horizon: 2.5\n", r"controller\.horizon: expected an integer"),
         ("simulation:\n  e_y0: [1]\n", r"sc\.yaml:2: simulation\.e_y0: expected a number"),
-        ("path:\n  closed: yes please\n", r"path\.closed: expected true or false"),
+        ("path:\n  closed: yes please\n", r"path\.closed: expected true, false or null"),
         ("path:\n  corners: [[0, 0], [1]]\n", r"path\.corners: expected a list of \[x, y\] pairs"),
         ("controller:\n  mode: time_optimale\n", r"controller\.mode: expected one of .*did you mean 'time_optimal'"),
         ("outputs:\n  plots: [track, heatmap]\n", r"outputs\.plots: expected one of"),
@@ -240,3 +240,21 @@ def test_files_relative_to_the_scenario_are_resolved(tmp_path, monkeypatch):
     again = load_scenario(sc.to_dict())  # self-contained: loads from a dict elsewhere
     path, *_ = build(again)
     assert path.name == "track"
+
+
+@pytest.mark.parametrize("fmt, source, closed", [("tum", "oval", True), ("auto", "oval", True)])
+def test_path_format_picks_the_reader(fmt, source, closed):
+    path, *_ = build(load_scenario({"path": {"source": source, "format": fmt, "ds": 0.5}}))
+    assert path.closed is closed and path.length == pytest.approx(245.7, abs=0.5)
+
+
+def test_path_file_obstacles_survive_width_override():
+    from mpc_tracking.bundled import list_bundled
+
+    if "hairpin_slalom" not in list_bundled():
+        pytest.skip("bundled hairpin_slalom not in this installation")
+    sc = load_scenario({"path": {"source": "hairpin_slalom", "width_left": 5.0}})
+    path, mpc, *_ = build(sc)
+    assert len(path.obstacles) > 0 and mpc.corridor is not None
+    res = run_scenario(sc.with_overrides({"simulation.t_max": 0.3}))
+    assert len(res.info["obstacles"]) == len(path.obstacles)
