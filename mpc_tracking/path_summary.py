@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
-__all__ = ["curvature_noise", "describe_path", "format_description"]
+__all__ = ["curvature_noise", "describe_path", "format_description", "fit_smoothing"]
 
 
 def curvature_noise(kappa: Any, ds: float, *, window: float, closed: bool) -> float:
@@ -63,3 +63,42 @@ def format_description(d: dict[str, Any]) -> str:
     if d["has_speed_profile"]:
         lines.append("  has a speed profile (v_ref)")
     return "\n".join(lines)
+
+
+def fit_smoothing(build, target_noise: float, *, noise_window: float | None = None, max_smoothing: float = 5.0,
+                  iterations: int = 12):
+    """Smallest smoothing whose path has curvature noise <= ``target_noise`` (bisection).
+
+    Parameters
+    ----------
+    build : callable
+        ``build(smoothing) -> ReferencePath``.
+    target_noise : float
+        Wanted curvature noise [1/m] (see :func:`curvature_noise`), > 0.
+    max_smoothing : float
+        Upper end of the search [m RMS].
+
+    Returns
+    -------
+    ReferencePath
+        The path built with the found smoothing (``path.smoothing``); the most smoothed one
+        when even ``max_smoothing`` does not reach the target.
+    """
+    def noise(p):
+        return describe_path(p, noise_window)["curvature_noise"]
+
+    best = build(0.0)
+    if noise(best) <= target_noise:
+        return best
+    lo, hi = 0.0, float(max_smoothing)
+    best = build(hi)
+    if noise(best) > target_noise:
+        return best
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        p = build(mid)
+        if noise(p) <= target_noise:
+            hi, best = mid, p
+        else:
+            lo = mid
+    return best

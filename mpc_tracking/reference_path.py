@@ -22,7 +22,7 @@ from .errors import PathError
 from .path_checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
 from .path_corners import round_corners
 from .path_smoothing import smooth_points
-from .path_summary import describe_path, format_description
+from .path_summary import describe_path, fit_smoothing, format_description
 from .path_projection import Projection, ProjectionMixin, wrap_angle
 
 __all__ = ["ReferencePath", "Projection", "wrap_angle"]
@@ -214,6 +214,15 @@ class ReferencePath(ProjectionMixin):
         self._tck = None
         self._finish()
         return self
+
+    @classmethod
+    def with_target_noise(cls, x: Any, y: Any, target_noise: float, *, noise_window: float | None = None,
+                          max_smoothing: float = 5.0, **kwargs: Any) -> "ReferencePath":
+        """Like the constructor, with the least ``smoothing`` [m] that brings the curvature noise
+        (:meth:`describe`) down to ``target_noise`` [1/m] (bisection, about a dozen fits)."""
+        target = _check_positive(target_noise, "target_noise")
+        return fit_smoothing(lambda sm: cls(x, y, smoothing=sm, **kwargs), target,
+                             noise_window=noise_window, max_smoothing=max_smoothing)
 
     # ------------------------------------------------------------------ construction
     def _build(self, pts, wl, wr, vr, ds):

@@ -187,6 +187,19 @@ def test_smoothing_reduces_noise_monotonically():
     assert np.max(np.abs(p.kappa - 0.02)) < 0.002
 
 
+def test_target_noise_picks_least_smoothing():
+    rng = np.random.default_rng(2)
+    a = np.linspace(0, 2 * np.pi, 300, endpoint=False)
+    x = 40 * np.cos(a) + 0.05 * rng.standard_normal(a.size)
+    y = 40 * np.sin(a) + 0.05 * rng.standard_normal(a.size)
+    p = ReferencePath.with_target_noise(x, y, 2e-3, closed=True, ds=0.5)
+    assert p.describe()["curvature_noise"] <= 2e-3 and p.smoothing > 0
+    less = ReferencePath(x, y, closed=True, ds=0.5, smoothing=0.8 * p.smoothing)
+    assert less.describe()["curvature_noise"] > 2e-3
+    with pytest.raises(PathError, match="target_noise"):
+        ReferencePath.with_target_noise(x, y, 0.0, closed=True)
+
+
 def test_describe_and_summary():
     d = circle().describe()
     assert d["closed"] and d["min_radius"] == pytest.approx(10, rel=1e-4)
