@@ -87,9 +87,24 @@ class _Scene:
             from .models.spatial_bicycle import VehicleParams
 
             self.veh = VehicleParams()
+        x0, x1 = np.nanmin(result.path.x), np.nanmax(result.path.x)
+        y0, y1 = np.nanmin(result.path.y), np.nanmax(result.path.y)
+        extent = max(x1 - x0, y1 - y0)
+        if window is None:
+            window = 30.0 if extent > 150.0 else 0.0
+        self.window = float(window)
+        margin = 0.05 * extent + self.veh.length
+        pad_l, pad_r, pad_b, pad_t = 0.7 * dpi, 0.12 * dpi, 0.55 * dpi, 0.3 * dpi  # [px] for ticks, labels, title
+        if figsize is None:  # 8 inch wide; a whole-path view gets the height that fits the path
+            h = 6.0 * dpi
+            if self.window <= 0:
+                aspect = (y1 - y0 + 2 * margin) / (x1 - x0 + 2 * margin)
+                h = float(np.clip((8.0 * dpi - pad_l - pad_r) * aspect + pad_b + pad_t, 3.0 * dpi, 8.0 * dpi))
+            figsize = (8.0, 2 * round(h / 2) / dpi)
         self.fig = new_figure(figsize=figsize, dpi=dpi)
         self.canvas = self.fig.canvas
-        self.ax = self.fig.add_axes((0.08, 0.08, 0.9, 0.86))
+        W, H = figsize[0] * dpi, figsize[1] * dpi
+        self.ax = self.fig.add_axes((pad_l / W, pad_b / H, 1 - (pad_l + pad_r) / W, 1 - (pad_b + pad_t) / H))
         obstacles = scenario_obstacles(result) if obstacles is None else list(obstacles)
         moving = [o for o in obstacles if _get(o, "velocity") is not None and np.any(_get(o, "velocity"))]
         static = [o for o in obstacles if not any(o is m for m in moving)]
@@ -112,18 +127,10 @@ class _Scene:
         self.font = _overlay_font(max(10, int(round(dpi * 0.16))))
         self.ax.set_title(result.path.name)
         self.ax.set_aspect("equal", adjustable="box")
-        x0, x1 = np.nanmin(result.path.x), np.nanmax(result.path.x)
-        y0, y1 = np.nanmin(result.path.y), np.nanmax(result.path.y)
-        extent = max(x1 - x0, y1 - y0)
-        if window is None:
-            window = 30.0 if extent > 150.0 else 0.0
-        self.window = float(window)
-        self.full = (x0, x1, y0, y1)
         self.center: tuple[float, float] | None = None
         self.background = None
         if self.window <= 0:
-            m = 0.05 * extent + self.veh.length
-            self._set_view((0.5 * (x0 + x1), 0.5 * (y0 + y1)), 0.5 * (x1 - x0) + m, 0.5 * (y1 - y0) + m)
+            self._set_view((0.5 * (x0 + x1), 0.5 * (y0 + y1)), 0.5 * (x1 - x0) + margin, 0.5 * (y1 - y0) + margin)
 
     def _set_view(self, c, hx, hy) -> None:
         self.ax.set_xlim(c[0] - hx, c[0] + hx)
@@ -216,7 +223,7 @@ def _move(artist, ob: Any, t: float) -> None:
 
 
 def render_frames(result, *, fps: float = 20.0, speed: float = 1.0, every: int | None = None, dpi: int = 80,
-                  figsize: tuple[float, float] = (8.0, 6.0), window: float | None = None,
+                  figsize: tuple[float, float] | None = None, window: float | None = None,
                   obstacles: Sequence[Any] | None = None) -> Iterator[np.ndarray]:
     """Yield the frames of a run as RGB arrays (H, W, 3) uint8.
 
@@ -227,6 +234,8 @@ def render_frames(result, *, fps: float = 20.0, speed: float = 1.0, every: int |
         See :func:`frame_indices`.
     dpi : int
         Pixels per inch (figsize x dpi = frame size).
+    figsize : (float, float), optional
+        Frame size [inch]; default 8 wide, 6 high for a following view, else fitted to the path.
     window : float, optional
         Half-width [m] of a view that follows the car; 0 shows the whole path; default: follow
         (30 m) when the path is larger than 150 m.
@@ -259,7 +268,7 @@ def _temp_name(out: Path) -> Path:
 
 
 def animate(result, out: str | Path, *, fps: float = 20.0, speed: float = 1.0, every: int | None = None,
-            dpi: int = 80, figsize: tuple[float, float] = (8.0, 6.0), window: float | None = None,
+            dpi: int = 80, figsize: tuple[float, float] | None = None, window: float | None = None,
             obstacles: Sequence[Any] | None = None,
             progress: Callable[[int, int], None] | None = None) -> Path:
     """Write an animation of ``result`` to ``out`` (``.gif`` or ``.mp4``).

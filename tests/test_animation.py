@@ -41,14 +41,14 @@ def test_gif_has_expected_frame_count(result, tmp_path):
     expected = len(frame_indices(len(result), 0.05, every=4))
     with Image.open(out) as im:
         assert im.n_frames == expected
-        assert im.size == (640, 480)
+        assert im.size[0] == 640 and im.size[1] % 2 == 0 and 240 <= im.size[1] < 480  # fitted to the oval
     assert not list(tmp_path.glob(".*partial*"))
 
 
 def test_frames_move_and_show_the_car(result):
     frames = list(render_frames(result, every=20, dpi=40))
     assert len(frames) == len(frame_indices(len(result), 0.05, every=20))
-    assert frames[0].shape == (240, 320, 3) and frames[0].std() > 10
+    assert frames[0].shape[1:] == (320, 3) and frames[0].std() > 10
     assert np.abs(frames[0].astype(int) - frames[-1].astype(int)).sum() > 0
     # the car body is drawn in tab:red (214, 39, 40)
     red = (np.abs(frames[0].astype(int) - [214, 39, 40]).sum(axis=-1) < 30).sum()
