@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from mpc_tracking.animation import frame_indices
 from mpc_tracking.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +31,8 @@ def _not_blank(png: Path) -> None:
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    p = cli("run", QUICK, "--set", "simulation.t_max=2", "--set", "controller.horizon=12", "--out", str(out))
+    p = cli("run", QUICK, "--set", "simulation.t_max=2", "--set", "controller.horizon=12", "--out", str(out),
+            "--set", "outputs.animation={file: run.gif, every: 10, fps: 10}")
     assert p.returncode == 0, p.stderr
     return out, p
 
@@ -38,13 +40,16 @@ def run_dir(tmp_path_factory):
 def test_run_writes_everything(run_dir):
     out, p = run_dir
     assert "RMS / max |e_y|" in p.stdout and "wrote" in p.stdout
-    for name in ("result.npz", "timeseries.csv", "metrics.json", "scenario.yaml", "track.png", "timeseries.png", "path.png"):
+    for name in ("result.npz", "timeseries.csv", "metrics.json", "scenario.yaml", "track.png", "timeseries.png", "path.png",
+                 "run.gif"):
         assert (out / name).is_file(), name
     for png in ("track.png", "timeseries.png", "path.png"):
         _not_blank(out / png)
     meta = json.loads((out / "metrics.json").read_text())
     assert meta["scenario"]["controller"]["horizon"] == 12
     assert meta["scenario"]["controller"]["accel_max"] == 3.0
+    with Image.open(out / "run.gif") as im:
+        assert im.n_frames == len(frame_indices(meta["metrics"]["steps"], 0.05, every=10))
     with open(out / "timeseries.csv") as f:
         rows = list(csv.reader(f))
     assert rows[0][:3] == ["t", "x", "y"] and len(rows) - 1 == meta["metrics"]["steps"]
