@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import MPCTrackingError
+from .errors import InputError, MPCTrackingError
 
 __all__ = ["main", "build_parser"]
 
@@ -141,6 +141,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    if args.keys:
+        from .scenario_schema import scenario_keys
+
+        rows = scenario_keys()
+        w = max(len(k) for k, *_ in rows)
+        for key, expect, default, doc in rows:
+            print(f"{key:<{w}}  {default!r:<22} {doc}")
+        return 0
+    if args.scenario is None:
+        raise InputError("check: give a SCENARIO.yaml (or --keys to list every key)")
     sc = _load_with_overrides(args)
     print(sc.to_yaml(), end="")
     return 0
@@ -148,7 +158,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_animate(args: argparse.Namespace) -> int:
     from .animation import FORMATS, animate, available_formats
-    from .errors import InputError
     from .outputs import prepare_folder
 
     src, out = Path(args.source), Path(args.out)
@@ -271,7 +280,8 @@ def _add_run(sub) -> None:
     r.set_defaults(func=_cmd_run)
     c = sub.add_parser("check", help="validate a scenario file and print it resolved",
                        description="Validate a scenario (with overrides) and print the resolved YAML.")
-    c.add_argument("scenario", metavar="SCENARIO.yaml")
+    c.add_argument("scenario", metavar="SCENARIO.yaml", nargs="?")
+    c.add_argument("--keys", action="store_true", help="list every scenario key with its default and meaning")
     _add_scenario_options(c)
     c.set_defaults(func=_cmd_check)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from .mpc_settings import LINEARIZATIONS, MODES, WARM_STARTS, MPCSettings
 __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
     "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
-    "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS",
+    "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS", "scenario_keys",
 ]
 
 #: path file formats (``read_<format>`` in :mod:`mpc_tracking.path_io`)
@@ -130,8 +131,23 @@ class ActuationConfig:
     params: dict = _f({}, "dict", "actuator parameters")
 
 
+def _attribute_docs(doc: str) -> dict[str, str]:
+    """First description line of each numpydoc attribute (``name : type`` + indented text)."""
+    out: dict[str, str] = {}
+    lines = (doc or "").splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^    (\w+(?:, \w+)*) : (.*)$", line)
+        if not m:
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("        ") else ""
+        for name in m.group(1).split(", "):
+            out[name] = nxt or m.group(2).strip()
+    return out
+
+
 def _controller_fields() -> list:
     choices = {"mode": MODES, "linearization": LINEARIZATIONS, "warm_start": WARM_STARTS}
+    docs = _attribute_docs(MPCSettings.__doc__ or "")
     out = []
     for f in fields(MPCSettings):
         if not f.init:
@@ -149,7 +165,7 @@ def _controller_fields() -> list:
             kind = "float"
         else:
             kind = "str"
-        out.append((f.name, Any, _f(d, kind, "MPCSettings." + f.name, choices.get(f.name))))
+        out.append((f.name, Any, _f(d, kind, docs.get(f.name, "MPCSettings." + f.name), choices.get(f.name))))
     return out
 
 
@@ -211,6 +227,24 @@ class ScenarioBase:
     controller: ControllerConfig = _section(ControllerConfig)
     simulation: SimulationConfig = _section(SimulationConfig)
     outputs: OutputsConfig = _section(OutputsConfig)
+
+
+def scenario_keys(cls: type = ScenarioBase, prefix: str = "") -> list[tuple[str, str, Any, str]]:
+    """Every scenario key: ``(dotted key, expected type, default, description)``, in file order."""
+    out = []
+    for f in fields(cls):
+        kind = f.metadata.get("kind", "section")
+        if kind == "section":
+            out += scenario_keys(_section_type(cls, f.name), f"{prefix}{f.name}.")
+            continue
+        default = f.default_factory() if f.default is MISSING else f.default
+        doc = f.metadata.get("doc", "")
+        if f.metadata.get("choices"):
+            doc += f" (one of {', '.join(map(str, f.metadata['choices']))})"
+        out.append((prefix + f.name, _EXPECT.get(kind, kind), default, doc))
+        if kind == "obstacles":
+            out += [(f"{prefix}{f.name}.N.{k}", e, d, doc_) for k, e, d, doc_ in scenario_keys(ObstacleConfig)]
+    return out
 
 
 # ---------------------------------------------------------------------- locations

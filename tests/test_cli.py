@@ -177,3 +177,12 @@ def test_progress_bar_only_on_a_terminal_and_not_quiet(tmp_path, monkeypatch, ca
     assert main(argv) == 0
     assert ("sim s" in fake.text) is (not quiet)
     assert (capsys.readouterr().out == "") is quiet
+
+
+def test_check_keys_lists_every_section(capsys):
+    assert main(["check", "--keys"]) == 0
+    out = capsys.readouterr().out
+    for key in ("path.source", "controller.horizon", "controller.mode", "simulation.e_y0", "outputs.animation.fps",
+                "environment.obstacles.N.radius", "environment.grid.image", "plant.params"):
+        assert key in out, key
+    assert "Number N of prediction steps" in out
