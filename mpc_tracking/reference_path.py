@@ -20,7 +20,7 @@ from scipy.spatial import cKDTree
 
 from .errors import PathError
 from .path_checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
-from .path_corners import round_corners
+from .path_corners import corner_path
 from .path_smoothing import smooth_points
 from .path_summary import describe_path, fit_smoothing, format_description
 from .path_projection import Projection, ProjectionMixin, wrap_angle
@@ -136,34 +136,8 @@ class ReferencePath(ProjectionMixin):
         width_left, width_right : float or array_like of shape (n,), optional
             Widths at the corners [m], interpolated along the polygon edges.
         """
-        pts = np.asarray(points, dtype=float) if points is not None else np.empty((0, 2))
-        if pts.ndim != 2 or pts.shape[1] != 2:
-            raise PathError(f"points: expected an array of shape (n, 2), got shape {pts.shape}")
-        pts = _as_points(pts[:, 0], pts[:, 1], "points")
-        ds = _check_positive(ds, "ds")
-        keep = _distinct_mask(pts, closed)
-        wl = _as_widths(width_left, len(keep), "width_left")
-        wr = _as_widths(width_right, len(keep), "width_right")
-        pts = pts[keep]
-        _check_count(pts, closed, "points")
-        ring = np.vstack([pts, pts[:1]]) if closed else pts
-        if radius is None:
-            radius = 0.25 * float(np.median(np.hypot(*np.diff(ring, axis=0).T)))
-        elif np.ndim(radius) > 0:
-            radius = np.asarray(radius, dtype=float).reshape(-1)
-            if radius.size != keep.size:
-                raise PathError(f"radius: expected a scalar or {keep.size} radii (one per point), got {radius.size}")
-            radius = radius[keep]
-        widths = [w[keep] for w in (wl, wr) if w is not None]
-        s, x, y, psi, kappa, length, vals = round_corners(pts, closed, radius, float(blend), ds, widths)
-        it = iter(vals)
-        wl_s = next(it) if wl is not None else None
-        wr_s = next(it) if wr is not None else None
-        if smoothing:
-            return cls(x, y, width_left=wl_s, width_right=wr_s, ds=ds, closed=closed,
-                       smoothing=float(smoothing), name=name)
-        return cls.from_waypoints(s, x, y, psi, kappa, width_left=wl_s, width_right=wr_s,
-                                  closed=closed, length=length, name=name)
+        return corner_path(cls, points, ds=ds, closed=closed, radius=radius, blend=blend, smoothing=smoothing,
+                           width_left=width_left, width_right=width_right, name=name)
 
     @classmethod
     def from_waypoints(
