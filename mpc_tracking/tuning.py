@@ -262,6 +262,14 @@ def sweep(
         ``yes``, bad executor, ``resume`` against a different scenario.
     ClusterError
         The Dask scheduler cannot be reached.
+
+    Notes
+    -----
+    An interrupt (Ctrl-C) propagates after the finished rows are flushed and ``sweep.json`` is
+    written; ``resume=True`` continues. The processes executor *spawns* its workers, so a script
+    that calls ``sweep`` needs the ``if __name__ == "__main__":`` guard. Workers of a remote Dask
+    cluster need mpc_tracking installed and the scenario's path file at the same location
+    (bundled paths need nothing).
     """
     t0 = time.perf_counter()
     if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
