@@ -24,6 +24,7 @@ from .errors import InputError, SolverError
 from .models.spatial_bicycle import VehicleParams
 from .mpc_settings import MPCSettings, MPCSolution
 from .path_sampler import PathSample, PathSampler, lerp_rows
+from .speed_profile import speed_profile
 from .mpc_reference import feasible_speed_profile, predict_over_delay
 from .mpc_qp import INF as _INF
 from .mpc_qp import StepQP
@@ -95,7 +96,7 @@ class SpatialMPC:
         self.N = N = st.horizon
         self.ds = float(st.ds if st.ds is not None else path.ds)
         self.layout = QPLayout(N, self.vehicle.front_extent, self.vehicle.rear_overhang)
-        self._sampler = PathSampler(path)
+        self._sampler = PathSampler(path, *self._speed_ceilings(path, st))
         self.qp = StepQP(self.layout, st, self.vehicle, self._sampler, self.ds, path.closed, path.length, corridor)
         self.data = self.qp.data
         self.P = self.qp.P
@@ -136,6 +137,24 @@ class SpatialMPC:
         except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
             raise SolverError(f"OSQP set-up failed: {exc}") from exc
 
+    @staticmethod
+    def _speed_ceilings(path: ReferencePath, st: MPCSettings) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Speed ceilings along the whole path from a forward-backward pass with the MPC's limits.
+
+        The horizon sees only N ds metres ahead; without these the plan can meet a curve it can no
+        longer brake for (a degenerate QP). Returns the speed reference (90 % of the acceleration
+        and braking limits, and at most the path's own profile) and the hard ceiling of the speed
+        bound (full braking), or (None, None) without acceleration/braking limits.
+        """
+        if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
+            return None, None
+        limits = {"v_max": st.v_max, "a_y_max": st.a_y_max}
+        v_ref = speed_profile(path, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max, **limits)
+        if path.v_ref is not None:
+            v_ref = np.minimum(v_ref, path.v_ref)
+        v_box = speed_profile(path, a_max=np.inf, a_brake=0.95 * st.decel_max, **limits)
+        return v_ref, v_box
+
     def reset(self) -> None:
         """Forget the previous plan and command (e.g. before a new run)."""
         self._prev: MPCSolution | None = None
@@ -170,6 +189,8 @@ class SpatialMPC:
         lim = self.qp.speed_limit(q.kappa[:N], None)
         if st.mode != "time_optimal" and q.v_ref is not None:
             lim = np.minimum(np.maximum(q.v_ref[:N], st.v_min), lim)
+        elif q.v_box is not None:
+            lim = np.minimum(np.maximum(q.v_box[:N], st.v_min), lim)
         v_start = None
         if self._u_prev is not None:
             v_start = self._u_prev[0] + 0.9 * st.accel_max * st.control_period

@@ -15,7 +15,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .models import spatial_bicycle as sb
 from .models.spatial_bicycle import VehicleParams
-from .mpc_reference import speed_limit
+from .mpc_reference import feasible_speed_profile, speed_limit
 from .mpc_settings import MPCSettings
 from .path_sampler import PathSample, PathSampler
 from .qp_layout import QPData, QPLayout, StepProblem
@@ -69,6 +69,8 @@ class StepQP:
         self._rate_dn = np.array([st.decel_max, st.delta_rate_max])
         self._rate_up = np.array([st.accel_max, st.delta_rate_max])
         self._finite_decel = bool(np.isfinite(st.decel_max))
+        self._finite_accel = bool(np.isfinite(st.accel_max))
+        self._s_offsets_u = self.ds * np.arange(N)
         self._dt_buf = np.empty(N)
         self._dt_buf[0] = st.control_period
         # constant parts of l/u/q, and views of the parts that change
@@ -148,6 +150,8 @@ class StepQP:
         # input box: speed limit from path and planned curvature
         box_u = V["box_u"]
         box_u[:, 0] = self.speed_limit(q.kappa[:N], u_op[:, 1])
+        if q.v_box is not None:  # braking-aware ceiling from the whole path (see SpatialMPC)
+            np.minimum(box_u[:, 0], np.maximum(q.v_box[:N], st.v_min), out=box_u[:, 0])
         # rates: per prediction step via the predicted speed; first step via the control period
         dt_all = self._dt_buf
         dt_all[1:] = np.maximum(s_grid[1:N] - s_grid[: N - 1], 1e-9) / np.maximum(u_op[: N - 1, 0], st.v_min)
@@ -160,6 +164,13 @@ class StepQP:
         else:
             rl[0] += u_prev
             ru[0] += u_prev
+            if self._finite_accel or self._finite_decel:
+                # make the speed bound itself reachable with 95 % of the rate limits: then the bound,
+                # not a long chain of active rate rows, limits the plan (such chains slow ADMM down)
+                v_start = u_prev[0] + 0.95 * st.accel_max * st.control_period
+                box_u[:, 0] = feasible_speed_profile(
+                    box_u[:, 0], self._s_offsets_u, 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
+                )
             if self._finite_decel:
                 # never ask for more braking than the rate bound allows (keeps the QP feasible)
                 v_reach = u_prev[0] - st.decel_max * np.cumsum(dt_all)

@@ -39,8 +39,9 @@ def feasible_speed_profile(
 ) -> np.ndarray:
     """Highest speeds below ``v_limit`` reachable with the given braking and acceleration.
 
-    Backward pass (brake into the limits ahead) and forward pass (accelerate from ``v_start``),
-    both as cumulative minima in v^2 (``v_k^2 <= v_j^2 + 2 a |s_k - s_j|``): no Python loop.
+    Backward pass (brake into the limits ahead) and forward pass (accelerate out of every dip,
+    starting from ``v_start``), both as cumulative minima in v^2 (``v_k^2 <= v_j^2 + 2 a |s_k - s_j|``):
+    no Python loop.
 
     Parameters
     ----------
@@ -60,11 +61,14 @@ def feasible_speed_profile(
     ndarray, shape (K,) [m/s]
     """
     v2 = v_limit * v_limit
-    if np.isfinite(decel):
+    if np.isfinite(decel):  # v_k^2 <= min_{j >= k} (v_j^2 + 2 b (s_j - s_k))
         b2 = 2.0 * decel
         v2 = np.minimum.accumulate((v2 + b2 * s)[::-1])[::-1] - b2 * s
-    if v_start is not None and np.isfinite(accel):
-        v2 = np.minimum(v2, v_start * v_start + 2.0 * accel * (s - s[0]))
+    if np.isfinite(accel):  # v_k^2 <= min_{j <= k} (v_j^2 + 2 a (s_k - s_j)), from v_start at s_0
+        a2 = 2.0 * accel
+        if v_start is not None:
+            v2[0] = min(v2[0], v_start * v_start)
+        v2 = np.minimum.accumulate(v2 - a2 * s) + a2 * s
     return np.maximum(np.sqrt(np.maximum(v2, 0.0)), v_min)
 
 

@@ -20,6 +20,7 @@ class PathSample(NamedTuple):
     x: np.ndarray
     y: np.ndarray
     psi: np.ndarray
+    v_box: np.ndarray | None = None
 
 
 def lerp_rows(s_table: np.ndarray, table: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -47,12 +48,16 @@ class PathSampler:
     (plots); curvature and widths are exactly the waypoint values at waypoints.
     """
 
-    def __init__(self, path: ReferencePath) -> None:
+    def __init__(self, path: ReferencePath, v_ref: np.ndarray | None = None, v_box: np.ndarray | None = None) -> None:
+        """``v_ref`` replaces the path's speed profile; ``v_box`` is an extra speed ceiling column."""
         self.closed = path.closed
         self.length = path.length
-        self.has_v_ref = path.v_ref is not None
-        v = path.v_ref if self.has_v_ref else np.zeros(path.n)
-        table = np.column_stack([path.kappa, path.width_left, path.width_right, v, path.x, path.y, path.psi])
+        v_ref = path.v_ref if v_ref is None else v_ref
+        self.has_v_ref = v_ref is not None
+        self.has_v_box = v_box is not None
+        v = v_ref if self.has_v_ref else np.zeros(path.n)
+        vb = v_box if self.has_v_box else np.zeros(path.n)
+        table = np.column_stack([path.kappa, path.width_left, path.width_right, v, path.x, path.y, path.psi, vb])
         s = path.s
         if path.closed:
             turn = path.psi[-1] + path.kappa[-1] * path.ds - path.psi[0]
@@ -77,4 +82,7 @@ class PathSampler:
         psi = r[:, 6]
         if self.closed and (s[-1] >= self.length or s[0] < 0):
             psi = psi + np.floor(s / self.length) * self.lap_turn
-        return PathSample(r[:, 0], r[:, 1], r[:, 2], r[:, 3] if self.has_v_ref else None, r[:, 4], r[:, 5], psi)
+        return PathSample(
+            r[:, 0], r[:, 1], r[:, 2], r[:, 3] if self.has_v_ref else None, r[:, 4], r[:, 5], psi,
+            r[:, 7] if self.has_v_box else None,
+        )
