@@ -104,6 +104,9 @@ class PolygonObstacle:
 class TrackCorridor:
     """Corridor from the path's own widths: ``lb = -width_right(s)``, ``ub = width_left(s)``."""
 
+    #: bounds do not depend on time (the MPC then queries once per step)
+    time_varying = False
+
     def __init__(self, path) -> None:
         self.path = path
 
@@ -172,6 +175,10 @@ class ObstacleCorridor:
         self.base = base if base is not None else TrackCorridor(path)
         self.max_range = float(max_range)
         self.grid_step = grid_step
+        #: True when an obstacle moves (the MPC then checks both ends of the car's passage)
+        self.time_varying = any(isinstance(ob, MovingCircle) for ob in self.obstacles) or bool(
+            getattr(self.base, "time_varying", True)
+        )
 
     def free_intervals(self, s: Any, t: Any = None) -> list[list[tuple[float, float]]]:
         """Free intervals of ``e_y`` at each ``s`` (at times ``t``), before the gap choice."""
