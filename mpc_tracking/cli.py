@@ -73,10 +73,11 @@ def _load_with_overrides(args: argparse.Namespace):
     from .scenario import load_scenario, parse_set_option
 
     sc = load_scenario(args.scenario)
-    overrides = dict(parse_set_option(s) for s in (getattr(args, "set", None) or []))
-    if getattr(args, "plant", None):
+    overrides: dict[str, Any] = {}
+    if getattr(args, "plant", None):  # first, so that --set plant.params.X=... applies to the new plant
         overrides["plant.name"] = args.plant
         overrides["plant.params"] = {}
+    overrides.update(parse_set_option(s) for s in (getattr(args, "set", None) or []))
     return sc.with_overrides(overrides) if overrides else sc
 
 

@@ -186,3 +186,9 @@ def test_check_keys_lists_every_section(capsys):
                 "environment.obstacles.N.radius", "environment.grid.image", "plant.params"):
         assert key in out, key
     assert "Number N of prediction steps" in out
+
+
+def test_plant_option_then_set_plant_params(capsys):
+    assert main(["check", QUICK, "--plant", "ackermann3d", "--set", "plant.params.preset=sedan"]) == 0
+    out = capsys.readouterr().out
+    assert "name: ackermann3d" in out and "preset: sedan" in out
