@@ -240,7 +240,20 @@ def _cmd_path_show(args: argparse.Namespace) -> int:
     print(_describe(path))
     out = Path(args.out) if args.out else Path("out") / f"path_{path.name}.png"
     prepare_folder(out.parent)
-    fig, _ = plot_path_view(path, v_max=args.v_max, a_y_max=args.a_y_max)
+    profile = None
+    try:
+        from .speed_profile import speed_profile
+
+        profile = speed_profile(path, v_max=args.v_max, a_y_max=args.a_y_max, a_max=args.accel_max,
+                                a_brake=args.decel_max)
+    except ImportError:  # pragma: no cover - older installation
+        pass
+    obstacles = None
+    if getattr(path, "obstacles", None):
+        from .scenario import obstacle_records
+
+        obstacles = obstacle_records(None, path)
+    fig, _ = plot_path_view(path, v_max=args.v_max, a_y_max=args.a_y_max, v_profile=profile, obstacles=obstacles)
     print(f"wrote {save_figure(fig, out)}")
     return 0
 
@@ -311,8 +324,10 @@ def _add_path(sub) -> None:
     s.add_argument("source", metavar="FILE|NAME", help="path file or bundled name (mpc-tracking path list)")
     s.add_argument("--out", metavar="FILE.png", help="figure file (default out/path_NAME.png)")
     s.add_argument("--ds", type=float, default=0.5, help="waypoint spacing [m] (default 0.5)")
-    s.add_argument("--v-max", type=float, default=10.0, help="top speed for the speed limit curve [m/s]")
-    s.add_argument("--a-y-max", type=float, default=4.0, help="lateral acceleration limit [m/s^2]")
+    s.add_argument("--v-max", type=float, default=20.0, help="top speed of the speed profile [m/s] (default 20)")
+    s.add_argument("--a-y-max", type=float, default=4.0, help="lateral acceleration limit [m/s^2] (default 4)")
+    s.add_argument("--accel-max", type=float, default=3.0, help="acceleration limit [m/s^2] (default 3)")
+    s.add_argument("--decel-max", type=float, default=6.0, help="braking limit [m/s^2] (default 6)")
     s.set_defaults(func=_cmd_path_show)
     lst = psub.add_parser("list", help="list the bundled paths", description="List the bundled paths.")
     lst.set_defaults(func=_cmd_path_list)

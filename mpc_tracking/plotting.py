@@ -282,8 +282,9 @@ def _speed_limit(path, v_max: float, a_y_max: float) -> np.ndarray:
     return np.minimum(v_max, np.sqrt(a_y_max / np.maximum(np.abs(path.kappa), 1e-9)))
 
 
-def plot_path_profile(path, axes=None, *, v_max: float = 10.0, a_y_max: float = 4.0):
-    """kappa(s), v_ref(s) (the path's own or the a_y limit) and widths(s); returns ``(fig, axes)``."""
+def plot_path_profile(path, axes=None, *, v_max: float = 10.0, a_y_max: float = 4.0, v_profile=None):
+    """kappa(s), speeds over s (the path's own v_ref, a given profile ``v_profile`` (n,) [m/s] and
+    the a_y limit) and widths(s); returns ``(fig, axes)``."""
     if axes is None:
         fig = new_figure(figsize=(8, 7))
         axes = fig.subplots(3, 1, sharex=True)
@@ -296,6 +297,8 @@ def plot_path_profile(path, axes=None, *, v_max: float = 10.0, a_y_max: float = 
     axes[0].legend(loc="upper right", fontsize=8)
     if path.v_ref is not None:
         axes[1].plot(path.s, path.v_ref, label="v_ref (path)")
+    if v_profile is not None:
+        axes[1].plot(path.s, v_profile, color="tab:green", label="speed profile (accel/brake/a_y)")
     axes[1].plot(path.s, _speed_limit(path, v_max, a_y_max), "--", lw=0.8,
                  label=f"min(v_max, sqrt(a_y/|kappa|)), a_y = {a_y_max:g}")
     axes[1].set_ylabel("v [m/s]")
@@ -310,7 +313,8 @@ def plot_path_profile(path, axes=None, *, v_max: float = 10.0, a_y_max: float = 
     return fig, axes
 
 
-def plot_path_view(path, *, v_max: float = 10.0, a_y_max: float = 4.0, obstacles: Sequence[Any] | None = None):
+def plot_path_view(path, *, v_max: float = 10.0, a_y_max: float = 4.0, obstacles: Sequence[Any] | None = None,
+                   v_profile=None):
     """Path overview: plan view on the left, kappa / v / widths over s on the right; returns ``(fig, axes)``."""
     fig = new_figure(figsize=(13, 6))
     gs = fig.add_gridspec(3, 2, width_ratios=(1.1, 1.0))
@@ -321,6 +325,6 @@ def plot_path_view(path, *, v_max: float = 10.0, a_y_max: float = 4.0, obstacles
     ax_map.set_title(f"{path.name}: {path.length:.1f} m, {'closed' if path.closed else 'open'}")
     axes = [fig.add_subplot(gs[0, 1])]
     axes += [fig.add_subplot(gs[i, 1], sharex=axes[0]) for i in (1, 2)]
-    plot_path_profile(path, axes=axes, v_max=v_max, a_y_max=a_y_max)
+    plot_path_profile(path, axes=axes, v_max=v_max, a_y_max=a_y_max, v_profile=v_profile)
     fig.tight_layout()
     return fig, [ax_map, *axes]

@@ -88,12 +88,12 @@ def resolve_file(sc, name: str) -> str:
 
 
 def obstacle_records(scenario, path=None) -> list[dict[str, Any]]:
-    """Every obstacle of a run as a plain dict (scenario ones and those a path file carries).
+    """Every obstacle of a run as a plain dict (scenario ones, if a scenario is given, and those a path file carries).
 
     Keys: ``type`` ("circle" or "polygon"), ``center`` + ``radius`` or ``points``, ``velocity``
     (None when static), ``t0`` [s] (time at which a moving circle is at ``center``).
     """
-    out = [dict(asdict(o), t0=0.0) for o in scenario.environment.obstacles]
+    out = [dict(asdict(o), t0=0.0) for o in scenario.environment.obstacles] if scenario is not None else []
     for ob in getattr(path, "obstacles", None) or []:
         vel = getattr(ob, "velocity", None)
         rec: dict[str, Any] = {"velocity": None if vel is None else [float(c) for c in vel],
