@@ -250,6 +250,10 @@ def plot_timeseries(result, axes=None, **kwargs: Any):
     a = axes[2]
     a.plot(t, s["v"], label="v")
     a.plot(t, s["v_ref"], "k:", label="v_ref (plan)")
+    path = result.path
+    if path is not None and getattr(path, "v_ref", None) is not None and len(result):
+        a.plot(t, np.interp(s["s"], path.s, path.v_ref, period=path.length if path.closed else None),
+               color="tab:green", lw=0.8, label="v_ref (path profile)")
     a.plot(t, s["v_cmd"], "--", lw=0.8, label="v_cmd")
     a.set_ylabel("v [m/s]")
     a.legend(loc="lower right", fontsize=8)

@@ -74,3 +74,12 @@ def test_bad_format_and_folder(result, tmp_path):
         animate(result, tmp_path / "run.avi")
     with pytest.raises(InputError, match="does not exist"):
         animate(result, tmp_path / "missing" / "run.gif")
+
+
+def test_unavailable_writer_gives_the_cause(result, tmp_path, monkeypatch):
+    import mpc_tracking.animation as an
+
+    monkeypatch.setattr(an, "available_formats", lambda: {".gif": None, ".mp4": "MP4 needs imageio-ffmpeg (pip install imageio-ffmpeg)"})
+    with pytest.raises(InputError, match=r"run\.mp4: MP4 needs imageio-ffmpeg"):
+        an.animate(result, tmp_path / "run.mp4")
+    assert not list(tmp_path.iterdir())

@@ -88,3 +88,11 @@ def test_given_axes_are_used_and_no_pyplot_figures(result):
     assert f2 is fig and ax2 is ax
     plot_track(result)
     assert plt.get_fignums() == before
+
+
+def test_timeseries_shows_the_path_speed_profile():
+    pytest.importorskip("mpc_tracking.speed_profile")
+    sc = default_scenario().with_overrides({"simulation.t_max": 1.0, "controller.horizon": 10, "speed_profile.enabled": True})
+    r = run_scenario(sc)
+    fig, axes = plot_timeseries(r)
+    assert "v_ref (path profile)" in [ln.get_label() for ln in axes[2].lines]
