@@ -344,9 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_sweep import add_sweep_command  # `sweep` lives with the tuning code
 
     add_sweep_command(sub)
-    # the `models` / `new-model` subcommands are added here by the model registry's CLI part
+    # the `models` / `new-model` subcommands: _add_model_commands(sub), defined in this module by the
+    # model registry's CLI part (called once here; skipped when it already registered itself)
     add_models: Any = globals().get("_add_model_commands")
-    if add_models is not None:
+    if add_models is not None and "models" not in sub.choices:
         add_models(sub)
     return p
 
