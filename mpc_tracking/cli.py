@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from .cli_models import add_model_commands as _add_model_commands  # `models`, `new-model` (build_parser hook)
 from .errors import InputError, MPCTrackingError
 
 __all__ = ["main", "build_parser"]

@@ -111,3 +111,16 @@ def test_scaffold_refuses_nonempty_dir(tmp_path):
     (tmp_path / "f.txt").write_text("x")
     with pytest.raises(InputError, match="not empty"):
         new_model("fresh_car", tmp_path)
+
+
+def test_cli_models_and_new_model(tmp_path, capsys):
+    from mpc_tracking.cli import main
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert all(n in out for n in ("ackermann3d", "unicycle", "simple_car", "kinematic_bicycle"))
+    assert main(["new-model", "cli_made_car", str(tmp_path / "pkg")]) == 0
+    assert (tmp_path / "pkg" / "mpc_tracking_cli_made_car" / "model.py").is_file()
+    assert "wrote" in capsys.readouterr().out
+    assert main(["new-model", "Bad-Name", str(tmp_path / "other")]) == 2
+    assert "NAME must be lowercase" in capsys.readouterr().err
