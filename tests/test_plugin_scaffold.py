@@ -33,8 +33,8 @@ def _can_build_wheels() -> bool:
 
 
 def test_scaffold_install_register_drive(tmp_path):
-    if not _can_build_wheels():
-        pytest.skip("pip cannot build the plugin offline: setuptools < 70.1 needs the 'wheel' package")
+    # the test extra installs setuptools and wheel, so building offline must work
+    assert _can_build_wheels(), "pip cannot build the plugin offline: install the test extra (setuptools, wheel)"
     name = "scaffolded_test_car"
     files = new_model(name, tmp_path / "pkg")
     assert {f.name for f in files} == {"pyproject.toml", "README.md", "__init__.py", "model.py", f"test_{name}.py"}
