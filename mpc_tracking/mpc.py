@@ -96,7 +96,8 @@ class SpatialMPC:
         self.N = N = st.horizon
         self.ds = float(st.ds if st.ds is not None else path.ds)
         self.layout = QPLayout(N, self.vehicle.front_extent, self.vehicle.rear_overhang)
-        self._sampler = PathSampler(path, *self._speed_ceilings(path, st))
+        body = (self.vehicle.rear_overhang, self.vehicle.front_extent)
+        self._sampler = PathSampler(path, *self._speed_ceilings(path, st), body=body)
         self.qp = StepQP(self.layout, st, self.vehicle, self._sampler, self.ds, path.closed, path.length, corridor)
         self.data = self.qp.data
         self.P = self.qp.P

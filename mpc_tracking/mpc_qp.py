@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 import osqp
-from numpy.lib.stride_tricks import sliding_window_view
 
 from .models import spatial_bicycle as sb
 from .models.spatial_bicycle import VehicleParams
 from .mpc_reference import feasible_speed_profile, speed_limit
 from .mpc_settings import MPCSettings
-from .path_sampler import PathSample, PathSampler
+from .path_sampler import PathSample, PathSampler, window_reduce
 from .qp_layout import QPData, QPLayout, StepProblem
 
 __all__ = ["StepQP", "INF"]
@@ -107,6 +106,8 @@ class StepQP:
         The body spans ``[s - rear_overhang, s + front_extent]`` along the path, so the bounds are
         queried on a grid extended by the footprint and reduced with a sliding min/max window.
         """
+        if self.corridor is None and q.width_left_body is not None:
+            return -q.width_right_body, q.width_left_body  # widths pre-reduced over the body length
         s_ext = s_grid[0] + self._ext_offsets
         if not self.closed:
             s_ext = np.minimum(np.maximum(s_ext, 0.0), self.length)
@@ -128,7 +129,7 @@ class StepQP:
             qe = self._sampler.sample(s_ext)
             lb, ub = -qe.width_right, qe.width_left
         w = self._ext_window
-        return sliding_window_view(lb, w).max(axis=1), sliding_window_view(ub, w).min(axis=1)
+        return window_reduce(np.ascontiguousarray(lb), w, True), window_reduce(np.ascontiguousarray(ub), w, False)
 
     def build(self, x0, x_op, u_op, u_ref, q: PathSample, s_grid, t_now: float, u_prev_cmd) -> QPData:
         """Fill :attr:`data` (q, l, u, A data) for one step and return it.

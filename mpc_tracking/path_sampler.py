@@ -7,7 +7,7 @@ import numpy as np
 
 from .reference_path import ReferencePath
 
-__all__ = ["PathSampler", "PathSample", "lerp_rows"]
+__all__ = ["PathSampler", "PathSample", "lerp_rows", "body_minimum", "window_reduce"]
 
 
 class PathSample(NamedTuple):
@@ -21,6 +21,8 @@ class PathSample(NamedTuple):
     y: np.ndarray
     psi: np.ndarray
     v_box: np.ndarray | None = None
+    width_left_body: np.ndarray | None = None
+    width_right_body: np.ndarray | None = None
 
 
 def lerp_rows(s_table: np.ndarray, table: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -41,6 +43,28 @@ def lerp_rows(s_table: np.ndarray, table: np.ndarray, s: np.ndarray) -> np.ndarr
     return out
 
 
+def body_minimum(path: ReferencePath, body: tuple[float, float], values: np.ndarray) -> np.ndarray:
+    """Minimum of ``values`` (per waypoint) over the waypoints within ``[s - rear, s + front]``."""
+    rear, front = body
+    j_r = int(np.ceil(rear / path.ds - 1e-9))
+    j_f = int(np.ceil(front / path.ds - 1e-9))
+    n = values.size
+    idx = np.arange(n)
+    out = values.copy()
+    for j in range(-j_r, j_f + 1):
+        k = np.mod(idx + j, n) if path.closed else np.clip(idx + j, 0, n - 1)
+        np.minimum(out, values[k], out=out)
+    return out
+
+
+def window_reduce(values: np.ndarray, width: int, largest: bool) -> np.ndarray:
+    """Sliding max (``largest``) or min over ``width`` consecutive entries: shape (n - width + 1,)."""
+    view = np.lib.stride_tricks.as_strided(
+        values, shape=(values.size - width + 1, width), strides=(values.strides[0], values.strides[0]), writeable=False
+    )
+    return view.max(axis=1) if largest else view.min(axis=1)
+
+
 class PathSampler:
     """Piecewise-linear interpolation of a path's arrays (wraps closed paths).
 
@@ -48,8 +72,15 @@ class PathSampler:
     (plots); curvature and widths are exactly the waypoint values at waypoints.
     """
 
-    def __init__(self, path: ReferencePath, v_ref: np.ndarray | None = None, v_box: np.ndarray | None = None) -> None:
-        """``v_ref`` replaces the path's speed profile; ``v_box`` is an extra speed ceiling column."""
+    def __init__(
+        self,
+        path: ReferencePath,
+        v_ref: np.ndarray | None = None,
+        v_box: np.ndarray | None = None,
+        body: tuple[float, float] | None = None,
+    ) -> None:
+        """``v_ref`` replaces the path's speed profile; ``v_box`` is an extra speed ceiling column;
+        ``body = (rear, front)`` [m] adds the widths' minimum over the car's length behind/ahead."""
         self.closed = path.closed
         self.length = path.length
         v_ref = path.v_ref if v_ref is None else v_ref
@@ -57,7 +88,9 @@ class PathSampler:
         self.has_v_box = v_box is not None
         v = v_ref if self.has_v_ref else np.zeros(path.n)
         vb = v_box if self.has_v_box else np.zeros(path.n)
-        table = np.column_stack([path.kappa, path.width_left, path.width_right, v, path.x, path.y, path.psi, vb])
+        self.has_body = body is not None
+        wl_b, wr_b = (body_minimum(path, body, path.width_left), body_minimum(path, body, path.width_right)) if body else (vb, vb)
+        table = np.column_stack([path.kappa, path.width_left, path.width_right, v, path.x, path.y, path.psi, vb, wl_b, wr_b])
         s = path.s
         if path.closed:
             turn = path.psi[-1] + path.kappa[-1] * path.ds - path.psi[0]
@@ -85,4 +118,6 @@ class PathSampler:
         return PathSample(
             r[:, 0], r[:, 1], r[:, 2], r[:, 3] if self.has_v_ref else None, r[:, 4], r[:, 5], psi,
             r[:, 7] if self.has_v_box else None,
+            r[:, 8] if self.has_body else None,
+            r[:, 9] if self.has_body else None,
         )
