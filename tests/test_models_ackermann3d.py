@@ -139,7 +139,7 @@ def test_standstill_no_creep_no_chatter():
 ])
 def test_reference_trajectories(fname, z, delta, tau, T):
     if not SHARED.is_dir():
-        pytest.skip("../shared/tracks not found: real-track tests need the shared data folder")
+        pytest.skip("../shared/plants/ackermann3d not found: reference-trajectory tests need the shared data folder")
     ref = np.genfromtxt(SHARED / fname, delimiter=",", names=True)
     om_ref = np.c_[ref["omega_FL"], ref["omega_FR"], ref["omega_RL"], ref["omega_RR"]]
     err = {}
@@ -261,7 +261,7 @@ def test_sedan_lap_of_bundled_path():
 
 def test_rc_preset_matches_scenarios_json():
     if not SHARED.is_dir():
-        pytest.skip("../shared/tracks not found: real-track tests need the shared data folder")
+        pytest.skip("../shared/plants/ackermann3d not found: reference-trajectory tests need the shared data folder")
     import json
 
     prm = json.loads((SHARED / "scenarios.json").read_text())["parameters"]

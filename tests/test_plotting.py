@@ -91,7 +91,6 @@ def test_given_axes_are_used_and_no_pyplot_figures(result):
 
 
 def test_timeseries_shows_the_path_speed_profile():
-    pytest.importorskip("mpc_tracking.speed_profile")
     sc = default_scenario().with_overrides({"simulation.t_max": 1.0, "controller.horizon": 10, "speed_profile.enabled": True})
     r = run_scenario(sc)
     fig, axes = plot_timeseries(r)

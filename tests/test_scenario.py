@@ -179,8 +179,6 @@ def test_bundled_scenarios_load(f):
 @pytest.mark.parametrize("f", sorted(DEMOS.glob("*.yaml")), ids=lambda f: f.name)
 def test_bundled_scenarios_run_briefly(f):
     sc = load_scenario(f).with_overrides({"simulation.t_max": 0.5})
-    if sc.environment.obstacles:
-        pytest.importorskip("mpc_tracking.environment", reason="obstacle scenarios need mpc_tracking.environment")
     res = run_scenario(sc)
     assert res.reason == "time_limit", res.reason
     assert np.all(np.isfinite(res.e_y)) and np.max(np.abs(res.e_y)) < 2.0
@@ -196,7 +194,6 @@ def test_bundled_scenarios_cover_every_mode_and_plant():
 
 
 def test_obstacles_and_grid_build_a_corridor(tmp_path):
-    pytest.importorskip("mpc_tracking.environment", reason="needs mpc_tracking.environment")
     from PIL import Image
 
     img = np.full((100, 200), 255, dtype=np.uint8)  # 20 m x 10 m at 0.1 m, all free ...
@@ -217,7 +214,6 @@ def test_obstacles_and_grid_build_a_corridor(tmp_path):
 
 
 def test_speed_profile_section_sets_v_ref():
-    pytest.importorskip("mpc_tracking.speed_profile", reason="needs mpc_tracking.speed_profile")
     sc = default_scenario().with_overrides({"speed_profile.enabled": True, "speed_profile.v_max": 11.0})
     path, mpc, *_ = build(sc)
     assert path.v_ref is not None and mpc.path.v_ref is not None
@@ -249,10 +245,6 @@ def test_path_format_picks_the_reader(fmt, source, closed):
 
 
 def test_path_file_obstacles_survive_width_override():
-    from mpc_tracking.bundled import list_bundled
-
-    if "hairpin_slalom" not in list_bundled():
-        pytest.skip("bundled hairpin_slalom not in this installation")
     sc = load_scenario({"path": {"source": "hairpin_slalom", "width_left": 5.0}})
     path, mpc, *_ = build(sc)
     assert len(path.obstacles) > 0 and mpc.corridor is not None

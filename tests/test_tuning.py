@@ -66,7 +66,6 @@ def test_serial_rows_cover_the_grid(serial):
 
 
 def test_processes_and_dask_give_the_serial_rows(base, serial):
-    pytest.importorskip("distributed")
     ref, _ = serial
     procs = sweep(base, GRID, executor="processes", workers=2)
     _assert_same_rows(ref.rows, procs.rows)
@@ -210,7 +209,6 @@ def test_yes_launches_a_large_grid(base):
 
 
 def test_unreachable_dask_scheduler_is_a_clear_error(base):
-    pytest.importorskip("distributed")
     addr = _unreachable_address()
     with pytest.raises(ClusterError, match=f"cannot reach the Dask scheduler at '{addr}' within 1 s"):
         sweep(base, {"controller.horizon": [5]}, dask=addr, connect_timeout=1.0, runner=_cheap)
