@@ -116,14 +116,29 @@ class SimulationResult:
 
     # ------------------------------------------------------------------ output
     def plot(self, kind: str = "track", **kwargs: Any):
-        """Plot with :mod:`mpc_tracking.plotting` (``kind``: "track" or "timeseries")."""
+        """Plot with :mod:`mpc_tracking.plotting`.
+
+        ``kind``: ``"track"`` (trajectory, car and safety ellipse, horizon), ``"timeseries"``
+        (errors, speed, steering, solver) or ``"path"`` (the path's curvature, speed and widths).
+        Returns what the plotting function returns (the figure and its axes).
+        """
         from . import plotting
 
         if kind == "track":
             return plotting.plot_track(self, **kwargs)
         if kind == "timeseries":
             return plotting.plot_timeseries(self, **kwargs)
-        raise InputError(f"kind: expected 'track' or 'timeseries', got {kind!r}")
+        if kind == "path":
+            if self.path is None:
+                raise InputError("plot('path'): this result carries no path")
+            return plotting.plot_path_view(self.path, **kwargs)
+        raise InputError(f"kind: expected 'track', 'timeseries' or 'path', got {kind!r}")
+
+    def animate(self, out: str | Path, **kwargs: Any) -> Path:
+        """Write an animation (GIF or MP4 by the suffix of ``out``); see :func:`mpc_tracking.animation.animate`."""
+        from .animation import animate
+
+        return animate(self, out, **kwargs)
 
     def save(self, filename: str | Path) -> Path:
         """Write the run to a compressed ``.npz`` (series, horizons, outcome, info as JSON)."""

@@ -109,3 +109,18 @@ def test_simulate_bad_input(kwargs, err, match):
         mt.simulate(path, mpc, plant, **kwargs)
     with pytest.raises(InputError, match="plant"):
         mt.simulate(path, mpc, object())
+
+
+def test_result_plot_kinds_and_animate(default_run, tmp_path):
+    _, res = default_run
+    for kind in ("track", "timeseries", "path"):
+        fig = res.plot(kind)[0]
+        assert fig.axes
+    with pytest.raises(InputError, match="kind"):
+        res.plot("polar")
+    short = mt.SimulationResult(
+        series={k: v[:40] for k, v in res.series.items()}, horizon_xy=res.horizon_xy[:40], reason=res.reason,
+        info=res.info, path=res.path, vehicle=res.vehicle,
+    )
+    out = short.animate(tmp_path / "run.gif", every=4)
+    assert out.stat().st_size > 1000
