@@ -14,7 +14,7 @@ import osqp
 
 from .models import spatial_bicycle as sb
 from .models.spatial_bicycle import VehicleParams
-from .mpc_reference import feasible_speed_profile, speed_limit
+from .mpc_reference import feasible_speed_profile, lateral_reference, speed_limit
 from .mpc_settings import MPCSettings
 from .path_sampler import PathSample, PathSampler, window_reduce
 from .qp_layout import QPData, QPLayout, StepProblem
@@ -60,6 +60,9 @@ class StepQP:
         self._slack_quad = 1e-4
         self.P = lay.cost_matrix(self._Q, self._QN, self._R, self._Rd, slack_quad=self._slack_quad)
         self._half_w = 0.5 * self.vehicle.width + st.corridor_margin
+        self._ref_inset = 0.5 * self.vehicle.width
+        self._ref_slope = 0.15  # steepest lateral slope de_y/ds of the reference around obstacles
+        self._s_offsets_x = self.ds * np.arange(N + 1)
         j_r = int(np.ceil(self.vehicle.rear_overhang / self.ds - 1e-9))
         j_f = int(np.ceil(self.vehicle.front_extent / self.ds - 1e-9))
         self._ext_offsets = self.ds * np.arange(-j_r, N + 1 + j_f)
@@ -191,7 +194,10 @@ class StepQP:
         V["corr_l"][:] = lo[:, None]
         V["corr_u"][:] = hi[:, None]
         # cost vector: the e_y reference moves into the free gap when 0 is blocked
-        e_ref = self._e_ref = np.minimum(np.maximum(0.0, lo), hi)
+        # (kept half a car width inside the gap where it can be, so the plan does not hug the edge:
+        # a reference on the bound makes a chain of active rows, which ADMM converges on slowly)
+        inset = np.minimum(0.5 * (hi - lo), self._ref_inset)
+        e_ref = self._e_ref = lateral_reference(lo + inset, hi - inset, self._s_offsets_x, self._ref_slope)
         self._u_ref_used, self._u_prev_used = u_ref, u_prev
         qx = V["qx"]
         qx[1:N] = -np.outer(e_ref[1:N], self._Q[0])

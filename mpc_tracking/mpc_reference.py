@@ -10,7 +10,7 @@ from .models import spatial_bicycle as sb
 from .models.spatial_bicycle import VehicleParams
 from .path_sampler import PathSampler
 
-__all__ = ["speed_limit", "feasible_speed_profile", "predict_over_delay"]
+__all__ = ["speed_limit", "feasible_speed_profile", "lateral_reference", "predict_over_delay"]
 
 
 def speed_limit(
@@ -70,6 +70,38 @@ def feasible_speed_profile(
             v2[0] = min(v2[0], v_start * v_start)
         v2 = np.minimum.accumulate(v2 - a2 * s) + a2 * s
     return np.maximum(np.sqrt(np.maximum(v2, 0.0)), v_min)
+
+
+def lateral_reference(lo: np.ndarray, hi: np.ndarray, s: np.ndarray, slope: float) -> np.ndarray:
+    """Lateral reference closest to the centre line that stays in [lo, hi] with a bounded slope.
+
+    Where an obstacle closes part of the corridor the reference moves aside early, with
+    ``|de_y/ds| <= slope``, instead of jumping at the obstacle: the envelopes
+    ``L_k = max_j (lo_j - slope |s_k - s_j|)`` and ``U_k = min_j (hi_j + slope |s_k - s_j|)`` are
+    computed with cumulative maxima/minima in both directions (no Python loop), and the reference
+    is 0 clipped into [L, U] (the midpoint where the envelopes cross).
+
+    Parameters
+    ----------
+    lo, hi : ndarray, shape (K,)
+        Bounds on e_y [m] at the grid points.
+    s : ndarray, shape (K,)
+        Increasing arc lengths of the grid points [m].
+    slope : float
+        Largest lateral slope [-].
+    """
+    a = slope * s
+    lo_f = np.maximum.accumulate(lo + a) - a  # from points behind
+    lo_b = np.maximum.accumulate((lo - a)[::-1])[::-1] + a  # from points ahead
+    hi_f = np.minimum.accumulate(hi - a) + a
+    hi_b = np.minimum.accumulate((hi + a)[::-1])[::-1] - a
+    low = np.maximum(lo_f, lo_b)
+    high = np.minimum(hi_f, hi_b)
+    ref = np.minimum(np.maximum(0.0, low), high)
+    crossed = low > high
+    if crossed.any():
+        ref = np.where(crossed, 0.5 * (low + high), ref)
+    return ref
 
 
 def predict_over_delay(

@@ -355,3 +355,23 @@ def test_corridor_is_evaluated_at_the_predicted_time():
         assert inside.sum() > 10
         np.testing.assert_allclose(t[inside], 10.05 + (at[inside] - s0) / 6.0, rtol=0, atol=0.01)
         assert np.all(t[at < s0] == pytest.approx(10.05))
+
+
+def test_lateral_reference_moves_aside_early_with_bounded_slope():
+    from mpc_tracking.mpc_reference import feasible_speed_profile, lateral_reference
+
+    s = np.arange(0, 40, 0.5)
+    lo = np.full(s.shape, -3.0)
+    hi = np.where((s > 20) & (s < 25), -1.0, 3.0)  # blocked on the left from 20 to 25 m
+    ref = lateral_reference(lo, hi, s, 0.2)
+    assert np.all(ref <= hi + 1e-12) and np.all(ref >= lo - 1e-12)
+    assert np.abs(np.diff(ref) / np.diff(s)).max() <= 0.2 + 1e-12
+    assert ref[0] == 0.0 and ref[-1] == 0.0
+    assert ref[np.searchsorted(s, 20.5)] == pytest.approx(-1.0)
+    assert ref[np.searchsorted(s, 17.0)] == pytest.approx(-1.0 + 0.2 * 3.5, abs=0.11)  # already moving aside
+    # speed profile: braking into a slow section and accelerating out of it, within the limits
+    v = feasible_speed_profile(np.where((s > 20) & (s < 25), 5.0, 15.0), s, 4.0, 2.0, 15.0, 0.5)
+    dv2 = np.diff(v**2) / np.diff(s)
+    assert dv2.min() >= -2 * 4.0 - 1e-9 and dv2.max() <= 2 * 2.0 + 1e-9
+    assert v[np.searchsorted(s, 22.0)] == pytest.approx(5.0)
+    assert v[0] == pytest.approx(min(15.0, np.sqrt(25 + 2 * 4.0 * 20.5)), rel=1e-6)
