@@ -145,7 +145,8 @@ class WheelTorquePI(Actuator):
     ``F = m a_PI + sum b_w omega_i / r`` (PI plus bearing-drag feedforward), per driven wheel
     ``F_i = F / n_driven`` clipped to ``traction_fraction * mu * F_z,i`` (traction limit, from the
     current normal loads), then ``tau_i = r F_i`` clipped to ``+-tau_max`` (torque limit). Braking
-    also goes through the driven wheels. Needs a plant with ``vehicle`` (Ackermann3DParams) and
+    (F < 0) is spread over all four wheels in proportion to their normal loads when the car's
+    ``brakes`` are ``"all"`` (the default), else it goes through the driven wheels. Needs a plant with ``vehicle`` (Ackermann3DParams) and
     ``tire_forces()``, i.e. :class:`~mpc_tracking.models.ackermann3d.Ackermann3D`.
     """
 
@@ -176,8 +177,12 @@ class WheelTorquePI(Actuator):
         mask = P.drive_mask
         omega = plant.state[18:22]
         F = P.mass * self.pi(dt, v_cmd, v) + float(np.sum(P.wheel_damping * omega)) / P.wheel_radius
-        Fi = mask * F / mask.sum()
-        lim = self.traction_fraction * P.mu * plant.tire_forces(d)["Fz"]
+        Fz = plant.tire_forces(d)["Fz"]
+        if F < 0 and getattr(P, "brakes", "driven") == "all" and Fz.sum() > 0:
+            Fi = F * Fz / Fz.sum()  # friction brakes on every wheel, balanced by the normal loads
+        else:
+            Fi = mask * F / mask.sum()
+        lim = self.traction_fraction * P.mu * Fz
         tau = np.clip(np.clip(Fi, -lim, lim) * P.wheel_radius, -self.tau_max, self.tau_max)
         return np.concatenate([[d], tau])
 

@@ -56,6 +56,31 @@ def test_wheel_torque_pi_limits():
     assert car.speed == pytest.approx(1.0, rel=0.01)
 
 
+def test_braking_uses_all_four_wheels_and_keeps_a_rwd_sedan_straight():
+    out = {}
+    for brakes in ("all", "driven"):
+        car = create_model("ackermann3d", {"preset": "sedan", "brakes": brakes}, {"speed": 15.0})
+        act = make_actuator("wheel_torque_pi", decel_max=6.0)
+        act.reset(car)
+        for k in range(20):  # settle on the springs at speed
+            car.step(0.02 * k, 0.02, act(0.02 * k, 0.02, 15.0, 0.0, car))
+        u = act(0.4, 0.02, 0.0, 0.0, car)
+        if brakes == "all":
+            assert np.all(u[1:] < 0)  # front (undriven) wheels brake too, by their loads
+            Fz = car.tire_forces()["Fz"]
+            np.testing.assert_allclose(u[1:] / u[1:].sum(), Fz / Fz.sum(), rtol=1e-9)
+        else:
+            assert np.all(u[1:3] == 0) and np.all(u[3:] < 0)
+        t = 0.4
+        while car.speed > 1.0 and t < 10.0:
+            car.step(t, 0.02, act(t, 0.02, 0.0, 0.0, car))
+            t += 0.02
+        out[brakes] = (t, abs(car.pose.yaw))
+    # four-wheel braking stops sooner (rear-only braking saturates the rear tyres at 6 m/s^2)
+    assert out["all"][0] < out["driven"][0]
+    assert out["all"][1] < 0.01  # and the car stays straight
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: make_actuator("nope"), "unknown name 'nope'"),
     (lambda: make_actuator("unicycle_pi", wheelbase=0.0), "wheelbase must be > 0"),

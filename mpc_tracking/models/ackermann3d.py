@@ -3,7 +3,8 @@
 State (22,): CG position ``p`` (world) [m], rotation ``R`` body -> world (row-major, 9), CG velocity
 ``v`` (world) [m/s], angular velocity ``w`` (body) [rad/s], wheel spin rates ``omega`` (4) [rad/s]
 (FL, FR, RL, RR; positive rolls forward). Input (5,): bicycle steering angle ``delta`` [rad] and
-four wheel torques [N m] (masked by the drive layout ``rwd``/``fwd``/``awd``).
+four wheel torques [N m] (driving torque masked by the drive layout ``rwd``/``fwd``/``awd``;
+negative, braking torque reaches every wheel unless ``brakes="driven"``).
 
 Model, per wheel i with contact point r_i (body frame, z = -h):
 
@@ -47,6 +48,7 @@ _FIELD_DOCS = {
     "c_alpha": "cornering stiffness [N/rad]", "eps_v": "slip denominator floor [m/s]",
     "eps_force": "smooth-limit regularizer [N^2]", "k_n": "contact stiffness [N/m]",
     "c_n": "contact damping [N s/m]", "z0": "ground height [m]", "drive": "rwd | fwd | awd",
+    "brakes": "all | driven (wheels negative torque reaches)",
     "friction_limit": "clip | smooth", "slip_squash": "tanh slip squashing (bool)",
     "slip_denominator": "max | sqrt", "contact_damping": "full | compression",
     "wheel_update": "implicit | explicit", "float32_casts": "round params to float32 (bool)",

@@ -7,7 +7,7 @@ plant uses a lean scalar path of the same equations and a test cross-checks the 
 Layout (n cars): ``p`` (3, n) world CG position [m]; ``R`` (3, 3, n) body -> world rotations;
 ``v`` (3, n) world CG velocity [m/s]; ``w`` (3, n) body angular velocity [rad/s]; ``omega`` (4, n)
 wheel spin rates [rad/s] (FL, FR, RL, RR; positive rolls forward). Inputs: ``delta`` (n,) steering
-[rad] and ``tau`` (4, n) wheel torques [N m] (masked by the drive layout).
+[rad] and ``tau`` (4, n) wheel torques [N m] (driving torque masked by the drive layout; braking per ``brakes``).
 """
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ class Ackermann3DBatch:
         """
         self._set_steering(np.broadcast_to(np.asarray(delta, dtype=float), (self.n,)))
         self._delta = None
-        return self._forces(self._mask * tau)
+        return self._forces(self.P.effective_torque(tau))
 
     def _forces(self, tau_masked: np.ndarray) -> dict[str, np.ndarray]:
         P = self.P
@@ -223,7 +223,7 @@ class Ackermann3DBatch:
         if self._delta is None or not np.array_equal(delta, self._delta):
             self._set_steering(delta)
             self._delta = delta.copy()
-        tau_m = self._mask * tau
+        tau_m = self.P.effective_torque(tau)
         c, s = self._c, self._s
         k1, k2, k3 = h / (r * Iw), h / Iw, 1.0 + h * bw / Iw
         for _ in range(k):

@@ -36,6 +36,7 @@ __all__ = ["Ackermann3DParams", "PRESETS", "DRIVE_MASKS"]
 DRIVE_MASKS = {"rwd": (0.0, 0.0, 1.0, 1.0), "fwd": (1.0, 1.0, 0.0, 0.0), "awd": (1.0, 1.0, 1.0, 1.0)}
 _CHOICES = {
     "drive": tuple(DRIVE_MASKS),
+    "brakes": ("all", "driven"),
     "friction_limit": ("clip", "smooth"),
     "slip_denominator": ("max", "sqrt"),
     "contact_damping": ("full", "compression"),
@@ -81,7 +82,10 @@ class Ackermann3DParams:
     z0 : float
         Ground height [m].
     drive : {"rwd", "fwd", "awd"}
-        Which wheels the torque input reaches.
+        Which wheels the (positive, driving) torque input reaches.
+    brakes : {"all", "driven"}
+        Where negative torque requests act: "all" wheels (friction brakes, as on a real car; the
+        default), or only the "driven" ones like the driving torque (the reference model).
     friction_limit : {"clip", "smooth"}
         "clip" (textbook) scales (F_x, F_y) back onto the friction circle only when |F| > mu F_z;
         "smooth" (reference) multiplies by mu F_z / sqrt(|F|^2 + eps_force + (mu F_z)^2).
@@ -123,6 +127,7 @@ class Ackermann3DParams:
     c_n: float = 50.0
     z0: float = 0.0
     drive: str = "rwd"
+    brakes: str = "all"
     friction_limit: str = "clip"
     slip_squash: bool = False
     slip_denominator: str = "max"
@@ -172,6 +177,15 @@ class Ackermann3DParams:
     def cg_to_rear(self) -> float:
         """b = L - a [m]."""
         return self.wheelbase - self.cg_to_front
+
+    def effective_torque(self, tau: np.ndarray) -> np.ndarray:
+        """Wheel torques that reach the wheels (4, ...): driving torque only on driven wheels,
+        braking (negative) torque on all wheels when ``brakes == "all"``."""
+        tau = np.asarray(tau, dtype=float)
+        mask = self.drive_mask.reshape((4,) + (1,) * (tau.ndim - 1))
+        if self.brakes == "all":
+            return np.where(tau < 0.0, tau, mask * tau)
+        return mask * tau
 
     @property
     def drive_mask(self) -> np.ndarray:
@@ -257,7 +271,7 @@ class Ackermann3DParams:
         float32 parameters, AWD mask = its "freefront" variant). Use with ``max_substep = 1e-3``."""
         base = dict(eps_v=1e-3, friction_limit="smooth", slip_squash=True, slip_denominator="sqrt",
                     contact_damping="compression", wheel_update="explicit", float32_casts=True,
-                    drive="awd", max_substep=1e-3, auto_substep=False)
+                    drive="awd", brakes="driven", max_substep=1e-3, auto_substep=False)
         base.update(changes)
         return cls().replace(**base)
 

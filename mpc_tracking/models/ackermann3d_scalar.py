@@ -25,6 +25,7 @@ class ScalarConstants:
         self.P = P
         self.pts = [tuple(float(a) for a in row) for row in P.contact_points()]
         self.mask = [float(a) for a in P.drive_mask]
+        self.brake_all = P.brakes == "all"
         self.f32 = bool(P.float32_casts)
         self.full_damping = P.contact_damping == "full"
         self.max_den = P.slip_denominator == "max"
@@ -142,7 +143,8 @@ def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | N
         Gx += gx
         Gy += gy
         Fzs += Fz
-        dom[i] = (K.mask[i] * tau[i] - r * Fx - bw * om) / Iw
+        t_i = tau[i] if (K.brake_all and tau[i] < 0.0) else K.mask[i] * tau[i]
+        dom[i] = (t_i - r * Fx - bw * om) / Iw
         gains[i] = r * r * ck * dk
     dv = ((R00 * Gx + R01 * Gy) * im, (R10 * Gx + R11 * Gy) * im, (R20 * Gx + R21 * Gy + Fzs) * im - g)
     dw = ((tx - (I2 - I1) * wy * wz) / I0, (ty - (I0 - I2) * wz * wx) / I1, (tz - (I1 - I0) * wx * wy) / I2)
