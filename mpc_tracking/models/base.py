@@ -174,6 +174,11 @@ class MotionModel(abc.ABC):
             raise ModelError(f"{self.name}.state: expected {len(self.STATE_NAMES)} finite values {self.STATE_NAMES}")
         self._state = x
 
+    def _planar_pose(self) -> Pose:
+        """Pose of a planar model whose state starts with (x, y, heading) and that keeps ``self._z``."""
+        x = self._state
+        return Pose(float(x[0]), float(x[1]), float(self._z), 0.0, 0.0, float(x[2]))
+
     @property
     def speed(self) -> float:
         """Signed speed along the car's heading [m/s]."""

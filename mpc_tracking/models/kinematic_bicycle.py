@@ -93,8 +93,7 @@ class KinematicBicycle(MotionModel):
 
     @property
     def pose(self) -> Pose:
-        x = self._state
-        return Pose(float(x[0]), float(x[1]), float(self._z), 0.0, 0.0, float(x[2]))
+        return self._planar_pose()
 
     @property
     def velocity(self) -> Velocity:
