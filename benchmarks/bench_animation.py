@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from mpc_tracking.animation import animate, available_formats
-from mpc_tracking.scenario import default_scenario, run_scenario
+from mpc_tracking.viz.animation import animate, available_formats
+from mpc_tracking.scenario.core import default_scenario, run_scenario
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "tracks"
 

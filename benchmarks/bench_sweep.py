@@ -41,9 +41,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from mpc_tracking.scenario import default_scenario, parse_set_option  # noqa: E402
-from mpc_tracking.tuning import sweep  # noqa: E402
-from mpc_tracking.tuning_executors import dask_client  # noqa: E402
+from mpc_tracking.scenario.core import default_scenario, parse_set_option  # noqa: E402
+from mpc_tracking.tuning.sweep import sweep  # noqa: E402
+from mpc_tracking.tuning.executors import dask_client  # noqa: E402
 
 WORKERS = 2
 GRID = {"controller.horizon": [10, 14, 18, 22, 26, 30, 35, 40], "controller.ds": [0.5, 1.0]}
@@ -77,7 +77,7 @@ def executors(t_max: float | None, noop_runs: int) -> dict:
     t_start = time.perf_counter() - t0
     noop_grid = {"controller.horizon": list(range(1, noop_runs + 1))}
     try:
-        client.run(lambda: __import__("mpc_tracking.scenario"))  # imports paid once, like a long-lived cluster
+        client.run(lambda: __import__("mpc_tracking.scenario.core"))  # imports paid once, like a long-lived cluster
         timed["dask_warm"] = _timed(scenario=sc, grid=GRID, dask=client)
         t_noop_dask, _ = _timed(scenario=sc, grid=noop_grid, dask=client, runner=noop)
     finally:

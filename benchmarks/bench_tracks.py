@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpc_tracking.path_io import read_tum
+from mpc_tracking.paths.io import read_tum
 
 HERE = Path(__file__).resolve().parent
 TRACKS = HERE.parents[1] / "shared" / "tracks"

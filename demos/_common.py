@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 import mpc_tracking as mt
-from mpc_tracking.outputs import prepare_folder, save_figure
-from mpc_tracking.scenario import load_scenario
+from mpc_tracking.cli.outputs import prepare_folder, save_figure
+from mpc_tracking.scenario.core import load_scenario
 
 HERE = Path(__file__).resolve().parent
 

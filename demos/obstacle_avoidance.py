@@ -7,15 +7,15 @@ safety ellipse are drawn at the passing instants; the predicted horizon in orang
 
 Your own obstacle source: any object with ``bounds(s, t=None, e_y0=None) -> (lb, ub)`` (raw free
 space in e_y along the path) can be given to ``SpatialMPC(path, vehicle, settings, corridor=...)``;
-see mpc_tracking.environment for circles, moving circles, polygons and occupancy grids.
+see mpc_tracking.environment.corridor for circles, moving circles, polygons and occupancy grids.
 
     python demos/obstacle_avoidance.py [--t-max S]
 """
 import numpy as np
 from _common import parse_args, save, scenario
 
-from mpc_tracking.plotting import plot_timeseries, plot_track, scenario_obstacles
-from mpc_tracking.scenario import run_scenario
+from mpc_tracking.viz.plotting import plot_timeseries, plot_track, scenario_obstacles
+from mpc_tracking.scenario.core import run_scenario
 
 
 def passing_instants(result) -> list[int]:

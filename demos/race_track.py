@@ -8,10 +8,10 @@ import sys
 
 from _common import parse_args, save, scenario
 
-from mpc_tracking.animation import animate
-from mpc_tracking.bundled import list_bundled
-from mpc_tracking.plotting import plot_path_view, plot_timeseries, plot_track
-from mpc_tracking.scenario import run_scenario
+from mpc_tracking.viz.animation import animate
+from mpc_tracking.paths.bundled import list_bundled
+from mpc_tracking.viz.plotting import plot_path_view, plot_timeseries, plot_track
+from mpc_tracking.scenario.core import run_scenario
 
 track = None
 if "--track" in sys.argv:  # consumed here; the rest goes to the common options
@@ -26,11 +26,11 @@ if track is None:
         print("no full-size circuit bundled in this installation: driving the oval")
 overrides = {"path.source": track}
 try:
-    import mpc_tracking.speed_profile  # noqa: F401
+    import mpc_tracking.paths.speed_profile  # noqa: F401
 
     overrides["speed_profile.enabled"] = True
 except ImportError:
-    print("mpc_tracking.speed_profile not available: the MPC limits speed by a_y_max itself")
+    print("mpc_tracking.paths.speed_profile not available: the MPC limits speed by a_y_max itself")
 sc = scenario("race_track.yaml", args, **overrides)
 result = run_scenario(sc)
 print(f"{result.path.name}: {result.path.length:.0f} m")

@@ -6,8 +6,8 @@ minimising lap time (the MPC trades lateral position for speed inside the corrid
 import numpy as np
 from _common import HEADER, parse_args, row, save, scenario
 
-from mpc_tracking.plotting import new_figure, plot_path
-from mpc_tracking.scenario import run_scenario
+from mpc_tracking.viz.plotting import new_figure, plot_path
+from mpc_tracking.scenario.core import run_scenario
 
 args = parse_args("time_optimal", __doc__.splitlines()[0])
 runs = {}

@@ -1,7 +1,7 @@
 """mpc_tracking: path tracking with model predictive control in the spatial (arc-length) domain."""
 from __future__ import annotations
 
-from .errors import (
+from mpc_tracking.errors import (
     ClusterError,
     InputError,
     ModelError,
@@ -14,26 +14,26 @@ from .errors import (
     SolverError,
     UnknownModelError,
 )
-from .reference_path import Projection, ReferencePath, wrap_angle
-from .models import MotionModel, available_models, create_model, get_model, register_model
-from .models import (
+from mpc_tracking.paths.reference_path import Projection, ReferencePath, wrap_angle
+from mpc_tracking.models import MotionModel, available_models, create_model, get_model, register_model
+from mpc_tracking.models import (
     Ackermann3D, Ackermann3DBatch, Ackermann3DParams, KinematicBicycle, SimpleCar, Unicycle,
     plugin_errors, reload_plugins,
 )
-from .actuation import ACTUATORS, Actuator, make_actuator, register_actuator
-from .models.spatial_bicycle import VehicleParams
-from .mpc import SpatialMPC
-from .mpc_settings import MPCSettings, MPCSolution
-from .results import SimulationResult
-from .simulation import simulate
-from .path_io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
-from .speed_profile import speed_profile
-from .environment import (
+from mpc_tracking.actuation import ACTUATORS, Actuator, make_actuator, register_actuator
+from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc.controller import SpatialMPC
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
+from mpc_tracking.results import SimulationResult
+from mpc_tracking.simulation import simulate
+from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
+from mpc_tracking.paths.speed_profile import speed_profile
+from mpc_tracking.environment.corridor import (
     CircleObstacle, MovingCircle, ObstacleCorridor, OccupancyGrid, PolygonObstacle, TrackCorridor, car_bounds,
 )
-from .bundled import list_bundled
-from .scenario import Scenario, default_scenario, load_scenario, run_scenario
-from .tuning import SweepResult, sweep
+from mpc_tracking.paths.bundled import list_bundled
+from mpc_tracking.scenario.core import Scenario, default_scenario, load_scenario, run_scenario
+from mpc_tracking.tuning.sweep import SweepResult, sweep
 
 __version__ = "0.1.0"
 

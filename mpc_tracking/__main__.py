@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from mpc_tracking.cli.main import main
 
 sys.exit(main())

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .errors import InputError
+from mpc_tracking.errors import InputError
 
 __all__ = [
     "Actuator", "DirectActuator", "SteeringLimiter", "UnicyclePI", "WheelTorquePI",
@@ -147,7 +147,7 @@ class WheelTorquePI(Actuator):
     current normal loads), then ``tau_i = r F_i`` clipped to ``+-tau_max`` (torque limit). Braking
     (F < 0) is spread over all four wheels in proportion to their normal loads when the car's
     ``brakes`` are ``"all"`` (the default), else it goes through the driven wheels. Needs a plant with ``vehicle`` (Ackermann3DParams) and
-    ``tire_forces()``, i.e. :class:`~mpc_tracking.models.ackermann3d.Ackermann3D`.
+    ``tire_forces()``, i.e. :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D`.
     """
 
     name = "wheel_torque_pi"

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from mpc_tracking.errors import InputError
 
 __all__ = ["SimulationResult", "STATUS_CODES", "SERIES"]
 
@@ -116,13 +116,13 @@ class SimulationResult:
 
     # ------------------------------------------------------------------ output
     def plot(self, kind: str = "track", **kwargs: Any):
-        """Plot with :mod:`mpc_tracking.plotting`.
+        """Plot with :mod:`mpc_tracking.viz.plotting`.
 
         ``kind``: ``"track"`` (trajectory, car and safety ellipse, horizon), ``"timeseries"``
         (errors, speed, steering, solver) or ``"path"`` (the path's curvature, speed and widths).
         Returns what the plotting function returns (the figure and its axes).
         """
-        from . import plotting
+        from mpc_tracking.viz import plotting
 
         if kind == "track":
             return plotting.plot_track(self, **kwargs)
@@ -135,8 +135,8 @@ class SimulationResult:
         raise InputError(f"kind: expected 'track', 'timeseries' or 'path', got {kind!r}")
 
     def animate(self, out: str | Path, **kwargs: Any) -> Path:
-        """Write an animation (GIF or MP4 by the suffix of ``out``); see :func:`mpc_tracking.animation.animate`."""
-        from .animation import animate
+        """Write an animation (GIF or MP4 by the suffix of ``out``); see :func:`mpc_tracking.viz.animation.animate`."""
+        from mpc_tracking.viz.animation import animate
 
         return animate(self, out, **kwargs)
 
@@ -177,7 +177,7 @@ class SimulationResult:
                 horizon = z["horizon_xy"]
                 path = None
                 if "path_s" in z.files:
-                    from .reference_path import ReferencePath
+                    from mpc_tracking.paths.reference_path import ReferencePath
 
                     pm = meta["path"]
                     path = ReferencePath.from_waypoints(
@@ -190,7 +190,7 @@ class SimulationResult:
             raise InputError(f"{filename}: not a simulation result written by SimulationResult.save ({exc})") from None
         vehicle = None
         if "vehicle" in meta:
-            from .models.spatial_bicycle import VehicleParams
+            from mpc_tracking.models.spatial_bicycle import VehicleParams
 
             vehicle = VehicleParams(**meta["vehicle"])
         return cls(

@@ -11,12 +11,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .actuation import Actuator, default_actuator
-from .errors import InputError, MPCTrackingError, SettingsError
-from .models.base import MotionModel
-from .mpc import SpatialMPC
-from .reference_path import ReferencePath
-from .results import STATUS_CODES, SimulationResult
+from mpc_tracking.actuation import Actuator, default_actuator
+from mpc_tracking.errors import InputError, MPCTrackingError, SettingsError
+from mpc_tracking.models.base import MotionModel
+from mpc_tracking.mpc.controller import SpatialMPC
+from mpc_tracking.paths.reference_path import ReferencePath
+from mpc_tracking.results import STATUS_CODES, SimulationResult
 
 __all__ = ["simulate", "SimulationResult"]
 

@@ -178,7 +178,7 @@ def main() -> None:
     write_yaml("rc_course", RC_COURSE, "RC-scale course (1:10 car) with circular obstacles")
     x, y, wr, wl = synthetic_circuit()
     write_tum("circuit", x, y, wr, wl, "synthetic full-size circuit, seed 3, 5 m spacing, 5 cm noise")
-    from mpc_tracking.path_io import load_path
+    from mpc_tracking.paths.io import load_path
 
     rows = []
     for name, (fmt, what) in WHAT.items():

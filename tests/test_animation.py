@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mpc_tracking.animation import animate, available_formats, frame_indices, render_frames
+from mpc_tracking.viz.animation import animate, available_formats, frame_indices, render_frames
 from mpc_tracking.errors import InputError
-from mpc_tracking.scenario import default_scenario, run_scenario
+from mpc_tracking.scenario.core import default_scenario, run_scenario
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_bad_format_and_folder(result, tmp_path):
 
 
 def test_unavailable_writer_gives_the_cause(result, tmp_path, monkeypatch):
-    import mpc_tracking.animation as an
+    import mpc_tracking.viz.animation as an
 
     monkeypatch.setattr(an, "available_formats", lambda: {".gif": None, ".mp4": "MP4 needs imageio-ffmpeg (pip install imageio-ffmpeg)"})
     with pytest.raises(InputError, match=r"run\.mp4: MP4 needs imageio-ffmpeg"):

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from mpc_tracking import InputError, PathFormatError, ReferencePath
-from mpc_tracking.environment import (
+from mpc_tracking.environment.corridor import (
     CircleObstacle, MovingCircle, ObstacleCorridor, OccupancyGrid, PolygonObstacle, TrackCorridor, car_bounds, choose_gaps,
 )
-from mpc_tracking.path_io import load_path
+from mpc_tracking.paths.io import load_path
 
 
 @pytest.fixture

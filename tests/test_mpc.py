@@ -10,7 +10,7 @@ import pytest
 import mpc_tracking as mt
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models import spatial_bicycle as sb
-from mpc_tracking.mpc_cvxpy import CvxpyMPC
+from mpc_tracking.mpc.cvxpy_ref import CvxpyMPC
 
 
 def circle_path(R=20.0, ds=0.5, width=3.0):
@@ -358,7 +358,7 @@ def test_corridor_is_evaluated_at_the_predicted_time():
 
 
 def test_lateral_reference_moves_aside_early_with_bounded_slope():
-    from mpc_tracking.mpc_reference import feasible_speed_profile, lateral_reference
+    from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference
 
     s = np.arange(0, 40, 0.5)
     lo = np.full(s.shape, -3.0)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mpc_tracking import PathError, PathFormatError
-from mpc_tracking.bundled import list_bundled
-from mpc_tracking.path_io import load_path, read_raceline, read_tum, read_waypoints, read_xy, write_path
+from mpc_tracking.paths.bundled import list_bundled
+from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, write_path
 
 TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
 TUM_HEADER = "# x_m,y_m,w_tr_right_m,w_tr_left_m\n"

@@ -12,7 +12,7 @@ import pytest
 from mpc_tracking import InputError, MPCSettings, ReferencePath, SpatialMPC, VehicleParams, simulate
 from mpc_tracking import models
 from mpc_tracking.models import available_models, create_model, plugin_errors, reload_plugins
-from mpc_tracking.scaffold import describe_models, new_model
+from mpc_tracking.models.scaffold import describe_models, new_model
 
 
 def _pip(*args: str) -> subprocess.CompletedProcess:
@@ -114,7 +114,7 @@ def test_scaffold_refuses_nonempty_dir(tmp_path):
 
 
 def test_cli_models_and_new_model(tmp_path, capsys):
-    from mpc_tracking.cli import main
+    from mpc_tracking.cli.main import main
 
     assert main(["models"]) == 0
     out = capsys.readouterr().out

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mpc_tracking import PathError, ReferencePath, wrap_angle
-from mpc_tracking.path_io import load_path, read_tum
+from mpc_tracking.paths.io import load_path, read_tum
 
 TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
 SKIP = "../shared/tracks not found: real-track tests need the shared data folder"

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from mpc_tracking.errors import ScenarioError
-from mpc_tracking.mpc import SpatialMPC
-from mpc_tracking.mpc_settings import MPCSettings
-from mpc_tracking.scenario import (
+from mpc_tracking.mpc.controller import SpatialMPC
+from mpc_tracking.mpc.settings import MPCSettings
+from mpc_tracking.scenario.core import (
     Scenario, build, default_scenario, load_scenario, parse_set_option, run_scenario,
 )
 
@@ -186,7 +186,7 @@ def test_bundled_scenarios_run_briefly(f):
 
 def test_bundled_scenarios_cover_every_mode_and_plant():
     from mpc_tracking.models import available_models
-    from mpc_tracking.mpc_settings import MODES
+    from mpc_tracking.mpc.settings import MODES
 
     scs = [load_scenario(f) for f in DEMOS.glob("*.yaml")]
     assert {s.controller.mode for s in scs} >= set(MODES)
@@ -224,7 +224,7 @@ def test_speed_profile_section_sets_v_ref():
 
 
 def test_files_relative_to_the_scenario_are_resolved(tmp_path, monkeypatch):
-    from mpc_tracking.bundled import bundled_file
+    from mpc_tracking.paths.bundled import bundled_file
 
     sub = tmp_path / "sub"
     sub.mkdir()

@@ -6,7 +6,7 @@ import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.errors import InputError, SettingsError
-from mpc_tracking.bundled import DEFAULT_PATH
+from mpc_tracking.paths.bundled import DEFAULT_PATH
 
 
 @pytest.fixture(scope="module")

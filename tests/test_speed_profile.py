@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mpc_tracking import ReferencePath, SettingsError
-from mpc_tracking.speed_profile import speed_profile, with_speed_profile
+from mpc_tracking.paths.speed_profile import speed_profile, with_speed_profile
 
 LIM = dict(v_max=20.0, a_y_max=5.0, a_max=2.0, a_brake=4.0)
 

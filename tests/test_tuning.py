@@ -13,12 +13,12 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 
-from mpc_tracking.cli_sweep import add_sweep_command, parse_grid_option
+from mpc_tracking.cli.sweep import add_sweep_command, parse_grid_option
 from mpc_tracking.errors import ClusterError, InputError, ScenarioError
-from mpc_tracking.scenario import default_scenario
-from mpc_tracking.tuning import TIMING_FIELDS, expand_grid, point_key, sweep
-from mpc_tracking.tuning_analysis import aggregate, pareto_front, recommend
-from mpc_tracking.tuning_io import read_rows
+from mpc_tracking.scenario.core import default_scenario
+from mpc_tracking.tuning.sweep import TIMING_FIELDS, expand_grid, point_key, sweep
+from mpc_tracking.tuning.analysis import aggregate, pareto_front, recommend
+from mpc_tracking.tuning.io import read_rows
 
 GRID = {"controller.horizon": [5, 10], "controller.ds": [0.5, 1.0]}
 
@@ -297,7 +297,7 @@ def test_cli_bad_input(argv, match, tmp_path):
 
 
 def test_mpc_tracking_sweep_command_reports_bad_input(tmp_path, capsys):
-    from mpc_tracking.cli import main
+    from mpc_tracking.cli.main import main
 
     base = ["sweep", "default", "--out", str(tmp_path), "--no-progress"]
     assert main(base + ["--executor", "serial", "--grid", "controler.horizon=5"]) == 2

@@ -11,14 +11,14 @@ import logging
 from importlib import metadata
 from typing import Any, Mapping
 
-from ..errors import ModelError, UnknownModelError
-from .base import MotionModel, Pose, Velocity
-from .kinematic_bicycle import KinematicBicycle
-from .unicycle import Unicycle
-from .simple_car import SimpleCar
-from .ackermann3d import Ackermann3D
-from .ackermann3d_params import Ackermann3DParams
-from .ackermann3d_batch import Ackermann3DBatch
+from mpc_tracking.errors import ModelError, UnknownModelError
+from mpc_tracking.models.base import MotionModel, Pose, Velocity
+from mpc_tracking.models.kinematic_bicycle import KinematicBicycle
+from mpc_tracking.models.unicycle import Unicycle
+from mpc_tracking.models.simple_car import SimpleCar
+from mpc_tracking.models.ackermann3d.car import Ackermann3D
+from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
+from mpc_tracking.models.ackermann3d.batch import Ackermann3DBatch
 
 __all__ = [
     "MotionModel",

@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..errors import ModelError
-from ..integrators import integrate
+from mpc_tracking.errors import ModelError
+from mpc_tracking.models.integrators import integrate
 
 __all__ = ["MotionModel", "Pose", "Velocity"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import MotionModel, Pose, Velocity
+from mpc_tracking.models.base import MotionModel, Pose, Velocity
 
 __all__ = ["KinematicBicycle"]
 
@@ -49,7 +49,7 @@ class KinematicBicycle(MotionModel):
         self.max_substep = float(p["max_substep"])
 
     def _err(self, msg: str):
-        from ..errors import ModelError
+        from mpc_tracking.errors import ModelError
 
         return ModelError(f"{self.name}: {msg}")
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError
-from ..integrators import solve_ivp_step
-from .base import MotionModel, Pose, Velocity
+from mpc_tracking.errors import ModelError
+from mpc_tracking.models.integrators import solve_ivp_step
+from mpc_tracking.models.base import MotionModel, Pose, Velocity
 
 __all__ = ["SimpleCar"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, ModelError
+from mpc_tracking.errors import InputError, ModelError
 
 __all__ = [
     "STATE_NAMES",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import MotionModel, Pose, Velocity
+from mpc_tracking.models.base import MotionModel, Pose, Velocity
 
 __all__ = ["Unicycle"]
 

@@ -1,0 +1,177 @@
+"""Writing the files of a run: result ``.npz``, time-series CSV, metrics + scenario JSON, plots.
+
+Every file is written under a temporary name in the target folder and renamed when complete,
+so a crash never leaves a half-written file under the final name.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from mpc_tracking.errors import InputError
+
+__all__ = [
+    "prepare_folder", "atomic_path", "write_csv", "write_json", "save_figure", "write_run_files",
+    "json_safe", "PLOT_FILES",
+]
+
+#: file name of each plot kind
+PLOT_FILES = {"track": "track.png", "timeseries": "timeseries.png", "path": "path.png"}
+
+
+def prepare_folder(folder: str | Path) -> Path:
+    """Create ``folder`` (and parents) and check that files can be written in it.
+
+    Raises
+    ------
+    InputError
+        The folder cannot be created or written (names the folder and the cause).
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(f"output folder {folder}: cannot write there ({exc.strerror or exc})") from None
+    return folder
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary file name beside ``target`` (same suffix); rename it to ``target`` on success."""
+    target = Path(target)
+    tmp = target.with_name(f".{target.stem}.partial{target.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def json_safe(obj: Any) -> Any:
+    """Plain JSON types: numpy scalars/arrays -> Python, inf -> "inf" (scenario files accept it), nan -> None."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        x = float(obj)
+        if math.isnan(x):
+            return None
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return x
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    return obj
+
+
+def write_json(target: str | Path, data: Any) -> Path:
+    """Write ``data`` as indented strict JSON (see :func:`json_safe`)."""
+    target = Path(target)
+    with atomic_path(target) as tmp:
+        tmp.write_text(json.dumps(json_safe(data), indent=2, allow_nan=False) + "\n")
+    return target
+
+
+def write_csv(target: str | Path, series: dict[str, np.ndarray]) -> Path:
+    """Write equal-length time series as CSV (header row of names, one row per control step)."""
+    target = Path(target)
+    names = list(series)
+    cols = np.column_stack([np.asarray(series[n], dtype=float) for n in names]) if names else np.zeros((0, 0))
+    with atomic_path(target) as tmp:
+        np.savetxt(tmp, cols, delimiter=",", header=",".join(names), comments="", fmt="%.9g")
+    return target
+
+
+def save_figure(fig, target: str | Path, dpi: int = 110) -> Path:
+    """Save a matplotlib figure atomically (format from the suffix)."""
+    target = Path(target)
+    with atomic_path(target) as tmp:
+        fig.savefig(tmp, dpi=dpi, format=target.suffix.lstrip(".") or "png")
+    return target
+
+
+def _plot(kind: str, result):
+    from mpc_tracking.viz import plotting
+
+    if kind == "track":
+        return plotting.plot_track(result)[0]
+    if kind == "timeseries":
+        fig = plotting.plot_timeseries(result)[0]
+        fig.tight_layout()
+        return fig
+    if kind == "path":
+        sc = (result.info or {}).get("scenario") or {}
+        c = sc.get("controller") or {}
+        return plotting.plot_path_view(
+            result.path, v_max=float(c.get("v_max", 10.0)), a_y_max=float(c.get("a_y_max", 4.0)),
+            obstacles=plotting.scenario_obstacles(result),
+        )[0]
+    raise InputError(f"plots: unknown plot kind {kind!r}; expected some of {list(PLOT_FILES)}")
+
+
+def write_plots(result, folder: str | Path, kinds: Sequence[str] = ("track", "timeseries")) -> list[Path]:
+    """Write the requested figures (``track``, ``timeseries``, ``path``) as PNG; returns the files."""
+    folder = Path(folder)
+    files = []
+    for kind in kinds:
+        if kind not in PLOT_FILES:
+            raise InputError(f"plots: unknown plot kind {kind!r}; expected some of {list(PLOT_FILES)}")
+        if kind != "path" and len(result) == 0:
+            continue
+        files.append(save_figure(_plot(kind, result), folder / PLOT_FILES[kind]))
+    return files
+
+
+def write_run_files(result, folder: str | Path, *, plots: Sequence[str] = ("track", "timeseries"),
+                    scenario: dict | None = None, data: bool = True,
+                    log: Callable[[Path], None] | None = None) -> list[Path]:
+    """Write everything about a run into ``folder``.
+
+    Files: ``result.npz`` (:meth:`SimulationResult.save`), ``timeseries.csv``, ``metrics.json``
+    (metrics, outcome, lap times, info and the resolved scenario), ``scenario.yaml`` (when a
+    scenario is given) and the plots. Returns the files written.
+    """
+    folder = prepare_folder(folder)
+    files: list[Path] = []
+
+    def done(f: Path) -> None:
+        files.append(f)
+        if log is not None:
+            log(f)
+
+    if data:
+        target = folder / "result.npz"
+        with atomic_path(target) as tmp:
+            result.save(tmp)
+        done(target)
+        done(write_csv(folder / "timeseries.csv", result.series))
+        info = {k: v for k, v in (result.info or {}).items() if k != "scenario"}
+        done(write_json(folder / "metrics.json", {
+            "metrics": result.metrics, "reason": result.reason, "lap_times": list(result.lap_times),
+            "info": info, "scenario": scenario if scenario is not None else (result.info or {}).get("scenario"),
+        }))
+        if scenario is not None:
+            import yaml
+
+            target = folder / "scenario.yaml"
+            with atomic_path(target) as tmp:
+                tmp.write_text(yaml.safe_dump(json_safe(scenario), sort_keys=False, default_flow_style=None))
+            done(target)
+    for f in write_plots(result, folder, plots):
+        done(f)
+    return files

@@ -1,0 +1,200 @@
+"""3D rigid-body Ackermann car with spring-damper ground contact and slipping tires.
+
+State (22,): CG position ``p`` (world) [m], rotation ``R`` body -> world (row-major, 9), CG velocity
+``v`` (world) [m/s], angular velocity ``w`` (body) [rad/s], wheel spin rates ``omega`` (4) [rad/s]
+(FL, FR, RL, RR; positive rolls forward). Input (5,): bicycle steering angle ``delta`` [rad] and
+four wheel torques [N m] (driving torque masked by the drive layout ``rwd``/``fwd``/``awd``;
+negative, braking torque reaches every wheel unless ``brakes="driven"``).
+
+Model, per wheel i with contact point r_i (body frame, z = -h):
+
+* Ackermann front angles ``delta_FL/FR = atan(L tan d / (L -/+ (W/2) tan d))`` (both turn directions).
+* Contact: penetration ``d = z0 - (p + R r_i)_z``, ``F_z = max(0, k_n d + c_n d')`` while ``d > 0``.
+* Slip in the wheel frame (t along the wheel, n to its left): ``kappa = (r omega - v_t)/max(eps, |v_t|)``,
+  ``alpha = atan2(v_n, max(eps, |v_t|))``; linear tires ``F_x = C_kappa kappa``, ``F_y = -C_alpha alpha``
+  scaled back onto the friction circle ``sqrt(F_x^2 + F_y^2) <= mu F_z``.
+* Newton-Euler: ``m v' = sum f_i + m g``, ``I w' = sum r_i x f_i - w x I w``; every wheel
+  ``I_w omega' = tau - r F_x - b_w omega``.
+* Semi-implicit Euler with ``R <- R exp([w dt]x)`` in equal substeps no longer than
+  :meth:`Ackermann3DParams.substep() <mpc_tracking.models.ackermann3d.params.Ackermann3DParams.substep>`
+  (``max_substep``, shortened to the contact and slip stability bounds), re-orthonormalized after every
+  :meth:`Ackermann3D.step`; by default the wheel spin is linearly implicit in its slip stiffness.
+
+Low-speed behaviour: the slip floor ``eps_v`` turns the tire law viscous below ``eps_v`` (bounded
+stiffness, no chatter) and zero slip velocity gives zero force (no creep at standstill); the
+implicit wheel update removes the stiffest (wheel-spin) mode. The reference implementation's
+choices are options, see :class:`~mpc_tracking.models.ackermann3d.params.Ackermann3DParams`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from mpc_tracking.errors import ModelError
+from mpc_tracking.models.ackermann3d.params import PRESETS, Ackermann3DParams
+from mpc_tracking.models.ackermann3d.scalar import ScalarConstants, accelerations, orthonormalize_list, steering, substep
+from mpc_tracking.models.base import MotionModel, Pose, Velocity
+
+__all__ = ["Ackermann3D"]
+
+_FIELD_DOCS = {
+    "wheelbase": "L [m]", "track": "W [m]", "cg_to_front": "a, CG to front axle [m]",
+    "cg_height": "h, CG above the contact points [m]", "wheel_radius": "r [m]", "mass": "m [kg]",
+    "inertia": "(I_xx, I_yy, I_zz) [kg m^2]", "gravity": "g [m/s^2]", "wheel_inertia": "I_w [kg m^2]",
+    "wheel_damping": "b_w [N m s]", "mu": "friction coefficient [-]", "c_kappa": "slip stiffness [N]",
+    "c_alpha": "cornering stiffness [N/rad]", "eps_v": "slip denominator floor [m/s]",
+    "eps_force": "smooth-limit regularizer [N^2]", "k_n": "contact stiffness [N/m]",
+    "c_n": "contact damping [N s/m]", "z0": "ground height [m]", "drive": "rwd | fwd | awd",
+    "brakes": "all | driven (wheels negative torque reaches)",
+    "friction_limit": "clip | smooth", "slip_squash": "tanh slip squashing (bool)",
+    "slip_denominator": "max | sqrt", "contact_damping": "full | compression",
+    "wheel_update": "implicit | explicit", "float32_casts": "round params to float32 (bool)",
+    "max_substep": "longest internal substep [s]",
+    "auto_substep": "shorten substeps to the stability bounds (bool)",
+}
+_WHEELS = ("FL", "FR", "RL", "RR")
+
+
+class Ackermann3D(MotionModel):
+    """3D Ackermann car (see module doc). Pose origin = CG, so ``reference_offset`` = b (CG to rear axle).
+
+    Parameters are ``preset`` (``"rc_car"``, ``"rc_car_reference"``, ``"sedan"``) plus any
+    :class:`Ackermann3DParams` field to override the preset (``None`` = preset value).
+    """
+
+    name = "ackermann3d"
+    STATE_NAMES = ("x", "y", "z", "R00", "R01", "R02", "R10", "R11", "R12", "R20", "R21", "R22",
+                   "vx", "vy", "vz", "wx", "wy", "wz") + tuple(f"omega_{w}" for w in _WHEELS)
+    INPUT_NAMES = ("delta",) + tuple(f"tau_{w}" for w in _WHEELS)
+    PARAMS = {"preset": ("rc_car", f"parameter set, one of {sorted(PRESETS)}")}
+    PARAMS.update({f.name: (None, f"{_FIELD_DOCS[f.name]}; None = preset value") for f in fields(Ackermann3DParams)})
+    default_actuator = "wheel_torque_pi"
+    integrator = "semi_implicit_euler_so3"
+
+    def _check_params(self, p: dict[str, Any]) -> None:
+        preset = p["preset"]
+        if preset not in PRESETS:
+            raise ModelError(f"{self.name}: unknown preset {preset!r}; expected one of {sorted(PRESETS)}")
+        overrides = {k: v for k, v in p.items() if k != "preset" and v is not None}
+        self.vehicle = PRESETS[preset](**overrides)
+        self._K = ScalarConstants(self.vehicle)
+        self.max_substep = self.vehicle.substep()
+        self.reference_offset = self.vehicle.cg_to_rear
+
+    # ------------------------------------------------------------------ state
+    def _initial_state(self, info: dict[str, float]) -> np.ndarray:
+        P = self.vehicle
+        yaw = math.radians(info["heading"])
+        c, s, v = math.cos(yaw), math.sin(yaw), info["speed"]
+        om = v / P.wheel_radius
+        self._st = [info["x"], info["y"], P.static_height + info["z"], c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0,
+                    v * c, v * s, 0.0, 0.0, 0.0, 0.0, om, om, om, om]
+        self._delta = 0.0
+        self._cs = None
+        return np.array(self._st)
+
+    @property
+    def state(self) -> np.ndarray:
+        """Full state (22,), ordered as :attr:`STATE_NAMES`."""
+        return np.array(self._st)
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        x = np.asarray(value, dtype=float).reshape(-1)
+        if x.size != 22 or not np.all(np.isfinite(x)):
+            raise ModelError(f"{self.name}.state: expected 22 finite values {self.STATE_NAMES}")
+        self._st = [float(a) for a in x]
+        orthonormalize_list(self._st)
+
+    @property
+    def _state(self) -> np.ndarray:  # the base class reads/writes _state
+        return np.array(self._st)
+
+    @_state.setter
+    def _state(self, value: np.ndarray) -> None:
+        self._st = [float(a) for a in value]
+
+    # ------------------------------------------------------------------ dynamics
+    def step(self, t: float, dt: float, u: Any) -> np.ndarray:
+        """Advance by ``dt`` [s] with u = (delta, tau_FL, tau_FR, tau_RL, tau_RR) held, in substeps."""
+        if isinstance(u, np.ndarray):
+            u = u.tolist()
+        try:
+            delta, t0, t1, t2, t3 = u
+            delta, t0, t1, t2, t3 = float(delta), float(t0), float(t1), float(t2), float(t3)
+        except (TypeError, ValueError):
+            raise ModelError(f"{self.name}: expected 5 numeric inputs {self.INPUT_NAMES}, got {u!r}") from None
+        if not math.isfinite(delta + t0 + t1 + t2 + t3):
+            raise ModelError(f"{self.name}: input must be finite, got {list(u)}")
+        if not (dt > 0 and math.isfinite(dt)):
+            raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
+        k = math.ceil(dt / self.max_substep - 1e-9) if dt > self.max_substep else 1
+        h = dt / k
+        st, K, tau = self._st, self._K, (t0, t1, t2, t3)
+        if delta != self._delta or self._cs is None:
+            self._cs = steering(delta, K)
+        cs = self._cs
+        for _ in range(k):
+            substep(st, cs, tau, h, K)
+        orthonormalize_list(st)
+        if not math.isfinite(sum(st)):
+            raise ModelError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
+        self._delta = delta
+        self.t = t + dt
+        return np.array(st)
+
+    def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Right-hand side (22,) with ``R' = R [w]x`` (for generic integrators; :meth:`step` uses SO(3))."""
+        st = [float(a) for a in np.asarray(x, dtype=float).reshape(-1)]
+        u = [float(a) for a in np.asarray(u, dtype=float).reshape(-1)]
+        dv, dw, dom, _ = accelerations(st, steering(u[0], self._K), u[1:5], self._K)
+        acc = [*dv, *dw, *dom]
+        R = np.array(st[3:12]).reshape(3, 3)
+        w = np.array(st[15:18])
+        W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+        return np.concatenate([st[12:15], (R @ W).reshape(-1), acc])
+
+    def tire_forces(self, delta: float | None = None) -> dict[str, np.ndarray]:
+        """Per-wheel ``Fx``, ``Fy`` (wheel frame) and ``Fz`` (world z) [N], each (4,), at the current state."""
+        forces: list = []
+        delta = self._delta if delta is None else float(delta)
+        accelerations(self._st, steering(delta, self._K), (0.0,) * 4, self._K, forces)
+        out = np.array(forces)
+        return {"Fx": out[:, 0], "Fy": out[:, 1], "Fz": out[:, 2]}
+
+    # ------------------------------------------------------------------ outputs
+    @property
+    def rotation(self) -> np.ndarray:
+        """Body -> world rotation (3, 3)."""
+        return np.array(self._st[3:12]).reshape(3, 3)
+
+    @property
+    def pose(self) -> Pose:
+        st = self._st
+        return Pose(st[0], st[1], st[2], math.atan2(st[10], st[11]), -math.asin(max(-1.0, min(1.0, st[9]))),
+                    math.atan2(st[6], st[3]))
+
+    @property
+    def velocity(self) -> Velocity:
+        st = self._st
+        return Velocity(np.array(st[12:15]), self.rotation @ np.array(st[15:18]))
+
+    @property
+    def speed(self) -> float:
+        """Forward speed [m/s]: world velocity along the body x axis."""
+        st = self._st
+        return st[12] * st[3] + st[13] * st[6] + st[14] * st[9]
+
+    def energy(self) -> float:
+        """Total mechanical energy [J]: translation, body and wheel rotation, gravity, contact springs."""
+        P, st = self.vehicle, self._st
+        v2 = st[12] ** 2 + st[13] ** 2 + st[14] ** 2
+        rot = sum(I * w * w for I, w in zip(P.inertia, st[15:18]))
+        wheels = P.wheel_inertia * sum(o * o for o in st[18:22])
+        R = self.rotation
+        z = st[2] + R[2] @ P.contact_points().T
+        spring = 0.5 * P.k_n * float(np.sum(np.maximum(P.z0 - z, 0.0) ** 2))
+        return 0.5 * P.mass * v2 + 0.5 * rot + 0.5 * wheels + P.mass * P.gravity * st[2] + spring

@@ -1,0 +1,390 @@
+"""Spatial LTV-MPC on OSQP: set up once, updated in place every step.
+
+Every step the controller
+
+1. (optionally) predicts the measured state over the configured delay,
+2. lays a prediction grid of N steps of ``ds`` metres ahead of the current arc length,
+3. linearizes the spatial bicycle model about the previous solution shifted along s (or the
+   reference) -- vectorized over the horizon,
+4. writes the new A_k/B_k entries, cost vector and bounds into the fixed-pattern QP, and
+5. solves it warm-started, checking OSQP's status (osqp 1.x returns finite garbage for
+   infeasible problems). On failure the previous plan is reused for at most
+   ``max_fallback_steps`` steps, then the command becomes a safe stop.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Protocol
+
+import numpy as np
+import osqp
+
+from mpc_tracking.environment.corridor import Corridor
+from mpc_tracking.errors import InputError, SolverError
+from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
+from mpc_tracking.mpc.sampler import PathSample, PathSampler, lerp_rows
+from mpc_tracking.paths.speed_profile import speed_profile
+from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
+from mpc_tracking.mpc.qp import INF as _INF
+from mpc_tracking.mpc.qp import StepQP
+from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
+from mpc_tracking.paths.reference_path import Projection, ReferencePath
+
+__all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData", "StepProblem"]
+
+logger = logging.getLogger(__name__)
+_OK = {osqp.SolverStatus.OSQP_SOLVED: "solved", osqp.SolverStatus.OSQP_SOLVED_INACCURATE: "solved_inaccurate"}
+
+
+class SpatialMPC:
+    """Model predictive path tracker in the spatial domain.
+
+    Parameters
+    ----------
+    path : ReferencePath
+        The path to follow (its ``v_ref`` is used as speed reference when present).
+    vehicle : VehicleParams
+        Geometry (wheelbase for the model, footprint for the corridor).
+    settings : MPCSettings, optional
+    corridor : Corridor, optional
+        Lateral bounds provider; default: the path's track widths.
+
+    Examples
+    --------
+    >>> mpc = SpatialMPC(path, VehicleParams(), MPCSettings(horizon=30))  # doctest: +SKIP
+    >>> sol = mpc.solve(path.project(x, y, psi))                           # doctest: +SKIP
+    >>> v, delta = sol.command                                             # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        path: ReferencePath,
+        vehicle: VehicleParams | None = None,
+        settings: MPCSettings | None = None,
+        corridor: Corridor | None = None,
+    ) -> None:
+        if not isinstance(path, ReferencePath):
+            raise InputError(f"path: expected a ReferencePath, got {type(path).__name__}")
+        self.path = path
+        self.vehicle = vehicle or VehicleParams()
+        if not isinstance(self.vehicle, VehicleParams):
+            raise InputError(f"vehicle: expected VehicleParams, got {type(self.vehicle).__name__}")
+        self.settings = settings or MPCSettings()
+        if not isinstance(self.settings, MPCSettings):
+            raise InputError(f"settings: expected MPCSettings, got {type(self.settings).__name__}")
+        self.corridor = corridor
+        st = self.settings
+        self.N = N = st.horizon
+        self.ds = float(st.ds if st.ds is not None else path.ds)
+        self.layout = QPLayout(N, self.vehicle.front_extent, self.vehicle.rear_overhang)
+        body = (self.vehicle.rear_overhang, self.vehicle.front_extent)
+        self._sampler = PathSampler(path, *self._speed_ceilings(path, st), body=body)
+        self.qp = StepQP(self.layout, st, self.vehicle, self._sampler, self.ds, path.closed, path.length, corridor)
+        self.data = self.qp.data
+        self.P = self.qp.P
+        self._s_offsets = self.ds * np.arange(N + 1)
+        self._prev_table = np.empty((N + 1, 5))  # last plan: x (3) and u (2) per grid point
+        self.reset()
+        self._setup_solver()
+
+    # ------------------------------------------------------------------ set-up
+    def _setup_solver(self) -> None:
+        st = self.settings
+        # a representative first linearization for OSQP's scaling
+        s_grid = self._grid(0.0)
+        q = self._sampler.sample(s_grid)
+        x_op, u_op = self._reference_op(q)
+        A, B, f = self.qp.linearize(x_op, u_op, q.kappa, s_grid)
+        self.layout.fill_dynamics(self.data.A_data, A, B)
+        setup_data = self.data.A_data.copy()
+        dyn = np.concatenate([self.layout.dyn_pos_A, self.layout.dyn_pos_B])
+        tiny = setup_data[dyn] == 0.0
+        setup_data[dyn[tiny]] = 1e-12  # keep structural zeros through set-up
+        self.solver = osqp.OSQP()
+        try:
+            self.solver.setup(
+                self.P,
+                np.zeros(self.layout.n),
+                self.layout.A_matrix(setup_data),
+                np.full(self.layout.m, -_INF),
+                np.full(self.layout.m, _INF),
+                verbose=False,
+                eps_abs=st.eps_abs,
+                eps_rel=st.eps_rel,
+                max_iter=st.max_iter,
+                polishing=False,
+                warm_starting=st.warm_start != "none",
+                check_termination=10,
+            )
+        except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
+            raise SolverError(f"OSQP set-up failed: {exc}") from exc
+
+    @staticmethod
+    def _speed_ceilings(path: ReferencePath, st: MPCSettings) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Speed ceilings along the whole path from a forward-backward pass with the MPC's limits.
+
+        The horizon sees only N ds metres ahead; without these the plan can meet a curve it can no
+        longer brake for (a degenerate QP). Returns the speed reference (90 % of the acceleration
+        and braking limits, and at most the path's own profile) and the hard ceiling of the speed
+        bound (full braking), or (None, None) without acceleration/braking limits.
+        """
+        if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
+            return None, None
+        limits = {"v_max": st.v_max, "a_y_max": st.a_y_max}
+        v_ref = speed_profile(path, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max, **limits)
+        if path.v_ref is not None:
+            v_ref = np.minimum(v_ref, path.v_ref)
+        v_box = speed_profile(path, a_max=np.inf, a_brake=0.95 * st.decel_max, **limits)
+        return v_ref, v_box
+
+    def reset(self) -> None:
+        """Forget the previous plan and command (e.g. before a new run)."""
+        self._prev: MPCSolution | None = None
+        self._u_prev: np.ndarray | None = None
+        self._fail_count = 0
+        self.n_steps = 0
+
+    # ------------------------------------------------------------------ helpers
+    def _grid(self, s0: float) -> np.ndarray:
+        s = s0 + self._s_offsets
+        if not self.path.closed:
+            s = np.minimum(s, self.path.length)  # horizon shrinks gracefully at the end
+        return s
+
+    def _reference_op(self, q: PathSample):
+        """Operating point on the reference: e = 0, v = v_ref, delta = atan(L kappa)."""
+        N = self.N
+        x_op = np.zeros((N + 1, 3))
+        u_op = np.empty((N, 2))
+        u_op[:, 0] = self._speed_reference(q)
+        u_op[:, 1] = np.arctan(self.vehicle.wheelbase * q.kappa[:N])
+        np.cumsum(self.ds / u_op[:, 0], out=x_op[1:, 2])  # time along the reference
+        return x_op, u_op
+
+    def reference_input(self, s0: float) -> np.ndarray:
+        """Reference input (v_ref, delta_ref) at arc length ``s0`` (e.g. an initial speed)."""
+        return self._reference_op(self._sampler.sample(self._grid(s0)))[1][0].copy()
+
+    def _speed_reference(self, q: PathSample) -> np.ndarray:
+        st = self.settings
+        N = self.N
+        lim = self.qp.speed_limit(q.kappa[:N], None)
+        if st.mode != "time_optimal" and q.v_ref is not None:
+            lim = np.minimum(np.maximum(q.v_ref[:N], st.v_min), lim)
+        elif q.v_box is not None:
+            lim = np.minimum(np.maximum(q.v_box[:N], st.v_min), lim)
+        v_start = None
+        if self._u_prev is not None:
+            v_start = self._u_prev[0] + 0.9 * st.accel_max * st.control_period
+        return feasible_speed_profile(lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min)
+
+    def _shifted_op(self, s_grid: np.ndarray):
+        """Previous solution interpolated onto the new grid (real-time iteration)."""
+        prev = self._prev
+        s_prev = prev.s
+        s_new = s_grid
+        if self.path.closed:
+            # unwrap the new grid relative to the previous one
+            s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
+        z = lerp_rows(s_prev, self._prev_table, s_new)
+        x_op = z[:, :3]
+        beyond = s_new[-1] - s_prev[-1]
+        if beyond > 0:  # extend the time beyond the old horizon at its last pace
+            pace = (prev.x[-1, 2] - prev.x[-2, 2]) / max(s_prev[-1] - s_prev[-2], 1e-12)
+            past = s_new > s_prev[-1]
+            x_op[past, 2] = prev.x[-1, 2] + (s_new[past] - s_prev[-1]) * pace
+        x_op[:, 2] -= x_op[0, 2]
+        return x_op, z[:-1, 3:]
+
+    def _predict_delay(self, s0: float, x0: np.ndarray) -> tuple[float, np.ndarray]:
+        """Predict the spatial state over the delay with the last command (nonlinear model, RK4)."""
+        if self.settings.delay <= 0 or self._u_prev is None:
+            return s0, x0
+        return predict_over_delay(self._sampler, self.vehicle, s0, x0, self._u_prev, self.settings.delay, self.ds)
+
+    # ------------------------------------------------------------------ solve
+    def _prepare(self, state: Any):
+        """Measured state -> prediction grid, path sample and operating point of this step."""
+        s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
+        x0 = np.array([float(e_y), float(e_psi), 0.0])
+        s0 = float(s0)
+        if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
+            raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
+        s0, x0 = self._predict_delay(s0, x0)
+        s_grid = self._grid(s0)
+        q = self._sampler.sample(s_grid)
+        kap = q.kappa
+        if x0[0] * kap[0] >= 1.0:
+            raise InputError(
+                f"state: outside the path's domain at horizon index 0 (s = {s0:.2f} m): "
+                f"e_y*kappa = {x0[0] * kap[0]:.3g} >= 1 (the car is beyond the centre of curvature)"
+            )
+        if abs(x0[1]) >= 0.5 * np.pi:
+            raise InputError(f"state: |e_psi| = {abs(x0[1]):.3f} rad >= pi/2; the car faces away from the path")
+        st = self.settings
+        x_ref_op, u_ref = self._reference_op(q)
+        if st.linearization == "previous" and self._prev is not None:
+            x_op, u_op = self._shifted_op(s_grid)
+        else:
+            x_op, u_op = x_ref_op, u_ref.copy()
+        x_op[0] = x0
+        # keep the operating point inside the model's domain
+        lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
+        e = x_op[:, 0]
+        np.minimum(np.maximum(e, -lim, out=e), lim, out=e)
+        e = x_op[:, 1]
+        np.minimum(np.maximum(e, -1.2, out=e), 1.2, out=e)
+        np.maximum(u_op[:, 0], st.v_min, out=u_op[:, 0])
+        return x0, x_op, u_op, u_ref, q, s_grid, lim, s0
+
+    def prepare_qp(self, state: Any, t: float = 0.0) -> "StepProblem":
+        """Build this step's QP without solving it and return its data (for cross-checks).
+
+        The controller's internal memory (previous plan and command) is not changed.
+        """
+        x0, x_op, u_op, u_ref, q, s_grid, _, _ = self._prepare(state)
+        self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t)
+        return self.step_problem()
+
+    def step_problem(self) -> StepProblem:
+        """Copy of the semantic data of the QP last built (see :class:`~mpc_tracking.mpc.qp.StepQP`)."""
+        return self.qp.problem()
+
+    def build_qp(self, x0, x_op, u_op, u_ref, q: PathSample, s_grid, t_now: float = 0.0) -> QPData:
+        """Fill the QP data for one step (delegates to :meth:`StepQP.build`)."""
+        return self.qp.build(x0, x_op, u_op, u_ref, q, s_grid, t_now, self._u_prev)
+
+    def solve(self, state: Any, t: float = 0.0) -> MPCSolution:
+        """Compute the command for the measured spatial state.
+
+        Parameters
+        ----------
+        state : Projection or sequence (s, e_y, e_psi)
+            Arc length [m], lateral error [m], heading error [rad] of the car now.
+        t : float
+            Current time [s] (moving obstacles are evaluated at ``t`` + predicted time).
+
+        Returns
+        -------
+        MPCSolution
+        """
+        t_start = time.perf_counter()
+        x0, x_op, u_op, u_ref, q, s_grid, lim, s0 = self._prepare(state)
+        st = self.settings
+        iters_total, solve_time = 0, 0.0
+        z = None
+        for it in range(st.iterations):
+            z, status, iters, stime = self._solve_qp(x0, x_op, u_op, u_ref, q, s_grid, t)
+            iters_total += iters
+            solve_time += stime
+            if z is None:
+                break
+            if it + 1 < st.iterations:
+                x_op, u_op = self._unpack(z)
+                x_op = x_op.copy()
+                x_op[:, 0] = np.minimum(np.maximum(x_op[:, 0], -lim), lim)
+                u_op = np.maximum(u_op, [st.v_min, -np.inf])
+        self.n_steps += 1
+        if z is None:
+            return self._fallback(status, iters_total, solve_time, t_start, s0)
+        X, U = self._unpack(z)
+        X, U = X.copy(), U.copy()
+        lay = self.layout
+        spsi, cpsi = np.sin(q.psi), np.cos(q.psi)
+        xy = np.column_stack([q.x - X[:, 0] * spsi, q.y + X[:, 0] * cpsi])
+        name = _OK[status]
+        sol = MPCSolution(
+            v=float(U[0, 0]),
+            delta=float(U[0, 1]),
+            status=name,
+            solver_status=name,
+            success=True,
+            iterations=iters_total,
+            solve_time=solve_time,
+            step_time=0.0,
+            s=s_grid,
+            x=X,
+            u=U,
+            xy=xy,
+            corridor_violation=max(0.0, float(z[lay.isl0 :].max())),
+            fallback_steps=0,
+            lb=self.qp.lb,
+            ub=self.qp.ub,
+        )
+        self._fail_count = 0
+        self._prev = sol
+        table = self._prev_table
+        table[:, :3] = X
+        table[:-1, 3:] = U
+        table[-1, 3:] = U[-1]
+        self._u_prev = U[0].copy()
+        sol.step_time = time.perf_counter() - t_start
+        return sol
+
+    def _unpack(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lay = self.layout
+        return z[: lay.nX].reshape(self.N + 1, 3), z[lay.nX : lay.nX + lay.nU].reshape(self.N, 2)
+
+    def _solve_qp(self, x0, x_op, u_op, u_ref, q, s_grid, t_now):
+        d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now)
+        if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
+            logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
+            return None, "non-finite QP data", 0, 0.0
+        self.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data)
+        if self.settings.warm_start == "shift" and self._prev is not None:
+            z = np.zeros(self.layout.n)
+            z[: self.layout.nX] = x_op.reshape(-1)
+            z[self.layout.nX : self.layout.nX + self.layout.nU] = u_op.reshape(-1)
+            self.solver.warm_start(x=z)
+        res = self.solver.solve(raise_error=False)
+        info = res.info
+        status = info.status_val
+        x = res.x
+        ok = status in _OK and x is not None and np.isfinite(x).all()
+        stime = float(info.run_time)
+        if not ok:
+            logger.warning("MPC step %d: OSQP status %s", self.n_steps, info.status)
+            return None, info.status, int(info.iter), stime
+        return x, status, int(info.iter), stime
+
+    def _fallback(self, solver_status, iters, solve_time, t_start, s0) -> MPCSolution:
+        """Reuse the previous plan (shifted) for at most K steps, then brake to a safe stop."""
+        st = self.settings
+        self._fail_count += 1
+        prev = self._prev
+        if prev is not None and self._fail_count <= st.max_fallback_steps:
+            s_grid = self._grid(s0)
+            x_op, u_op = self._shifted_op(s_grid)
+            status = "fallback"
+            v, delta = float(u_op[0, 0]), float(u_op[0, 1])
+            x_pred, u_pred = x_op, u_op
+        else:
+            status = "safe_stop"
+            v_last, d_last = self._u_prev if self._u_prev is not None else (0.0, 0.0)
+            v = max(0.0, float(v_last) - st.brake_decel * st.control_period)
+            delta = float(d_last)
+            s_grid = self._grid(s0)
+            x_pred = np.full((self.N + 1, 3), np.nan)
+            u_pred = np.tile([v, delta], (self.N, 1))
+        self._u_prev = np.array([v, delta])
+        q = self._sampler.sample(s_grid)
+        e = np.nan_to_num(x_pred[:, 0])
+        xy = np.column_stack([q.x - e * np.sin(q.psi), q.y + e * np.cos(q.psi)])
+        return MPCSolution(
+            v=v,
+            delta=delta,
+            status=status,
+            solver_status=str(solver_status),
+            success=False,
+            iterations=iters,
+            solve_time=solve_time,
+            step_time=time.perf_counter() - t_start,
+            s=s_grid,
+            x=x_pred,
+            u=u_pred,
+            xy=xy,
+            corridor_violation=float("nan"),
+            fallback_steps=self._fail_count,
+        )

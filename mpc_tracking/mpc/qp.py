@@ -1,0 +1,227 @@
+"""One step's QP numbers: dynamics, bounds, corridor and cost, written in place into fixed arrays.
+
+:class:`StepQP` turns the situation of one MPC step (measured state, operating point, path sample,
+corridor, last command) into the OSQP vectors ``q, l, u`` and the changing entries of the constraint
+matrix, in the layout of :class:`~mpc_tracking.mpc.layout.QPLayout`. The controller policy (operating
+point, solving, fallback) lives in :mod:`mpc_tracking.mpc.controller`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import osqp
+
+from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference, speed_limit
+from mpc_tracking.mpc.settings import MPCSettings
+from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
+from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
+
+__all__ = ["StepQP", "INF"]
+
+#: OSQP's infinity: bounds at or beyond it are "no bound"
+INF = float(osqp.OSQP().constant("OSQP_INFTY"))
+_INF = INF
+
+
+class StepQP:
+    """QP data of the spatial MPC for one step, updated in place (views into fixed arrays).
+
+    Parameters
+    ----------
+    layout : QPLayout
+    settings : MPCSettings
+    vehicle : VehicleParams
+    sampler : PathSampler
+        Fast path interpolation (widths when no corridor is given).
+    ds : float
+        Prediction step [m].
+    closed, length
+        Whether the path is a loop, and its length [m].
+    corridor : optional
+        Lateral bounds provider (see :class:`~mpc_tracking.mpc.controller.Corridor`).
+    """
+
+    def __init__(self, layout: QPLayout, settings: MPCSettings, vehicle: VehicleParams, sampler: PathSampler,
+                 ds: float, closed: bool, length: float, corridor: Any = None) -> None:
+        self.layout, self.settings, self.vehicle, self._sampler = layout, settings, vehicle, sampler
+        self.N, self.ds, self.closed, self.length = layout.N, ds, closed, length
+        self.corridor = corridor
+        # a provider may declare itself static (no moving obstacles) to be queried once per step
+        self._corridor_moves = bool(getattr(corridor, "time_varying", True))
+        self.data = QPData(layout)
+        self.lb = self.ub = None
+        st, lay, N = settings, layout, layout.N
+        Q = st.Q_matrix
+        self._Q, self._QN = Q, st.terminal_weight * Q
+        self._R, self._Rd = st.R_matrix, st.R_rate_matrix
+        self._slack_quad = 1e-4
+        self.P = lay.cost_matrix(self._Q, self._QN, self._R, self._Rd, slack_quad=self._slack_quad)
+        self._half_w = 0.5 * self.vehicle.width + st.corridor_margin
+        self._ref_inset = 0.5 * self.vehicle.width
+        self._ref_slope = 0.15  # steepest lateral slope de_y/ds of the reference around obstacles
+        self._s_offsets_x = self.ds * np.arange(N + 1)
+        j_r = int(np.ceil(self.vehicle.rear_overhang / self.ds - 1e-9))
+        j_f = int(np.ceil(self.vehicle.front_extent / self.ds - 1e-9))
+        self._ext_offsets = self.ds * np.arange(-j_r, N + 1 + j_f)
+        self._ext_window = j_r + j_f + 1
+        self.inv_L = 1.0 / self.vehicle.wheelbase
+        self._rate_dn = np.array([st.decel_max, st.delta_rate_max])
+        self._rate_up = np.array([st.accel_max, st.delta_rate_max])
+        self._finite_decel = bool(np.isfinite(st.decel_max))
+        self._finite_accel = bool(np.isfinite(st.accel_max))
+        self._s_offsets_u = self.ds * np.arange(N)
+        self._dt_buf = np.empty(N)
+        self._dt_buf[0] = st.control_period
+        # constant parts of l/u/q, and views of the parts that change
+        d = self.data
+        d.l[lay.r_slack :] = 0.0
+        d.u[lay.r_slack :] = _INF
+        box_l = d.l[lay.r_box : lay.r_rate].reshape(N, 2)
+        box_u = d.u[lay.r_box : lay.r_rate].reshape(N, 2)
+        box_l[:, 0] = st.v_min
+        box_l[:, 1] = -st.delta_max
+        box_u[:, 1] = st.delta_max
+        d.q[lay.isl0 :] = st.slack_weight
+        self._views = {
+            "box_u": box_u,
+            "rate_l": d.l[lay.r_rate : lay.r_corr].reshape(N, 2),
+            "rate_u": d.u[lay.r_rate : lay.r_corr].reshape(N, 2),
+            "corr_l": d.l[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
+            "corr_u": d.u[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
+            "qx": d.q[: lay.nX].reshape(N + 1, 3),
+            "qu": d.q[lay.nX : lay.nX + lay.nU].reshape(N, 2),
+        }
+
+    def speed_limit(self, kappa: np.ndarray, delta_op: np.ndarray | None) -> np.ndarray:
+        st = self.settings
+        return speed_limit(kappa, delta_op, self.inv_L, st.a_y_max, st.v_min, st.v_max)
+
+    def linearize(self, x_op, u_op, kap, s_grid):
+        ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
+        return sb.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.vehicle, self.settings.discretization)
+
+    def bounds(self, s_grid: np.ndarray, q: PathSample, t_pred: np.ndarray, e_y0: float) -> tuple[np.ndarray, np.ndarray]:
+        """Corridor bounds for the car at each grid point: the tightest bound along the body.
+
+        The body spans ``[s - rear_overhang, s + front_extent]`` along the path, so the bounds are
+        queried on a grid extended by the footprint and reduced with a sliding min/max window.
+        """
+        if self.corridor is None and q.width_left_body is not None:
+            return -q.width_right_body, q.width_left_body  # widths pre-reduced over the body length
+        s_ext = s_grid[0] + self._ext_offsets
+        if not self.closed:
+            s_ext = np.minimum(np.maximum(s_ext, 0.0), self.length)
+        if self.corridor is not None:
+            # moving obstacles: a point of the path is under the body from the time the front
+            # bumper reaches it until the rear bumper leaves it; both ends are checked
+            veh = self.vehicle
+            s_rel = s_grid[0] + self._ext_offsets
+            lb, ub = None, None
+            for shift in (-veh.front_extent, veh.rear_overhang):
+                t_ext = np.interp(s_rel + shift, s_grid, t_pred)
+                lo, hi = self.corridor.bounds(s_ext, t_ext, e_y0)
+                lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+                lb = lo if lb is None else np.maximum(lb, lo)
+                ub = hi if ub is None else np.minimum(ub, hi)
+                if not self._corridor_moves:
+                    break
+        else:
+            qe = self._sampler.sample(s_ext)
+            lb, ub = -qe.width_right, qe.width_left
+        w = self._ext_window
+        return window_reduce(np.ascontiguousarray(lb), w, True), window_reduce(np.ascontiguousarray(ub), w, False)
+
+    def build(self, x0, x_op, u_op, u_ref, q: PathSample, s_grid, t_now: float, u_prev_cmd) -> QPData:
+        """Fill :attr:`data` (q, l, u, A data) for one step and return it.
+
+        ``u_prev_cmd`` is the last applied command (None before the first step).
+
+        Parameters
+        ----------
+        x0 : (3,) measured state; x_op (N+1, 3), u_op (N, 2): operating point;
+        u_ref : (N, 2) input reference; q : path sample on ``s_grid`` (N+1,); t_now : time [s].
+        """
+        st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
+        A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
+        lay.fill_dynamics(d.A_data, A, B)
+        # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
+        d.l[:3] = x0
+        d.l[3 : lay.nX] = -f.reshape(-1)
+        d.u[: lay.nX] = d.l[: lay.nX]
+        # input box: speed limit from path and planned curvature
+        box_u = V["box_u"]
+        box_u[:, 0] = self.speed_limit(q.kappa[:N], u_op[:, 1])
+        if q.v_box is not None:  # braking-aware ceiling from the whole path (see SpatialMPC)
+            np.minimum(box_u[:, 0], np.maximum(q.v_box[:N], st.v_min), out=box_u[:, 0])
+        # rates: per prediction step via the predicted speed; first step via the control period
+        dt_all = self._dt_buf
+        dt_all[1:] = np.maximum(s_grid[1:N] - s_grid[: N - 1], 1e-9) / np.maximum(u_op[: N - 1, 0], st.v_min)
+        rl, ru = V["rate_l"], V["rate_u"]
+        rl[:] = -self._rate_dn * dt_all[:, None]
+        ru[:] = self._rate_up * dt_all[:, None]
+        u_prev = u_prev_cmd if u_prev_cmd is not None else u_ref[0]
+        if u_prev_cmd is None:
+            rl[0], ru[0] = -_INF, _INF
+        else:
+            rl[0] += u_prev
+            ru[0] += u_prev
+            if self._finite_accel or self._finite_decel:
+                # make the speed bound itself reachable with 95 % of the rate limits: then the bound,
+                # not a long chain of active rate rows, limits the plan (such chains slow ADMM down)
+                v_start = u_prev[0] + 0.95 * st.accel_max * st.control_period
+                box_u[:, 0] = feasible_speed_profile(
+                    box_u[:, 0], self._s_offsets_u, 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
+                )
+            if self._finite_decel:
+                # never ask for more braking than the rate bound allows (keeps the QP feasible)
+                v_reach = u_prev[0] - st.decel_max * np.cumsum(dt_all)
+                np.maximum(box_u[:, 0], v_reach + 1e-6, out=box_u[:, 0])
+        np.maximum(rl, -_INF, out=rl)
+        np.minimum(ru, _INF, out=ru)
+        # corridor for the footprint
+        lb, ub = self.bounds(s_grid, q, t_now + x_op[:, 2], float(x0[0]))
+        lo = np.maximum(lb + self._half_w, -_INF)
+        hi = np.minimum(ub - self._half_w, _INF)
+        narrow = lo > hi
+        if narrow.any():
+            mid = 0.5 * (lo + hi)
+            lo = np.where(narrow, mid, lo)
+            hi = np.where(narrow, mid, hi)
+        self.lb, self.ub = lb, ub
+        V["corr_l"][:] = lo[:, None]
+        V["corr_u"][:] = hi[:, None]
+        # cost vector: the e_y reference moves into the free gap when 0 is blocked
+        # (kept half a car width inside the gap where it can be, so the plan does not hug the edge:
+        # a reference on the bound makes a chain of active rows, which ADMM converges on slowly)
+        inset = np.minimum(0.5 * (hi - lo), self._ref_inset)
+        e_ref = self._e_ref = lateral_reference(lo + inset, hi - inset, self._s_offsets_x, self._ref_slope)
+        self._u_ref_used, self._u_prev_used = u_ref, u_prev
+        qx = V["qx"]
+        qx[1:N] = -np.outer(e_ref[1:N], self._Q[0])
+        qx[N] = -e_ref[N] * self._QN[0]
+        if st.mode == "time_optimal":
+            qx[N, 2] += st.time_weight
+        qu = V["qu"]
+        np.matmul(u_ref, self._R, out=qu)
+        qu *= -1.0
+        qu[0] -= u_prev @ self._Rd
+        return d
+
+    def problem(self) -> StepProblem:
+        """Copy of the semantic data of the QP last built by :meth:`build`."""
+        lay, V, N = self.layout, self._views, self.N
+        d = self.data
+        return StepProblem(
+            A=self._lin[0].copy(), B=self._lin[1].copy(), f=self._lin[2].copy(), x0=d.l[:3].copy(),
+            u_lo=d.l[lay.r_box : lay.r_rate].reshape(N, 2).copy(), u_hi=V["box_u"].copy(),
+            rate_lo=V["rate_l"].copy(), rate_hi=V["rate_u"].copy(),
+            corr_lo=V["corr_l"][:, 0].copy(), corr_hi=V["corr_u"][:, 0].copy(),
+            e_ref=self._e_ref.copy(), u_ref=self._u_ref_used.copy(), u_prev=self._u_prev_used.copy(),
+            Q=self._Q, QN=self._QN, R=self._R, R_rate=self._Rd,
+            slack_weight=self.settings.slack_weight, slack_quad=self._slack_quad,
+            time_weight=self.settings.time_weight if self.settings.mode == "time_optimal" else 0.0,
+            front=self.vehicle.front_extent, rear=self.vehicle.rear_overhang,
+        )

@@ -1,0 +1,124 @@
+"""References along the MPC horizon: speed limits, a feasible speed profile, delay prediction.
+
+Pure functions (vectorized over the horizon) used by :class:`~mpc_tracking.mpc.controller.SpatialMPC`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc.sampler import PathSampler
+
+__all__ = ["speed_limit", "feasible_speed_profile", "lateral_reference", "predict_over_delay"]
+
+
+def speed_limit(
+    kappa: np.ndarray, delta_op: np.ndarray | None, inv_wheelbase: float, a_y_max: float, v_min: float, v_max: float
+) -> np.ndarray:
+    """Lateral-acceleration speed limit ``sqrt(a_y_max / |kappa|)`` clipped to [v_min, v_max].
+
+    Parameters
+    ----------
+    kappa : ndarray, shape (K,)
+        Path curvature [1/m].
+    delta_op : ndarray, shape (K,), optional
+        Planned steering [rad]; the car's own curvature ``tan(delta) / L`` counts when larger.
+    inv_wheelbase : float
+        1 / L [1/m].
+    """
+    k = np.abs(kappa)
+    if delta_op is not None:
+        k = np.maximum(k, np.abs(np.tan(delta_op)) * inv_wheelbase)
+    lim = np.sqrt(a_y_max / np.maximum(k, 1e-9))
+    return np.minimum(np.maximum(lim, v_min), v_max)
+
+
+def feasible_speed_profile(
+    v_limit: np.ndarray, s: np.ndarray, decel: float, accel: float, v_start: float | None, v_min: float
+) -> np.ndarray:
+    """Highest speeds below ``v_limit`` reachable with the given braking and acceleration.
+
+    Backward pass (brake into the limits ahead) and forward pass (accelerate out of every dip,
+    starting from ``v_start``), both as cumulative minima in v^2 (``v_k^2 <= v_j^2 + 2 a |s_k - s_j|``):
+    no Python loop.
+
+    Parameters
+    ----------
+    v_limit : ndarray, shape (K,)
+        Speed limit at each grid point [m/s].
+    s : ndarray, shape (K,)
+        Arc length of the grid points, increasing [m].
+    decel, accel : float
+        Braking and acceleration [m/s^2] (inf: no limit).
+    v_start : float, optional
+        Speed at ``s[0]`` the forward pass starts from (None: no forward pass).
+    v_min : float
+        Lower clip [m/s].
+
+    Returns
+    -------
+    ndarray, shape (K,) [m/s]
+    """
+    v2 = v_limit * v_limit
+    if np.isfinite(decel):  # v_k^2 <= min_{j >= k} (v_j^2 + 2 b (s_j - s_k))
+        b2 = 2.0 * decel
+        v2 = np.minimum.accumulate((v2 + b2 * s)[::-1])[::-1] - b2 * s
+    if np.isfinite(accel):  # v_k^2 <= min_{j <= k} (v_j^2 + 2 a (s_k - s_j)), from v_start at s_0
+        a2 = 2.0 * accel
+        if v_start is not None:
+            v2[0] = min(v2[0], v_start * v_start)
+        v2 = np.minimum.accumulate(v2 - a2 * s) + a2 * s
+    return np.maximum(np.sqrt(np.maximum(v2, 0.0)), v_min)
+
+
+def lateral_reference(lo: np.ndarray, hi: np.ndarray, s: np.ndarray, slope: float) -> np.ndarray:
+    """Lateral reference closest to the centre line that stays in [lo, hi] with a bounded slope.
+
+    Where an obstacle closes part of the corridor the reference moves aside early, with
+    ``|de_y/ds| <= slope``, instead of jumping at the obstacle: the envelopes
+    ``L_k = max_j (lo_j - slope |s_k - s_j|)`` and ``U_k = min_j (hi_j + slope |s_k - s_j|)`` are
+    computed with cumulative maxima/minima in both directions (no Python loop), and the reference
+    is 0 clipped into [L, U] (the midpoint where the envelopes cross).
+
+    Parameters
+    ----------
+    lo, hi : ndarray, shape (K,)
+        Bounds on e_y [m] at the grid points.
+    s : ndarray, shape (K,)
+        Increasing arc lengths of the grid points [m].
+    slope : float
+        Largest lateral slope [-].
+    """
+    a = slope * s
+    lo_f = np.maximum.accumulate(lo + a) - a  # from points behind
+    lo_b = np.maximum.accumulate((lo - a)[::-1])[::-1] + a  # from points ahead
+    hi_f = np.minimum.accumulate(hi - a) + a
+    hi_b = np.minimum.accumulate((hi + a)[::-1])[::-1] - a
+    low = np.maximum(lo_f, lo_b)
+    high = np.minimum(hi_f, hi_b)
+    ref = np.minimum(np.maximum(0.0, low), high)
+    crossed = low > high
+    if crossed.any():
+        ref = np.where(crossed, 0.5 * (low + high), ref)
+    return ref
+
+
+def predict_over_delay(
+    sampler: PathSampler, vehicle: VehicleParams, s0: float, x0: np.ndarray, u: np.ndarray, delay: float, ds: float
+) -> tuple[float, np.ndarray]:
+    """Integrate the nonlinear spatial model over ``delay`` seconds with input ``u`` held.
+
+    Returns the predicted arc length [m] (wrapped) and state (e_y, e_psi, t).
+    """
+    v = float(u[0])
+    dist = v * delay
+    n = max(1, int(np.ceil(dist / max(ds, 1e-6))))
+    h = dist / n
+    x = np.array(x0, dtype=float)
+    s = float(s0)
+    for _ in range(n):
+        kap = sampler.sample(np.array([s + 0.5 * h])).kappa[0]
+        x = sb.discrete_step(x, u, kap, h, vehicle, "rk4")
+        s += h
+    return float(sampler.wrap(np.array(s))), x

@@ -1,0 +1,260 @@
+"""Settings and result types of the spatial MPC (kept apart from the QP machinery in :mod:`mpc`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from mpc_tracking.errors import SettingsError
+
+__all__ = ["MPCSettings", "MPCSolution", "MODES", "LINEARIZATIONS", "WARM_STARTS"]
+
+MODES = ("tracking", "time_optimal")
+LINEARIZATIONS = ("previous", "reference")
+WARM_STARTS = ("solver", "shift", "none")
+
+
+def _weight_matrix(value: Any, n: int, name: str) -> np.ndarray:
+    try:
+        w = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name}: expected {n} weights or a {n}x{n} matrix, got {value!r}") from None
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape == (n,):
+        w = np.diag(w)
+    if w.shape != (n, n):
+        raise SettingsError(f"{name}: expected {n} weights or a {n}x{n} matrix, got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise SettingsError(f"{name}: weights must be finite")
+    if not np.allclose(w, w.T, atol=1e-12):
+        raise SettingsError(f"{name}: weight matrix must be symmetric")
+    ev = np.linalg.eigvalsh(w)
+    if ev.min() < -1e-10 * max(1.0, abs(ev).max()):
+        raise SettingsError(
+            f"{name}: weights must be positive semi-definite (smallest eigenvalue {ev.min():.3g}); "
+            "diagonal weights must be >= 0"
+        )
+    return w
+
+
+@dataclass(frozen=True)
+class MPCSettings:
+    """Settings of :class:`~mpc_tracking.mpc.controller.SpatialMPC`, validated on construction.
+
+    Cost (summed over the horizon, k = 1..N for states and 0..N-1 for inputs)::
+
+        1/2 (x_k - x_ref)^T Q (x_k - x_ref)  (Q_N = terminal_weight * Q at k = N)
+      + 1/2 (u_k - u_ref)^T R (u_k - u_ref)  + 1/2 (u_k - u_{k-1})^T R_rate (u_k - u_{k-1})
+      + slack_weight * (corridor violation [m])  + time_weight * t_N  (time-optimal mode)
+
+    Attributes
+    ----------
+    horizon : int
+        Number N of prediction steps, >= 1.
+    ds : float or None
+        Prediction step along the path [m]; ``None`` uses the path's waypoint spacing.
+    Q : 3 weights or 3x3 PSD matrix on (e_y [m], e_psi [rad], t [s]).
+    R : 2 weights or 2x2 PSD matrix on (v - v_ref [m/s], delta - delta_ref [rad]).
+    R_rate : 2 weights or 2x2 PSD matrix on input changes between prediction steps.
+    terminal_weight : float
+        Factor >= 0 on Q at the last prediction step.
+    v_min, v_max : float
+        Speed bounds [m/s], 0 < v_min <= v_max.
+    delta_max : float
+        Steering bound [rad], 0 < delta_max < pi/2.
+    a_y_max : float
+        Lateral acceleration limit [m/s^2]: v <= sqrt(a_y_max / |kappa|).
+    accel_max, decel_max : float
+        Speed rate bounds [m/s^2] (> 0, may be inf).
+    delta_rate_max : float
+        Steering rate bound [rad/s] (> 0, may be inf).
+    corridor_margin : float
+        Extra clearance [m] kept from the corridor edges, >= 0.
+    slack_weight : float
+        Exact-penalty weight per metre of corridor violation, > 0.
+    mode : {"tracking", "time_optimal"}
+    time_weight : float
+        Weight on the predicted time t_N in time-optimal mode [1/s], >= 0.
+    linearization : {"previous", "reference"}
+        Operating point: previous solution shifted by the distance travelled (real-time
+        iteration), or the reference (e = 0, v_ref, path curvature).
+    discretization : {"euler", "rk4"}
+    iterations : int
+        Re-linearizations per step (>= 1); each one re-solves about the newest solution.
+    control_period : float
+        Time between two solves [s]; bounds the change of the first input.
+    delay : float
+        Computation/actuation delay [s] the measured state is predicted over before solving.
+    max_fallback_steps : int
+        Steps the previous plan may be used after a solver failure before a safe stop.
+    brake_decel : float
+        Deceleration of the safe stop [m/s^2], > 0.
+    warm_start : {"solver", "shift", "none"}
+        "solver": OSQP reuses its last primal/dual solution; "shift": warm start from the
+        previous plan shifted along s; "none": cold start every step.
+    eps_abs, eps_rel : float
+        OSQP tolerances.
+    max_iter : int
+        OSQP iteration limit.
+    """
+
+    horizon: int = 30
+    ds: float | None = None
+    Q: Any = (1.0, 2.0, 0.0)
+    R: Any = (0.2, 2.0)
+    R_rate: Any = (0.5, 20.0)
+    terminal_weight: float = 5.0
+    v_min: float = 0.5
+    v_max: float = 10.0
+    delta_max: float = 0.5
+    a_y_max: float = 4.0
+    accel_max: float = float("inf")
+    decel_max: float = float("inf")
+    delta_rate_max: float = float("inf")
+    corridor_margin: float = 0.0
+    slack_weight: float = 1.0e3
+    mode: str = "tracking"
+    time_weight: float = 10.0
+    linearization: str = "previous"
+    discretization: str = "euler"
+    iterations: int = 1
+    control_period: float = 0.05
+    delay: float = 0.0
+    max_fallback_steps: int = 5
+    brake_decel: float = 3.0
+    warm_start: str = "solver"
+    eps_abs: float = 1e-5
+    eps_rel: float = 1e-5
+    max_iter: int = 4000
+    Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
+    R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
+    R_rate_matrix: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        def integer(name: str, lo: int) -> None:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+                raise SettingsError(f"MPCSettings.{name}: expected an integer >= {lo}, got {v!r}")
+
+        def number(name: str, lo: float, strict: bool, allow_inf: bool = False) -> float:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise SettingsError(f"MPCSettings.{name}: expected a number, got {v!r}")
+            v = float(v)
+            if np.isnan(v) or (np.isinf(v) and not allow_inf) or v < lo or (strict and v == lo):
+                rel = ">" if strict else ">="
+                raise SettingsError(f"MPCSettings.{name}: expected a {'' if allow_inf else 'finite '}number {rel} {lo}, got {v!r}")
+            return v
+
+        integer("horizon", 1)
+        integer("iterations", 1)
+        integer("max_fallback_steps", 0)
+        integer("max_iter", 1)
+        if self.ds is not None:
+            number("ds", 0.0, True)
+        number("terminal_weight", 0.0, False)
+        number("v_min", 0.0, True)
+        number("v_max", 0.0, True)
+        if self.v_min > self.v_max:
+            raise SettingsError(f"MPCSettings: v_min = {self.v_min} must be <= v_max = {self.v_max} m/s")
+        number("delta_max", 0.0, True)
+        if self.delta_max >= 0.5 * np.pi:
+            raise SettingsError(f"MPCSettings.delta_max: expected < pi/2 rad, got {self.delta_max}")
+        number("a_y_max", 0.0, True)
+        for name in ("accel_max", "decel_max", "delta_rate_max"):
+            number(name, 0.0, True, allow_inf=True)
+        number("corridor_margin", 0.0, False)
+        number("slack_weight", 0.0, True)
+        number("time_weight", 0.0, False)
+        number("control_period", 0.0, True)
+        number("delay", 0.0, False)
+        number("brake_decel", 0.0, True)
+        number("eps_abs", 0.0, True)
+        number("eps_rel", 0.0, False)
+        for name, allowed in (("mode", MODES), ("linearization", LINEARIZATIONS), ("warm_start", WARM_STARTS)):
+            if getattr(self, name) not in allowed:
+                raise SettingsError(f"MPCSettings.{name}: expected one of {allowed}, got {getattr(self, name)!r}")
+        from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
+
+        if self.discretization not in DISCRETIZATIONS:
+            raise SettingsError(
+                f"MPCSettings.discretization: expected one of {DISCRETIZATIONS}, got {self.discretization!r}"
+            )
+        object.__setattr__(self, "Q_matrix", _weight_matrix(self.Q, 3, "MPCSettings.Q"))
+        object.__setattr__(self, "R_matrix", _weight_matrix(self.R, 2, "MPCSettings.R"))
+        object.__setattr__(self, "R_rate_matrix", _weight_matrix(self.R_rate, 2, "MPCSettings.R_rate"))
+
+    def replace(self, **changes: Any) -> "MPCSettings":
+        """A copy with some fields changed (validated again)."""
+        kw = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        unknown = set(changes) - set(kw)
+        if unknown:
+            import difflib
+
+            k = sorted(unknown)[0]
+            near = difflib.get_close_matches(k, list(kw), n=1)
+            raise SettingsError(f"MPCSettings: unknown setting {k!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        kw.update(changes)
+        return MPCSettings(**kw)
+
+
+@dataclass
+class MPCSolution:
+    """What one MPC step produced.
+
+    Attributes
+    ----------
+    v, delta : float
+        Command to apply: speed [m/s] and steering angle [rad].
+    status : str
+        ``"solved"``, ``"solved_inaccurate"``, ``"fallback"`` (previous plan reused after a
+        solver failure) or ``"safe_stop"`` (fallback exhausted: braking, wheel held).
+    solver_status : str
+        OSQP's own status string of this step's (last) solve.
+    success : bool
+        True when this step's QP was solved.
+    iterations : int
+        OSQP iterations (summed over re-linearizations).
+    solve_time : float
+        OSQP's own solve time [s] (summed).
+    step_time : float
+        Wall time of the whole ``solve()`` call [s].
+    s : ndarray, shape (N+1,)
+        Arc lengths of the prediction grid [m].
+    x : ndarray, shape (N+1, 3)
+        Predicted (e_y, e_psi, t).
+    u : ndarray, shape (N, 2)
+        Predicted (v, delta).
+    xy : ndarray, shape (N+1, 2)
+        Predicted positions in the world [m].
+    corridor_violation : float
+        Largest slack used [m] (0 when the footprint stays inside the corridor).
+    fallback_steps : int
+        Consecutive failed steps so far (0 after a successful solve).
+    lb, ub : ndarray, shape (N+1,)
+        Corridor bounds on the reference point's e_y used in this step [m].
+    """
+
+    v: float
+    delta: float
+    status: str
+    solver_status: str
+    success: bool
+    iterations: int
+    solve_time: float
+    step_time: float
+    s: np.ndarray
+    x: np.ndarray
+    u: np.ndarray
+    xy: np.ndarray
+    corridor_violation: float = 0.0
+    fallback_steps: int = 0
+    lb: np.ndarray | None = None
+    ub: np.ndarray | None = None
+
+    @property
+    def command(self) -> tuple[float, float]:
+        """``(v, delta)``."""
+        return self.v, self.delta

@@ -1,0 +1,297 @@
+"""Readers and writers of reference paths.
+
+Formats (``load_path`` picks one from the suffix and the header):
+
+* TUM racetrack CSV: ``# x_m,y_m,w_tr_right_m,w_tr_left_m``, closed, no repeated closing point
+  (a repeated one is dropped) -- :func:`read_tum`.
+* Raceline CSV: ``s_m; x_m; y_m; psi_rad; kappa_radpm; vx_mps; ax_mps2`` (``;`` or ``,``),
+  the speed profile is kept -- :func:`read_raceline`.
+* Plain CSV or whitespace table ``x, y[, w_right, w_left]`` -- :func:`read_xy`.
+* Waypoints written by :func:`write_path` (``s_m,x_m,y_m,psi_rad,kappa_radpm,width_left_m,
+  width_right_m,v_ref_mps``) -- :func:`read_waypoints`, lossless.
+* YAML corner-point courses (points, radius, blend, smoothing, closed, widths, obstacles) --
+  :func:`read_yaml` (:mod:`mpc_tracking.paths.course_yaml`).
+
+Every error names the file (and line) and what was expected (:class:`PathFormatError`).
+"""
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import numpy as np
+
+from mpc_tracking.paths.bundled import bundled_file
+from mpc_tracking.errors import PathError, PathFormatError
+from mpc_tracking.paths.reference_path import ReferencePath
+
+__all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path"]
+
+logger = logging.getLogger(__name__)
+_RACELINE_COLS = ("s_m", "x_m", "y_m", "psi_rad", "kappa_radpm", "vx_mps", "ax_mps2")
+_WAYPOINT_COLS = ("s_m", "x_m", "y_m", "psi_rad", "kappa_radpm", "width_left_m", "width_right_m", "v_ref_mps")
+
+
+class _Table:
+    """Numeric rows of a delimited text file, with header names and ``# key: value`` metadata."""
+
+    def __init__(self, filename: Path, ncols: tuple[int, ...], what: str, finite_cols: int | None = None) -> None:
+        if not filename.is_file():
+            raise PathFormatError(f"{filename}: no such file")
+        self.names: list[str] = []
+        self.meta: dict[str, str] = {}
+        rows, lines = [], []
+        try:
+            text = filename.read_text()
+        except UnicodeDecodeError:
+            raise PathFormatError(f"{filename}: not a text file (expected {what})") from None
+        for lineno, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line:
+                continue
+            if line.startswith("#"):
+                body = line.lstrip("#").strip()
+                m = re.match(r"^mpc_tracking path:\s*(.*)$", body)
+                if m:
+                    for kv in m.group(1).split(";"):
+                        if "=" in kv:
+                            k, v = kv.split("=", 1)
+                            self.meta[k.strip()] = v.strip()
+                elif re.match(r"^[A-Za-z_]\w*\s*[,;]", body) and not rows:
+                    self.names = [p.strip() for p in re.split(r"[,;]", body)]
+                continue
+            parts = [p.strip() for p in re.split(r"[;,]" if re.search(r"[;,]", line) else r"\s+", line)]
+            try:
+                vals = [float(p) for p in parts]
+            except ValueError:
+                if not rows and not self.names and not any(_is_number(p) for p in parts):
+                    self.names = parts  # header without '#'
+                    continue
+                bad = next(p for p in parts if not _is_number(p))
+                raise PathFormatError(f"{filename}:{lineno}: expected numbers ({what}), got {bad!r}") from None
+            if len(vals) not in ncols:
+                want = " or ".join(str(c) for c in ncols)
+                raise PathFormatError(f"{filename}:{lineno}: expected {want} columns ({what}), got {len(vals)}")
+            if rows and len(vals) != len(rows[0]):
+                raise PathFormatError(
+                    f"{filename}:{lineno}: ragged row with {len(vals)} columns, earlier rows have {len(rows[0])}"
+                )
+            rows.append(vals)
+            lines.append(lineno)
+        if not rows:
+            raise PathFormatError(f"{filename}: no data rows (expected {what})")
+        self.data = np.asarray(rows)
+        self.lines = np.asarray(lines)
+        self.filename = filename
+        bad = ~np.isfinite(self.data[:, :finite_cols])
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise PathFormatError(f"{filename}:{self.lines[r]}: column {c + 1} is {self.data[r, c]}; expected a finite number")
+
+    def check_positive(self, cols: tuple[int, ...], label: str) -> None:
+        for c in cols:
+            bad = ~(self.data[:, c] > 0)
+            if bad.any():
+                r = int(np.flatnonzero(bad)[0])
+                raise PathFormatError(
+                    f"{self.filename}:{self.lines[r]}: {label} must be > 0 m, got {self.data[r, c]}"
+                )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _wrap_errors(filename: Path, build):
+    try:
+        return build()
+    except PathFormatError:
+        raise
+    except PathError as exc:
+        raise PathFormatError(f"{filename}: {exc}") from exc
+
+
+def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0, name: str | None = None) -> ReferencePath:
+    """Read a closed track in the TUM racetrack format (``# x_m,y_m,w_tr_right_m,w_tr_left_m``).
+
+    Parameters
+    ----------
+    filename : path
+    ds : float
+        Waypoint spacing of the result [m].
+    smoothing : float
+        RMS distance [m] the centre line may move when smoothed (see :class:`ReferencePath`).
+    name : str, optional
+        Default: the file's stem.
+
+    A last point repeating the first is dropped; widths must be > 0.
+    """
+    filename = Path(filename)
+    tab = _Table(filename, (4,), "x_m,y_m,w_tr_right_m,w_tr_left_m")
+    tab.check_positive((2, 3), "track width")
+    a = tab.data
+    return _wrap_errors(filename, lambda: ReferencePath(
+        a[:, 0], a[:, 1], width_right=a[:, 2], width_left=a[:, 3], ds=ds, closed=True,
+        smoothing=smoothing, name=name or filename.stem,
+    ))
+
+
+def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0, closed: bool | None = None,
+            name: str | None = None) -> ReferencePath:
+    """Read a plain table ``x, y[, w_right, w_left]`` (comma, semicolon or whitespace separated).
+
+    ``closed`` defaults to the file's ``# mpc_tracking path: closed=true`` comment, else False.
+    """
+    filename = Path(filename)
+    tab = _Table(filename, (2, 4), "x, y[, w_right, w_left] in m")
+    if closed is None:
+        closed = tab.meta.get("closed", "false").lower() in ("true", "1", "yes")
+    a = tab.data
+    wr = wl = None
+    if a.shape[1] == 4:
+        tab.check_positive((2, 3), "track width")
+        wr, wl = a[:, 2], a[:, 3]
+    return _wrap_errors(filename, lambda: ReferencePath(
+        a[:, 0], a[:, 1], width_right=wr, width_left=wl, ds=ds, closed=closed, smoothing=smoothing,
+        name=name or tab.meta.get("name", filename.stem),
+    ))
+
+
+def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
+                  closed: bool | None = None, name: str | None = None) -> ReferencePath:
+    """Read a raceline ``s_m; x_m; y_m; psi_rad; kappa_radpm; vx_mps; ax_mps2`` and keep its speed profile.
+
+    The TUM raceline tools measure ``psi_rad`` from the +y axis (north), ours from +x: the
+    offset (0 or +pi/2, whichever matches the x/y geometry) is detected and added; a heading
+    that matches neither is an error. ``closed`` defaults to True when the last point is about
+    one step away from the first. With ``ds=None`` the file's waypoints are used as they are
+    (heading, curvature and speed from the file); with a ``ds`` the centre line is resampled.
+    """
+    filename = Path(filename)
+    tab = _Table(filename, (7,), "; ".join(_RACELINE_COLS))
+    s, x, y, psi, kap, vx = tab.data[:, :6].T
+    if np.any(np.diff(s) <= 0):
+        r = int(np.flatnonzero(np.diff(s) <= 0)[0]) + 1
+        raise PathFormatError(f"{filename}:{tab.lines[r]}: s_m must increase, got {s[r]} after {s[r - 1]}")
+    if np.any(vx < 0):
+        r = int(np.flatnonzero(vx < 0)[0])
+        raise PathFormatError(f"{filename}:{tab.lines[r]}: vx_mps must be >= 0, got {vx[r]}")
+    step = np.hypot(np.diff(x), np.diff(y))
+    gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
+    if closed is None:
+        closed = len(x) >= 3 and gap < 3.0 * float(np.median(step))
+    if closed and gap < 1e-9 * max(1.0, float(np.abs(x).max())):  # repeated closing point
+        s, x, y, psi, kap, vx = (a[:-1] for a in (s, x, y, psi, kap, vx))
+        gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
+    if len(x) < 3:
+        raise PathFormatError(f"{filename}: a raceline needs at least 3 points, got {len(x)}")
+    # heading convention: compare with the chord directions
+    chord = np.arctan2(np.diff(y), np.diff(x))
+    mid = 0.5 * (psi[:-1] + psi[1:])
+    errs = {off: float(np.median(np.abs((mid + off - chord + np.pi) % (2 * np.pi) - np.pi))) for off in (0.0, 0.5 * np.pi)}
+    off = min(errs, key=errs.get)
+    if errs[off] > 0.2:
+        raise PathFormatError(f"{filename}: psi_rad does not match the x/y geometry (median mismatch {errs[off]:.2f} rad)")
+    if off:
+        logger.info("%s: psi_rad measured from north; converted with +pi/2", filename)
+    label = name or filename.stem
+    if ds is not None:
+        return _wrap_errors(filename, lambda: ReferencePath(
+            x, y, ds=ds, closed=closed, smoothing=smoothing, v_ref=vx, name=label))
+    heading = np.unwrap(psi + off)
+    length = float(s[-1] - s[0] + gap) if closed else None
+    return _wrap_errors(filename, lambda: ReferencePath.from_waypoints(
+        s, x, y, heading, kap, v_ref=vx, closed=closed, length=length, name=label))
+
+
+def write_path(path: ReferencePath, filename: str | Path) -> Path:
+    """Write waypoints ``s, x, y, psi, kappa, width_left, width_right, v_ref`` as CSV.
+
+    Numbers are written with 17 significant digits, so :func:`read_waypoints` (and
+    :func:`load_path`) give back the same arrays. Missing widths are ``inf``, a missing speed
+    profile is ``nan``. Returns the file name.
+    """
+    filename = Path(filename)
+    v = path.v_ref if path.v_ref is not None else np.full(path.n, np.nan)
+    data = np.column_stack([path.s, path.x, path.y, path.psi, path.kappa, path.width_left, path.width_right, v])
+    with filename.open("w") as fh:
+        fh.write(f"# mpc_tracking path: name={path.name}; closed={str(path.closed).lower()}; length={path.length!r}\n")
+        fh.write("# " + ",".join(_WAYPOINT_COLS) + "\n")
+        np.savetxt(fh, data, fmt="%.17g", delimiter=",")
+    return filename
+
+
+def read_waypoints(filename: str | Path, *, name: str | None = None) -> ReferencePath:
+    """Read a file written by :func:`write_path` (no resampling; lossless)."""
+    filename = Path(filename)
+    tab = _Table(filename, (8,), ",".join(_WAYPOINT_COLS), finite_cols=5)  # inf widths, nan speeds allowed
+    s, x, y, psi, kap, wl, wr, v = tab.data.T
+    closed = tab.meta.get("closed", "false") == "true"
+    length = float(tab.meta["length"]) if "length" in tab.meta else None
+    v_ref = None if np.all(np.isnan(v)) else v
+    return _wrap_errors(filename, lambda: ReferencePath.from_waypoints(
+        s, x, y, psi, kap, width_left=None if np.all(np.isinf(wl)) else wl,
+        width_right=None if np.all(np.isinf(wr)) else wr, v_ref=v_ref, closed=closed, length=length,
+        name=name or tab.meta.get("name", filename.stem)))
+
+
+def read_yaml(filename: str | Path, *, ds: float | None = None) -> ReferencePath:
+    """Read a YAML corner-point course (see :mod:`mpc_tracking.paths.course_yaml`)."""
+    from mpc_tracking.paths.course_yaml import read_course
+
+    return read_course(filename, ds=ds)
+
+
+def _sniff(filename: Path) -> str:
+    if filename.suffix.lower() in (".yaml", ".yml"):
+        return "yaml"
+    try:
+        head = filename.read_text(errors="replace")[:4000].lower()
+    except OSError as exc:
+        raise PathFormatError(f"{filename}: cannot read ({exc})") from None
+    if "psi_rad" in head and "width_left_m" in head:
+        return "waypoints"
+    if "vx_mps" in head or ("s_m" in head and "kappa_radpm" in head):
+        return "raceline"
+    if "w_tr_right" in head:
+        return "tum"
+    return "xy"
+
+
+def load_path(source: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
+              closed: bool | None = None) -> ReferencePath:
+    """Load a bundled path by name, or a path file in any supported format.
+
+    Parameters
+    ----------
+    source : str or path
+        A file, or the name of a bundled path (:func:`mpc_tracking.paths.bundled.list_bundled`).
+    ds : float, optional
+        Waypoint spacing [m]. Default: 1 m for centre-line tables (TUM, x/y), the file's own
+        waypoints for raceline and waypoint files, the file's ``ds`` (else 0.1 m) for YAML.
+    smoothing : float
+        RMS distance [m] the centre line may move when smoothed (TUM, x/y, resampled raceline).
+    closed : bool, optional
+        Override for x/y tables and racelines (TUM files are always closed).
+    """
+    p = Path(source)
+    if not p.exists():
+        if p.suffix or "/" in str(source):
+            raise PathFormatError(f"{source}: no such file")
+        p = bundled_file(str(source))
+    kind = _sniff(p)
+    logger.debug("loading %s as %s", p, kind)
+    if kind == "yaml":
+        return read_yaml(p, ds=ds)
+    if kind == "waypoints":
+        return read_waypoints(p)
+    if kind == "raceline":
+        return read_raceline(p, ds=ds, smoothing=smoothing, closed=closed)
+    if kind == "tum":
+        return read_tum(p, ds=ds or 1.0, smoothing=smoothing)
+    return read_xy(p, ds=ds or 1.0, smoothing=smoothing, closed=closed)

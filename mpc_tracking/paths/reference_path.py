@@ -1,0 +1,417 @@
+"""Reference paths: uniform arc-length waypoints with heading, curvature and track widths.
+
+A :class:`ReferencePath` is built from either a dense centre line (optionally with
+left/right track widths) or from a handful of corner points that are filled and smoothed.
+Both go through one parametric cubic smoothing spline (periodic for closed paths), from
+which heading and curvature are taken analytically, so curvature is smooth and has no seam
+artefact on closed loops.
+
+Conventions: SI units, heading 0 along +x and counter-clockwise positive, lateral error
+``e_y`` positive to the left of the path, arc length ``s`` in metres from the first waypoint.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import interpolate
+from scipy.integrate import cumulative_simpson
+from scipy.spatial import cKDTree
+
+from mpc_tracking.errors import PathError
+from mpc_tracking.paths._checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
+from mpc_tracking.paths.corners import corner_path
+from mpc_tracking.paths.smoothing import smooth_points
+from mpc_tracking.paths.summary import describe_path, fit_smoothing, format_description
+from mpc_tracking.paths.projection import Projection, ProjectionMixin, wrap_angle
+
+__all__ = ["ReferencePath", "Projection", "wrap_angle"]
+
+
+
+class ReferencePath(ProjectionMixin):
+    """Uniform-s waypoints along a smooth curve.
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        Dense centre-line points [m]. Duplicate consecutive points are removed; for a
+        closed path a last point equal to the first is dropped.
+    width_left, width_right : array_like of shape (n,) or float, optional
+        Distance from the centre line to the left/right drivable edge [m], > 0.
+        ``None`` means no lateral limit (infinite corridor).
+    ds : float
+        Target waypoint spacing [m], > 0. The actual spacing ``self.ds`` divides the
+        length exactly (closed: ``length / n``; open: ``length / (n - 1)``).
+    closed : bool
+        Whether the path is a loop; closed paths wrap in ``s``.
+    smoothing : float
+        RMS distance [m] the smoothed points may move from the input points (periodic
+        Whittaker smoother, :mod:`mpc_tracking.paths.smoothing`), then an interpolating cubic
+        spline; 0 interpolates the input. About 0.25 m suits GPS-derived full-size tracks.
+    v_ref : array_like, shape (n,), optional
+        Speed profile at the input points [m/s]; resampled like the widths.
+    name : str
+        Label used in plots and summaries.
+
+    Attributes
+    ----------
+    s, x, y, psi, kappa, width_left, width_right : ndarray, shape (n_waypoints,)
+        Arc length [m], position [m], continuous (unwrapped) heading [rad], curvature [1/m],
+        widths [m] (``inf`` when none were given).
+    v_ref : ndarray or None
+        Speed profile [m/s] (see :mod:`mpc_tracking.paths.speed_profile`).
+    length : float
+        Total arc length [m] (for a closed path including the closing segment).
+    obstacles : tuple
+        Obstacles that came with the path (YAML courses), for
+        :class:`mpc_tracking.environment.corridor.ObstacleCorridor`; empty by default.
+    """
+
+    obstacles: tuple = ()
+
+    def __init__(
+        self,
+        x: Any,
+        y: Any,
+        *,
+        width_left: Any = None,
+        width_right: Any = None,
+        ds: float = 0.1,
+        closed: bool = False,
+        smoothing: float = 0.0,
+        v_ref: Any = None,
+        name: str = "path",
+    ) -> None:
+        pts = _as_points(x, y, "ReferencePath(x, y)")
+        ds = _check_positive(ds, "ds")
+        if not np.isfinite(smoothing) or smoothing < 0:
+            raise PathError(f"smoothing: expected a finite RMS deviation >= 0 m, got {smoothing}")
+        wl = _as_widths(width_left, len(pts), "width_left")
+        wr = _as_widths(width_right, len(pts), "width_right")
+        vr = None
+        if v_ref is not None:
+            vr = np.asarray(v_ref, dtype=float).reshape(-1)
+            if vr.size != len(pts) or not np.all(np.isfinite(vr)) or np.any(vr < 0):
+                raise PathError(f"v_ref: expected {len(pts)} finite speeds >= 0 m/s")
+        self.name = str(name)
+        self.closed = bool(closed)
+        self.smoothing = float(smoothing)
+        self._build(pts, wl, wr, vr, ds)
+
+    @classmethod
+    def from_corners(
+        cls,
+        points: Any,
+        *,
+        ds: float = 0.1,
+        closed: bool = False,
+        radius: Any = None,
+        blend: float = 0.5,
+        smoothing: float | None = None,
+        width_left: Any = None,
+        width_right: Any = None,
+        name: str = "corners",
+    ) -> "ReferencePath":
+        """Build a path from corner points: straight edges, corners rounded by clothoid-arc blends.
+
+        Straight edges stay straight (curvature exactly 0) and every corner keeps the sign of its
+        turn; the curvature is continuous (piecewise linear) for ``blend > 0``. See
+        :mod:`mpc_tracking.paths.corners`.
+
+        Parameters
+        ----------
+        points : array_like, shape (n, 2)
+            Corner points [m] (n >= 2; n >= 3 when closed). Duplicate consecutive points are
+            removed. Closed paths start (``s = 0``) in the middle of the first edge's straight.
+        radius : float or array_like of shape (n,), optional
+            Minimum radius of each rounded corner [m]; reduced where neighbouring corners do not
+            fit on their common edge. Default: a quarter of the median edge length.
+        blend : float
+            Share of each corner's turning done in clothoids (0 = circular arc only, 1 = clothoids
+            only). Default 0.5.
+        smoothing : float, optional
+            If > 0, the rounded polygon is additionally smoothed with this RMS deviation [m]
+            (as in the main constructor). Default: no extra smoothing.
+        width_left, width_right : float or array_like of shape (n,), optional
+            Widths at the corners [m], interpolated along the polygon edges.
+        """
+        return corner_path(cls, points, ds=ds, closed=closed, radius=radius, blend=blend, smoothing=smoothing,
+                           width_left=width_left, width_right=width_right, name=name)
+
+    @classmethod
+    def from_waypoints(
+        cls,
+        s: Any,
+        x: Any,
+        y: Any,
+        psi: Any,
+        kappa: Any,
+        *,
+        width_left: Any = None,
+        width_right: Any = None,
+        v_ref: Any = None,
+        closed: bool = False,
+        length: float | None = None,
+        name: str = "path",
+    ) -> "ReferencePath":
+        """Wrap already uniform waypoints (e.g. a file written by :func:`mpc_tracking.paths.io.write_path`) as is.
+
+        No resampling or smoothing is done, so writing and reading back is lossless.
+        ``length`` is the total length for closed paths (default: ``s[-1] + (s[1] - s[0])``).
+        """
+        arrays = [np.asarray(a, dtype=float).reshape(-1) for a in (s, x, y, psi, kappa)]
+        n = arrays[0].size
+        if any(a.size != n for a in arrays) or n < 2:
+            raise PathError("from_waypoints: s, x, y, psi, kappa must have the same length >= 2")
+        if not all(np.all(np.isfinite(a)) for a in arrays):
+            raise PathError("from_waypoints: s, x, y, psi, kappa must be finite")
+        sa = arrays[0]
+        d = np.diff(sa)
+        if np.any(d <= 0):
+            raise PathError("from_waypoints: s must be strictly increasing")
+        self = cls.__new__(cls)
+        self.name = str(name)
+        self.closed = bool(closed)
+        self.smoothing = 0.0
+        self.s = sa - sa[0]
+        self.x, self.y, self.psi, self.kappa = arrays[1:]
+        self.ds = float(np.mean(d))
+        self.input_spacing = self.ds
+        self.length = float(length) if length is not None else float(self.s[-1] + (self.ds if closed else 0.0))
+        self.width_left = _as_widths(width_left, n, "width_left")
+        self.width_right = _as_widths(width_right, n, "width_right")
+        self.width_left = np.full(n, np.inf) if self.width_left is None else self.width_left
+        self.width_right = np.full(n, np.inf) if self.width_right is None else self.width_right
+        self.v_ref = None if v_ref is None else np.asarray(v_ref, dtype=float).reshape(-1)
+        self.raw_kappa = self.kappa.copy()
+        self._tck = None
+        self._finish()
+        return self
+
+    @classmethod
+    def with_target_noise(cls, x: Any, y: Any, target_noise: float, *, noise_window: float | None = None,
+                          max_smoothing: float = 5.0, **kwargs: Any) -> "ReferencePath":
+        """Like the constructor, with the least ``smoothing`` [m] that brings the curvature noise
+        (:meth:`describe`) down to ``target_noise`` [1/m] (bisection, about a dozen fits)."""
+        target = _check_positive(target_noise, "target_noise")
+        return fit_smoothing(lambda sm: cls(x, y, smoothing=sm, **kwargs), target,
+                             noise_window=noise_window, max_smoothing=max_smoothing)
+
+    # ------------------------------------------------------------------ construction
+    def _build(self, pts, wl, wr, vr, ds):
+        keep = _distinct_mask(pts, self.closed)
+        pts = pts[keep]
+        wl = None if wl is None else wl[keep]
+        wr = None if wr is None else wr[keep]
+        vr = None if vr is None else vr[keep]
+        _check_count(pts, self.closed, "ReferencePath(x, y)")
+        n_in = len(pts)
+        self.input_spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
+        if self.smoothing > 0:
+            pts = smooth_points(pts, self.closed, self.smoothing)
+        ring = np.vstack([pts, pts[:1]]) if self.closed else pts
+        chord = np.hypot(*np.diff(ring, axis=0).T)
+        u_in = np.concatenate([[0.0], np.cumsum(chord)])
+        total_chord = u_in[-1]
+        if total_chord <= 0:
+            raise PathError("ReferencePath(x, y): the path has zero total length")
+        u_in = u_in / total_chord
+        k = min(3, len(ring) - 1)
+        try:
+            tck, _ = interpolate.splprep(
+                [ring[:, 0], ring[:, 1]], u=u_in, k=k, s=0.0, per=int(self.closed), quiet=2
+            )
+        except Exception as exc:  # FITPACK reports malformed input with bare errors
+            raise PathError(f"ReferencePath(x, y): spline fit failed ({exc})") from exc
+        self._tck = tck
+        # arc length s(u) on a fine grid, Simpson's rule
+        m = int(max(16 * n_in, 4000, 8 * total_chord / ds))
+        m += m % 2 == 0  # odd count for Simpson
+        uf = np.linspace(0.0, 1.0, m)
+        dx, dy = interpolate.splev(uf, tck, der=1)
+        speed = np.hypot(dx, dy)
+        sf = cumulative_simpson(speed, x=uf, initial=0.0)
+        length = float(sf[-1])
+        if not np.isfinite(length) or length <= 0:
+            raise PathError("ReferencePath(x, y): the path has zero total length")
+        if self.closed:
+            n = max(3, int(round(length / ds)))
+            s_new = np.arange(n) * (length / n)
+        else:
+            n = max(2, int(round(length / ds)) + 1)
+            s_new = np.linspace(0.0, length, n)
+        u_new = np.interp(s_new, sf, uf)
+        x, y = interpolate.splev(u_new, tck)
+        d1x, d1y = interpolate.splev(u_new, tck, der=1)
+        if k >= 2:
+            d2x, d2y = interpolate.splev(u_new, tck, der=2)
+        else:
+            d2x = d2y = np.zeros_like(u_new)
+        self.s = s_new
+        self.x, self.y = np.asarray(x), np.asarray(y)
+        self.psi = np.unwrap(np.arctan2(d1y, d1x))
+        self.kappa = (d1x * d2y - d1y * d2x) / np.hypot(d1x, d1y) ** 3
+        self.length = length
+        self.ds = float(s_new[1] - s_new[0])
+        u_src = u_in if self.closed else u_in
+        self.width_left = self._resample(u_src, wl, u_new, np.inf)
+        self.width_right = self._resample(u_src, wr, u_new, np.inf)
+        self.v_ref = None if vr is None else self._resample(u_src, vr, u_new, np.nan)
+        # curvature of the interpolating polyline of the input, for noise reporting
+        self.raw_kappa = None
+        self._finish()
+
+    def _resample(self, u_src, values, u_new, default):
+        if values is None:
+            return np.full(u_new.shape, default)
+        if self.closed:
+            return np.interp(u_new, u_src, np.append(values, values[0]))
+        return np.interp(u_new, u_src, values)
+
+    def _finish(self) -> None:
+        """Derived arrays used by interpolation and projection."""
+        n = self.s.size
+        self.n = n
+        if self.closed:
+            # extension by the closing segment (psi continues by the path's total turning)
+            turn = self.psi[-1] + self.kappa[-1] * self.ds - self.psi[0]
+            turns = 2.0 * np.pi * np.round(turn / (2.0 * np.pi))
+            self._s_ext = np.append(self.s, self.length)
+            self._x_ext = np.append(self.x, self.x[0])
+            self._y_ext = np.append(self.y, self.y[0])
+            self._psi_ext = np.append(self.psi, self.psi[0] + turns)
+            self._idx_ext = np.append(np.arange(n), 0)
+        else:
+            self._s_ext = self.s
+            self._x_ext, self._y_ext, self._psi_ext = self.x, self.y, self.psi
+            self._idx_ext = np.arange(n)
+        seg_dx = np.diff(self._x_ext)
+        seg_dy = np.diff(self._y_ext)
+        self._seg_len2 = np.maximum(seg_dx**2 + seg_dy**2, 1e-300)
+        self._seg_d = np.column_stack([seg_dx, seg_dy])
+        self._n_seg = seg_dx.size
+        self._tree = cKDTree(np.column_stack([self.x, self.y]))
+        self._cache_projection()
+
+    # ------------------------------------------------------------------ basics
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        kind = "closed" if self.closed else "open"
+        return f"ReferencePath({self.name!r}, {kind}, length={self.length:.2f} m, n={self.n}, ds={self.ds:.3f} m)"
+
+    @property
+    def xy(self) -> np.ndarray:
+        """Waypoint positions, shape (n, 2) [m]."""
+        return np.column_stack([self.x, self.y])
+
+    @property
+    def has_widths(self) -> bool:
+        """True when the path carries finite track widths."""
+        return bool(np.all(np.isfinite(self.width_left)) and np.all(np.isfinite(self.width_right)))
+
+    def wrap_s(self, s: Any) -> np.ndarray:
+        """Map arc length onto the path's domain: modulo length (closed) or clipped (open)."""
+        s = np.asarray(s, dtype=float)
+        if self.closed:
+            return np.mod(s, self.length)
+        return np.clip(s, 0.0, self.length)
+
+    def interpolate(self, s: Any) -> dict[str, np.ndarray]:
+        """Path quantities at arbitrary arc lengths (vectorized).
+
+        Parameters
+        ----------
+        s : array_like, shape (k,)
+            Arc lengths [m]; wrapped (closed) or clipped (open).
+
+        Returns
+        -------
+        dict with keys ``x, y, psi, kappa, width_left, width_right, v_ref`` (arrays of shape (k,);
+        ``v_ref`` is ``None`` when the path has no speed profile). Position and heading use the
+        local curvature (second-order accurate); the rest is linear between waypoints.
+        """
+        s_raw = np.asarray(s, dtype=float)
+        sw = self.wrap_s(s_raw)
+        i = np.clip(np.searchsorted(self._s_ext, sw, side="right") - 1, 0, self._n_seg - 1)
+        sig = sw - self._s_ext[i]
+        j = self._idx_ext[i + 1]
+        ii = self._idx_ext[i]
+        seg = np.maximum(self._s_ext[i + 1] - self._s_ext[i], 1e-300)
+        w = sig / seg
+        kap = self.kappa[ii] + w * (self.kappa[j] - self.kappa[ii])
+        psi0 = self._psi_ext[i]
+        # heading/position on a local arc with the waypoint's curvature
+        k0 = self.kappa[ii]
+        psi = psi0 + k0 * sig + 0.5 * (self.kappa[j] - k0) / seg * sig**2
+        if self.closed:
+            laps = np.floor(s_raw / self.length)
+            psi = psi + laps * (self._psi_ext[-1] - self._psi_ext[0])
+        c, sn = np.cos(psi0), np.sin(psi0)
+        half = 0.5 * k0 * sig**2
+        x = self.x[ii] + c * sig - sn * half
+        y = self.y[ii] + sn * sig + c * half
+        out = {
+            "x": x,
+            "y": y,
+            "psi": psi,
+            "kappa": kap,
+            "width_left": _lerp(self.width_left[ii], self.width_left[j], w),
+            "width_right": _lerp(self.width_right[ii], self.width_right[j], w),
+            "v_ref": None,
+        }
+        if self.v_ref is not None:
+            out["v_ref"] = self.v_ref[ii] + w * (self.v_ref[j] - self.v_ref[ii])
+        return out
+
+    def point_at(self, s: Any, e_y: Any = 0.0) -> np.ndarray:
+        """World position of the point at arc length ``s`` and lateral offset ``e_y``.
+
+        Returns
+        -------
+        ndarray, shape (..., 2) [m]
+        """
+        q = self.interpolate(s)
+        e_y = np.asarray(e_y, dtype=float)
+        return np.stack([q["x"] - e_y * np.sin(q["psi"]), q["y"] + e_y * np.cos(q["psi"])], axis=-1)
+
+    def describe(self, noise_window: float | None = None) -> dict[str, Any]:
+        """Summary: length, closed, min radius, max |kappa|, curvature noise, widths, waypoint count.
+
+        ``curvature_noise`` is the RMS of kappa minus kappa smoothed with a Gaussian of standard
+        deviation ``noise_window`` [m] along s (default: max(3 ds, 2 x input point spacing)).
+        Returns a dict; :meth:`summary` formats it as text.
+        """
+        return describe_path(self, noise_window)
+
+    def summary(self, noise_window: float | None = None) -> str:
+        """Text form of :meth:`describe`."""
+        return format_description(self.describe(noise_window))
+
+    def with_speed_profile(self, v_ref: Any = None, **limits: Any) -> "ReferencePath":
+        """Return a shallow copy carrying a speed profile.
+
+        Either ``v_ref`` (shape (n,), m/s) or the limits of
+        :func:`mpc_tracking.paths.speed_profile.speed_profile` (``v_max, a_y_max, a_max, a_brake, ...``).
+        """
+        if v_ref is None:
+            from mpc_tracking.paths.speed_profile import speed_profile
+
+            v_ref = speed_profile(self, **limits)
+        elif limits:
+            raise PathError(f"with_speed_profile: give v_ref or limits, not both (got {sorted(limits)})")
+        v = np.asarray(v_ref, dtype=float).reshape(-1)
+        if v.size != self.n or not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise PathError(f"v_ref: expected {self.n} finite speeds >= 0 m/s")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.v_ref = v
+        return new
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Linear interpolation that keeps ``inf`` widths infinite (no ``inf - inf``)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(a == b, a, a + w * (b - a))

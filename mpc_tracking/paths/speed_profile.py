@@ -1,0 +1,124 @@
+"""Forward-backward speed profile along a path.
+
+The lateral limit ``v <= sqrt(a_y_max / |kappa|)`` (and ``v_max``) is the ceiling; a forward pass
+limits acceleration (``v_{i+1}^2 <= v_i^2 + 2 a_max ds``), a backward pass braking
+(``v_i^2 <= v_{i+1}^2 + 2 a_brake ds``). With ``friction_ellipse`` the longitudinal limits shrink
+with the lateral acceleration in use: ``a_x <= a_x_max sqrt(1 - (v^2 |kappa| / a_y_max)^2)``.
+Closed paths are periodic: the passes start at the tightest point of the lap (where the speed
+equals its lateral limit), so the lap end meets the lap start.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mpc_tracking.errors import SettingsError
+
+__all__ = ["speed_profile", "with_speed_profile"]
+
+
+def _pos(value: Any, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name}: expected a positive number, got {value!r}") from None
+    if not v > 0:  # also catches nan
+        raise SettingsError(f"{name}: expected a positive number, got {value!r}")
+    return v
+
+
+def _pass(v_cap: np.ndarray, k_abs: np.ndarray, ds: np.ndarray, a_x: float, a_y: float, ellipse: bool) -> np.ndarray:
+    """One directional pass: ``v[i+1] <= sqrt(v[i]^2 + 2 a ds[i])`` (in place on a copy)."""
+    v = v_cap.copy()
+    v2 = v * v
+    for i in range(len(v) - 1):
+        a = a_x
+        if ellipse:
+            use = min(1.0, v2[i] * k_abs[i] / a_y)
+            a = a_x * np.sqrt(max(0.0, 1.0 - use * use))
+        nxt = v2[i] + 2.0 * a * ds[i]
+        if nxt < v2[i + 1]:
+            v2[i + 1] = nxt
+    return np.sqrt(v2)
+
+
+def speed_profile(
+    path: Any,
+    *,
+    v_max: float,
+    a_y_max: float,
+    a_max: float,
+    a_brake: float,
+    friction_ellipse: bool = False,
+    v_start: float | None = None,
+    v_end: float | None = None,
+    ds: float | None = None,
+    closed: bool | None = None,
+) -> np.ndarray:
+    """Fastest speed at every waypoint within the lateral, acceleration and braking limits.
+
+    Parameters
+    ----------
+    path : ReferencePath or array_like, shape (n,)
+        A path (its ``kappa``, ``ds``, ``closed``) or a curvature array [1/m] (then give ``ds``).
+    v_max : float
+        Top speed [m/s].
+    a_y_max : float
+        Lateral acceleration limit [m/s^2].
+    a_max, a_brake : float
+        Acceleration and braking limits [m/s^2], > 0.
+    friction_ellipse : bool
+        Combine a_x and a_y on an ellipse (less acceleration/braking while cornering).
+    v_start, v_end : float, optional
+        Speeds at the start and end of an open path [m/s] (default: unconstrained).
+    ds : float, optional
+        Waypoint spacing [m] for a curvature array.
+    closed : bool, optional
+        Periodic profile (default: the path's ``closed``, False for arrays).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Speeds [m/s].
+    """
+    if hasattr(path, "kappa"):
+        kappa = np.asarray(path.kappa, dtype=float)
+        steps = np.diff(np.append(path.s, path.length)) if path.closed else np.diff(path.s)
+        closed = path.closed if closed is None else closed
+    else:
+        kappa = np.asarray(path, dtype=float).reshape(-1)
+        steps = np.full(kappa.size, _pos(ds, "ds"))
+        closed = bool(closed)
+    if kappa.size < 2 or not np.all(np.isfinite(kappa)):
+        raise SettingsError(f"kappa: expected >= 2 finite curvatures, got {kappa.size} values")
+    v_max, a_y_max = _pos(v_max, "v_max"), _pos(a_y_max, "a_y_max")
+    a_max, a_brake = _pos(a_max, "a_max"), _pos(a_brake, "a_brake")
+    k_abs = np.abs(kappa)
+    with np.errstate(divide="ignore"):
+        cap = np.minimum(v_max, np.sqrt(a_y_max / k_abs))
+    n = kappa.size
+    if closed:
+        i0 = int(np.argmin(cap))
+        order = np.append(np.arange(i0, i0 + n) % n, i0)  # one lap starting and ending at the tightest point
+        c = cap[order]
+        kk = k_abs[order]
+        st = steps[order[:-1]]
+        v = _pass(c, kk, st, a_max, a_y_max, friction_ellipse)
+        v = _pass(v[::-1], kk[::-1], st[::-1], a_brake, a_y_max, friction_ellipse)[::-1]
+        out = np.empty(n)
+        out[order[:-1]] = v[:-1]
+        return out
+    c = cap.copy()
+    if v_start is not None:
+        c[0] = min(c[0], max(0.0, float(v_start)))
+    if v_end is not None:
+        c[-1] = min(c[-1], max(0.0, float(v_end)))
+    st = steps[: n - 1]
+    v = _pass(c, k_abs, st, a_max, a_y_max, friction_ellipse)
+    return _pass(v[::-1], k_abs[::-1], st[::-1], a_brake, a_y_max, friction_ellipse)[::-1]
+
+
+def with_speed_profile(path, **limits: Any):
+    """Copy of ``path`` carrying :func:`speed_profile` ``(path, **limits)`` as ``v_ref``."""
+    return path.with_speed_profile(speed_profile(path, **limits))

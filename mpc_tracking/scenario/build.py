@@ -1,0 +1,203 @@
+"""Building the objects of a run from a :class:`~mpc_tracking.scenario.core.Scenario`.
+
+:func:`build` maps the sections onto :class:`ReferencePath` (bundled name, file or corner
+points, speed profile), :class:`VehicleParams`, the corridor (:mod:`mpc_tracking.environment.corridor`:
+obstacles, occupancy grid, obstacles a path file carries), the plant and its actuator, and
+:class:`SpatialMPC` with the controller settings.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
+
+__all__ = ["build", "obstacle_records", "resolve_file"]
+
+def _build_path(sc):
+    from mpc_tracking.paths import io as path_io
+    from mpc_tracking.paths.bundled import bundled_file
+    from mpc_tracking.paths.reference_path import ReferencePath
+
+    pc = sc.path
+    name = pc.name
+    if pc.corners is not None:
+        return ReferencePath.from_corners(
+            pc.corners, ds=pc.ds, closed=True if pc.closed is None else pc.closed, smoothing=pc.smoothing,
+            width_left=pc.width_left, width_right=pc.width_right, name=name or sc.name,
+        )
+    if pc.source is None:
+        raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
+    source = resolve_file(sc, pc.source)
+    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing or 0.0, "closed": pc.closed}
+    if pc.format == "auto":
+        reader = path_io.load_path
+    else:
+        reader = getattr(path_io, f"read_{pc.format}")
+        if not Path(source).exists():
+            source = str(bundled_file(source))
+    params = inspect.signature(reader).parameters
+    path = reader(source, **{k: v for k, v in kw.items() if k in params and (v is not None or k != "closed")})
+    if pc.width_left is not None or pc.width_right is not None or name:
+        wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
+        wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
+        obstacles = getattr(path, "obstacles", None)
+        path = ReferencePath.from_waypoints(
+            path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
+            closed=path.closed, length=path.length, name=name or path.name,
+        )
+        if obstacles:
+            path.obstacles = obstacles
+    return path
+
+
+def _apply_speed_profile(sc, path):
+    sp = sc.speed_profile
+    if not sp.enabled:
+        return path
+    try:
+        from mpc_tracking.paths.speed_profile import speed_profile
+    except ImportError:
+        raise ScenarioError(f"{sc.source}: speed_profile.enabled needs mpc_tracking.paths.speed_profile, not in this version") from None
+    c = sc.controller
+    try:
+        v = speed_profile(
+            path,
+            v_max=sp.v_max if sp.v_max is not None else c.v_max,
+            a_y_max=sp.a_y_max if sp.a_y_max is not None else c.a_y_max,
+            a_max=sp.accel_max if sp.accel_max is not None else c.accel_max,
+            a_brake=sp.decel_max if sp.decel_max is not None else c.decel_max,
+            friction_ellipse=sp.friction_ellipse,
+        )
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{sc.source}: speed_profile: {exc}") from None
+    return path.with_speed_profile(v)
+
+
+def resolve_file(sc, name: str) -> str:
+    """A file named in a scenario: as given when it exists, else relative to the scenario file."""
+    if not Path(name).exists() and sc.source not in ("<dict>", "--set", "<default scenario>"):
+        rel = Path(sc.source).parent / name
+        if rel.exists():
+            return str(rel)
+    return name
+
+
+def obstacle_records(scenario, path=None) -> list[dict[str, Any]]:
+    """Every obstacle of a run as a plain dict (scenario ones, if a scenario is given, and those a path file carries).
+
+    Keys: ``type`` ("circle" or "polygon"), ``center`` + ``radius`` or ``points``, ``velocity``
+    (None when static), ``t0`` [s] (time at which a moving circle is at ``center``).
+    """
+    out = [dict(asdict(o), t0=0.0) for o in scenario.environment.obstacles] if scenario is not None else []
+    for ob in getattr(path, "obstacles", None) or []:
+        vel = getattr(ob, "velocity", None)
+        rec: dict[str, Any] = {"velocity": None if vel is None else [float(c) for c in vel],
+                               "t0": float(getattr(ob, "t0", 0.0)), "name": None}
+        if hasattr(ob, "radius"):
+            rec.update(type="circle", center=[float(c) for c in ob.center], radius=float(ob.radius), points=None)
+        else:
+            rec.update(type="polygon", points=np.asarray(ob.vertices, dtype=float).tolist(), center=None, radius=None)
+        out.append(rec)
+    return out
+
+
+def _build_corridor(sc, path):
+    env_cfg = sc.environment
+    path_obstacles = list(getattr(path, "obstacles", None) or [])
+    if not env_cfg.obstacles and env_cfg.grid.image is None and not path_obstacles:
+        return None
+    try:
+        from mpc_tracking.environment import corridor as env
+    except ImportError:
+        raise ScenarioError(f"{sc.source}: environment needs mpc_tracking.environment.corridor, not in this version") from None
+    obstacles = []
+    for i, o in enumerate(env_cfg.obstacles):
+        where = f"{sc.source}: environment.obstacles.{i}"
+        if o.type == "circle":
+            if o.center is None or o.radius is None:
+                raise ScenarioError(f"{where}: a circle needs center [x, y] and radius")
+            if o.velocity is not None and any(o.velocity):
+                obstacles.append(env.MovingCircle(o.center, o.radius, o.velocity))
+            else:
+                obstacles.append(env.CircleObstacle(o.center, o.radius))
+        else:
+            if o.points is None or len(o.points) < 3:
+                raise ScenarioError(f"{where}: a polygon needs at least 3 points [[x, y], ...]")
+            if o.velocity is not None and any(o.velocity):
+                raise ScenarioError(f"{where}: moving obstacles must be circles")
+            obstacles.append(env.PolygonObstacle(o.points))
+    grid = None
+    g = env_cfg.grid
+    if g.image is not None:
+        grid = env.OccupancyGrid.from_image(resolve_file(sc, g.image), g.origin, g.resolution,
+                                            threshold=g.threshold, outside_free=g.outside_free)
+    return env.ObstacleCorridor(path, obstacles + path_obstacles, grid=grid)
+
+
+def _build_vehicle(sc):
+    from mpc_tracking.models.spatial_bicycle import VehicleParams
+
+    vc = sc.vehicle
+    base = VehicleParams.rc_car() if vc.preset == "rc_car" else VehicleParams()
+    kw = asdict(base)
+    kw.update({k: v for k, v in asdict(vc).items() if k != "preset" and v is not None})
+    try:
+        return VehicleParams(**kw)
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{sc.source}: vehicle: {exc}") from None
+
+
+def _build_plant(sc, vehicle, settings):
+    from mpc_tracking.models import create_model, get_model
+
+    cls = get_model(sc.plant.name)
+    params = dict(sc.plant.params)
+    auto = {"wheelbase": vehicle.wheelbase, "delta_max": settings.delta_max, "length": vehicle.length,
+            "width": vehicle.width, "rear_overhang": vehicle.rear_overhang}
+    for k, v in auto.items():
+        # fill geometry the plant takes explicitly; a default of None means "from the plant's preset"
+        if k in cls.PARAMS and k not in params and cls.PARAMS[k][0] is not None:
+            params[k] = v
+    return create_model(sc.plant.name, params)
+
+
+def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """Construct the objects of a run.
+
+    Returns
+    -------
+    path : ReferencePath
+    mpc : SpatialMPC
+    plant : MotionModel
+    actuator : Actuator
+    sim_kwargs : dict
+        Keyword arguments of :func:`~mpc_tracking.simulation.simulate` (control_period, sim_dt,
+        laps, t_max, s0, e_y0, e_psi0, v0, corridor_tolerance).
+    """
+    from mpc_tracking.actuation import default_actuator, make_actuator
+    from mpc_tracking.mpc.controller import SpatialMPC
+    from mpc_tracking.mpc.settings import MPCSettings
+
+    from mpc_tracking.scenario.core import Scenario
+
+    if not isinstance(scenario, Scenario):
+        raise InputError(f"scenario: expected a Scenario (load_scenario), got {type(scenario).__name__}")
+    sim = scenario.simulation
+    settings = MPCSettings(**asdict(scenario.controller))
+    if sim.control_period is not None:
+        settings = settings.replace(control_period=sim.control_period)
+    path = _apply_speed_profile(scenario, _build_path(scenario))
+    vehicle = _build_vehicle(scenario)
+    corridor = _build_corridor(scenario, path)
+    mpc = SpatialMPC(path, vehicle, settings, corridor=corridor)
+    plant = _build_plant(scenario, vehicle, settings)
+    act = scenario.actuation
+    actuator = make_actuator(act.name, **act.params) if act.name else default_actuator(plant)
+    sim_kwargs = {k: v for k, v in asdict(sim).items()}
+    sim_kwargs["control_period"] = settings.control_period
+    return path, mpc, plant, actuator, sim_kwargs

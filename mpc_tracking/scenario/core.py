@@ -1,0 +1,277 @@
+"""Scenario files: one YAML file (or dict) describes a whole closed-loop run.
+
+A scenario maps onto the library's objects: the path (bundled name, file or corner points),
+speed profile, obstacles, vehicle geometry, plant and actuation, MPC settings, simulation and
+outputs. It is validated on load (see :mod:`mpc_tracking.scenario.schema`): an unknown key names
+the key, the file and line and suggests the nearest valid key; a wrong type says what was expected.
+
+Examples
+--------
+>>> sc = load_scenario("demos/quickstart.yaml")                         # doctest: +SKIP
+>>> sc = sc.with_overrides({"controller.horizon": 50})                  # doctest: +SKIP
+>>> result = run_scenario(sc)                                           # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import logging
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import yaml
+
+from mpc_tracking.errors import MPCTrackingError, ScenarioError
+from mpc_tracking.scenario.build import build, obstacle_records, resolve_file
+from mpc_tracking.scenario.schema import Location, ScenarioBase, compose_marks, validate
+
+__all__ = [
+    "Scenario", "load_scenario", "default_scenario", "build", "run_scenario", "parse_set_option",
+    "DEFAULT_SCENARIO", "obstacle_records", "record_scenario",
+]
+
+logger = logging.getLogger(__name__)
+
+#: the embedded default (``mpc-tracking demo``): one lap of the bundled oval, kinematic bicycle
+DEFAULT_SCENARIO: dict[str, Any] = {
+    "name": "demo",
+    "description": "one lap of the bundled default path with a kinematic bicycle, starting 1 m off the line",
+    "path": {"source": "oval", "ds": 0.5},
+    "plant": {"name": "kinematic_bicycle"},
+    "controller": {
+        "horizon": 30, "v_max": 12.0, "a_y_max": 4.0, "delta_rate_max": 0.6, "accel_max": 3.0, "decel_max": 5.0,
+    },
+    "simulation": {"laps": 1, "e_y0": 1.0},
+    "outputs": {"folder": "out/demo", "plots": ["track", "timeseries"]},
+}
+
+
+@dataclass
+class Scenario(ScenarioBase):
+    """A validated scenario (a tree of dataclasses; see :mod:`mpc_tracking.scenario.schema`).
+
+    Attributes
+    ----------
+    name, description : str
+    path, speed_profile, environment, vehicle, plant, actuation, controller, simulation, outputs
+        The sections; ``controller`` has one field per :class:`~mpc_tracking.mpc.settings.MPCSettings` field.
+    source : str
+        Where it was loaded from (file name or ``"<dict>"``); not part of :meth:`to_dict`.
+    """
+
+    def __post_init__(self) -> None:
+        self.source = "<dict>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved scenario as plain lists/dicts/scalars (YAML-able; JSON-able except inf)."""
+        return asdict(self)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "Scenario":
+        """A new validated scenario with dotted keys changed, e.g. ``{"controller.horizon": 50}``.
+
+        Keys below a free-form mapping (``plant.params.wheelbase``) are created as needed; any
+        other unknown key raises :class:`ScenarioError` with the nearest valid key.
+        """
+        data = self.to_dict()
+        for key, value in overrides.items():
+            _set_dotted(data, str(key), value)
+        out = _from_dict(data, Location("--set"))
+        out.source = self.source
+        return out
+
+    def to_yaml(self) -> str:
+        """The resolved scenario as YAML text (loads back to an equal scenario)."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=None)
+
+
+# ---------------------------------------------------------------------- loading
+def _set_dotted(data: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        if isinstance(node, list):
+            try:
+                node = node[int(part)]
+                continue
+            except (ValueError, IndexError):
+                raise ScenarioError(f"--set {key}: {'.'.join(parts[:i + 1])} is not an item of the list") from None
+        if not isinstance(node, dict):
+            raise ScenarioError(f"--set {key}: {'.'.join(parts[:i])} is a value, not a section")
+        if part not in node:
+            near = difflib.get_close_matches(part, [str(k) for k in node], n=1, cutoff=0.5)
+            hint = f"; did you mean {'.'.join(parts[:i] + [near[0]])!r}?" if near else ""
+            raise ScenarioError(f"--set {key}: unknown section {part!r}{hint}")
+        if node[part] is None:
+            node[part] = {}
+        node = node[part]
+    if isinstance(node, list):
+        try:
+            node[int(parts[-1])] = value
+            return
+        except (ValueError, IndexError):
+            raise ScenarioError(f"--set {key}: no list item {parts[-1]!r}") from None
+    if not isinstance(node, dict):
+        raise ScenarioError(f"--set {key}: {'.'.join(parts[:-1])} is a value, not a section")
+    node[parts[-1]] = value  # unknown leaf keys are caught by validation (with a suggestion)
+
+
+def _check_controller(sc: Scenario, loc: Location) -> None:
+    """Construct MPCSettings once so bad values are reported with the file and line."""
+    from mpc_tracking.mpc.settings import MPCSettings
+
+    try:
+        MPCSettings(**asdict(sc.controller))
+    except MPCTrackingError as exc:
+        msg = str(exc)
+        key = "controller"
+        for f in fields(sc.controller):
+            if f"MPCSettings.{f.name}" in msg or f" {f.name} " in msg:
+                key = f"controller.{f.name}"
+                break
+        raise ScenarioError(f"{loc.at(key)}: {msg}") from None
+
+
+def _check_plant(sc: Scenario, loc: Location) -> None:
+    """Plant name, plant parameter names and actuator name, reported with the file and line."""
+    from mpc_tracking.actuation import ACTUATORS
+    from mpc_tracking.models import get_model
+
+    try:
+        cls = get_model(sc.plant.name)
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{loc.at('plant.name')}: plant.name: {exc}") from None
+    for key in sc.plant.params:
+        if key not in cls.PARAMS:
+            near = difflib.get_close_matches(str(key), list(cls.PARAMS), n=1, cutoff=0.5)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ScenarioError(f"{loc.at('plant.params.' + str(key))}: unknown parameter {key!r} of plant "
+                                f"{sc.plant.name!r}{hint} (valid: {', '.join(cls.PARAMS)})")
+    name = sc.actuation.name
+    if name is not None and name not in ACTUATORS:
+        near = difflib.get_close_matches(name, list(ACTUATORS), n=1, cutoff=0.5)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ScenarioError(f"{loc.at('actuation.name')}: unknown actuator {name!r}{hint} (known: {', '.join(sorted(ACTUATORS))})")
+
+
+def _from_dict(data: Any, loc: Location) -> Scenario:
+    sc = validate(Scenario, data, loc)
+    _check_controller(sc, loc)
+    _check_plant(sc, loc)
+    sc.source = loc.source
+    return sc
+
+
+def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
+    """Read and validate a scenario from a YAML file or a mapping.
+
+    Parameters
+    ----------
+    source : str, Path or mapping
+        A YAML file name, or the scenario as a (nested) dict. Missing keys take the defaults
+        of :class:`Scenario` (not those of :func:`default_scenario`).
+
+    Returns
+    -------
+    Scenario
+
+    Raises
+    ------
+    ScenarioError
+        Missing or unparsable file; unknown key (with file, line and the nearest valid key);
+        wrong type (with what was expected); invalid controller settings.
+    """
+    if isinstance(source, Mapping):
+        return _from_dict(copy.deepcopy(dict(source)), Location("<dict>"))
+    if not isinstance(source, (str, Path)):
+        raise ScenarioError(f"scenario: expected a YAML file name or a mapping, got {type(source).__name__}")
+    p = Path(source)
+    if not p.is_file():
+        raise ScenarioError(f"{p}: no such scenario file")
+    try:
+        text = p.read_text()
+        data = yaml.safe_load(text)
+        marks = compose_marks(text)
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not a text file (expected a YAML scenario)") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ScenarioError(f"{where}: not valid YAML ({problem})") from None
+    if data is not None and not isinstance(data, dict):
+        raise ScenarioError(f"{p}:1: expected a mapping of sections (path, controller, ...), got {type(data).__name__}")
+    sc = _from_dict(data or {}, Location(str(p), marks))
+    # files named relative to the scenario file are stored resolved, so to_dict() is self-contained
+    if sc.path.source is not None:
+        sc.path.source = resolve_file(sc, sc.path.source)
+    if sc.environment.grid.image is not None:
+        sc.environment.grid.image = resolve_file(sc, sc.environment.grid.image)
+    return sc
+
+
+def default_scenario() -> Scenario:
+    """The embedded demo scenario (no files needed): one lap of ``oval``, kinematic bicycle."""
+    sc = _from_dict(copy.deepcopy(DEFAULT_SCENARIO), Location("<default scenario>"))
+    return sc
+
+
+def parse_set_option(text: str) -> tuple[str, Any]:
+    """Split ``"controller.horizon=50"`` into ``("controller.horizon", 50)``; values are YAML scalars.
+
+    ``"a.b=[1, 2]"`` gives a list, ``"a.b=null"`` None, ``"a.b=true"`` True, ``"a.b=inf"`` inf.
+    """
+    if not isinstance(text, str) or "=" not in text:
+        raise ScenarioError(f"--set {text!r}: expected KEY=VALUE, e.g. controller.horizon=50")
+    key, _, raw = text.partition("=")
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise ScenarioError(f"--set {text!r}: expected a dotted key before '=', e.g. controller.horizon=50")
+    raw = raw.strip()
+    if raw.lower() in ("inf", "+inf", "-inf"):
+        return key, -math.inf if raw.startswith("-") else math.inf
+    try:
+        value = yaml.safe_load(raw) if raw else None
+    except yaml.YAMLError:
+        value = raw
+    return key, value
+
+
+def run_scenario(scenario: Scenario, on_step: Callable[[int, float], None] | None = None):
+    """Build and simulate a scenario; the result's ``info["scenario"]`` holds the resolved scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    on_step : callable, optional
+        ``on_step(k, t)`` after every control step (progress bars).
+
+    Returns
+    -------
+    SimulationResult
+        A run that fails midway returns what it logged, with the reason in ``result.reason``.
+    """
+    from mpc_tracking.simulation import simulate
+
+    path, mpc, plant, actuator, kw = build(scenario)
+    result = simulate(path, mpc, plant, actuator, on_step=on_step, **kw)
+    record_scenario(result, scenario)
+    return result
+
+
+def record_scenario(result, scenario: Scenario) -> None:
+    """Store the resolved scenario and the run's obstacles in ``result.info`` (saved with the result)."""
+    result.info["scenario"] = scenario.to_dict()
+    result.info["scenario_name"] = scenario.name
+    result.info["obstacles"] = obstacle_records(scenario, result.path)
+
+
+def expected_duration(scenario: Scenario, path=None) -> float:
+    """Rough simulated time [s] of a run (for progress bars): t_max, else distance / mean speed."""
+    if scenario.simulation.t_max is not None:
+        return float(scenario.simulation.t_max)
+    length = path.length if path is not None else 500.0
+    laps = scenario.simulation.laps if (path is None or path.closed) else 1
+    return laps * length / max(0.5 * scenario.controller.v_max, 0.1)
+

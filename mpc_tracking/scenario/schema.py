@@ -1,0 +1,422 @@
+"""The schema of scenario files: a tree of dataclasses and a validator that reports file and line.
+
+Each section of a scenario is a dataclass whose fields carry a *kind* (what type is expected) in
+their metadata. :func:`validate` turns a plain mapping (from YAML or a dict) into the dataclass
+tree; an unknown key names the key, the file and line, and suggests the nearest valid key; a
+value of the wrong type says what was expected. Line numbers come from :func:`compose_marks`,
+which walks the YAML node tree (``yaml.compose``) and records the line of every key.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
+from typing import Any
+
+import yaml
+
+from mpc_tracking.errors import ScenarioError
+from mpc_tracking.mpc.settings import LINEARIZATIONS, MODES, WARM_STARTS, MPCSettings
+
+__all__ = [
+    "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
+    "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
+    "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS", "scenario_keys",
+]
+
+#: path file formats (``read_<format>`` in :mod:`mpc_tracking.paths.io`)
+PATH_FORMATS = ("auto", "tum", "raceline", "xy", "waypoints", "yaml")
+#: plots a scenario may ask for
+PLOT_KINDS = ("track", "timeseries", "path")
+_EXPECT = {
+    "float": "a number", "float?": "a number or null", "int": "an integer", "int?": "an integer or null",
+    "bool": "true or false", "bool?": "true, false or null", "str": "a string", "str?": "a string or null", "dict": "a mapping",
+    "points?": "a list of [x, y] pairs or null", "point?": "an [x, y] pair or null",
+    "weights": "a number, a list of numbers or a matrix (list of lists)",
+    "strlist": "a list of strings", "obstacles": "a list of obstacle mappings",
+}
+
+
+def _f(default: Any, kind: str, doc: str = "", choices: tuple | None = None):
+    """A schema field: default, expected kind, description (shown by ``--help``-like listings)."""
+    meta = {"kind": kind, "doc": doc, "choices": choices}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class PathConfig:
+    """Where the reference path comes from."""
+
+    source: str | None = _f("oval", "str?", "bundled path name or path file")
+    format: str = _f("auto", "str", "file format (auto = detected from the content)", PATH_FORMATS)
+    corners: list | None = _f(None, "points?", "corner points [[x, y], ...] instead of a source [m]")
+    closed: bool | None = _f(None, "bool?", "closed loop (corners: default true; files: the file's own)")
+    ds: float = _f(0.5, "float", "waypoint spacing [m]")
+    smoothing: float | None = _f(None, "float?", "RMS deviation the smoothing spline may take [m]")
+    width_left: float | None = _f(None, "float?", "override left corridor width [m]")
+    width_right: float | None = _f(None, "float?", "override right corridor width [m]")
+    name: str | None = _f(None, "str?", "name shown in plots")
+
+
+@dataclass
+class SpeedProfileConfig:
+    """Forward-backward speed profile along the path (off: the MPC limits speed by a_y itself)."""
+
+    enabled: bool = _f(False, "bool", "compute v_ref(s) before the run")
+    v_max: float | None = _f(None, "float?", "top speed [m/s] (default controller.v_max)")
+    a_y_max: float | None = _f(None, "float?", "lateral acceleration [m/s^2] (default controller.a_y_max)")
+    accel_max: float | None = _f(None, "float?", "acceleration [m/s^2] (default controller.accel_max)")
+    decel_max: float | None = _f(None, "float?", "braking [m/s^2] (default controller.decel_max)")
+    friction_ellipse: bool = _f(False, "bool", "combine a_x and a_y on a friction ellipse")
+
+
+@dataclass
+class ObstacleConfig:
+    """One obstacle: a circle (centre + radius) or a polygon, optionally moving."""
+
+    type: str = _f("circle", "str", "obstacle shape", ("circle", "polygon"))
+    center: list | None = _f(None, "point?", "circle centre [x, y] [m]")
+    radius: float | None = _f(None, "float?", "circle radius [m]")
+    points: list | None = _f(None, "points?", "polygon vertices [[x, y], ...] [m]")
+    velocity: list | None = _f(None, "point?", "constant velocity [vx, vy] [m/s]")
+    name: str | None = _f(None, "str?", "label")
+
+
+@dataclass
+class GridConfig:
+    """Occupancy grid from an image (light pixels free); null image: no grid."""
+
+    image: str | None = _f(None, "str?", "PNG file (relative to the scenario file)")
+    origin: list = _f([0.0, 0.0], "point?", "world position of the lower-left pixel corner [x, y] [m]")
+    resolution: float = _f(0.05, "float", "cell size [m]")
+    threshold: float = _f(0.5, "float", "grey level above which a pixel is free (0..1)")
+    outside_free: bool = _f(False, "bool", "treat space outside the image as free")
+
+
+@dataclass
+class EnvironmentConfig:
+    """Obstacles and an occupancy grid that shape the corridor."""
+
+    obstacles: list = _f([], "obstacles", "list of obstacles")
+    grid: GridConfig = field(default_factory=GridConfig, metadata={"kind": "section"})
+
+
+@dataclass
+class VehicleConfig:
+    """Controller geometry (VehicleParams); null fields take the preset's value."""
+
+    preset: str = _f("car", "str", "base geometry", ("car", "rc_car"))
+    wheelbase: float | None = _f(None, "float?", "rear to front axle [m]")
+    length: float | None = _f(None, "float?", "body length [m]")
+    width: float | None = _f(None, "float?", "body width [m]")
+    rear_overhang: float | None = _f(None, "float?", "rear axle to rear bumper [m]")
+
+
+@dataclass
+class PlantConfig:
+    """The simulated car: a registered motion model and its parameters."""
+
+    name: str = _f("kinematic_bicycle", "str", "registered motion model (mpc-tracking models)")
+    params: dict = _f({}, "dict", "model parameters (unset wheelbase/delta_max follow vehicle/controller)")
+
+
+@dataclass
+class ActuationConfig:
+    """Maps MPC commands to the plant's inputs (null name: the plant's default actuator)."""
+
+    name: str | None = _f(None, "str?", "registered actuator")
+    params: dict = _f({}, "dict", "actuator parameters")
+
+
+def _attribute_docs(doc: str) -> dict[str, str]:
+    """First description line of each numpydoc attribute (``name : type`` + indented text)."""
+    out: dict[str, str] = {}
+    lines = (doc or "").splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^    (\w+(?:, \w+)*) : (.*)$", line)
+        if not m:
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("        ") else ""
+        for name in m.group(1).split(", "):
+            out[name] = nxt or m.group(2).strip()
+    return out
+
+
+def _controller_fields() -> list:
+    choices = {"mode": MODES, "linearization": LINEARIZATIONS, "warm_start": WARM_STARTS}
+    docs = _attribute_docs(MPCSettings.__doc__ or "")
+    out = []
+    for f in fields(MPCSettings):
+        if not f.init:
+            continue
+        d = f.default
+        if f.name in ("Q", "R", "R_rate"):
+            kind, d = "weights", list(d)
+        elif d is None:
+            kind = "float?"
+        elif isinstance(d, bool):
+            kind = "bool"
+        elif isinstance(d, int):
+            kind = "int"
+        elif isinstance(d, float):
+            kind = "float"
+        else:
+            kind = "str"
+        out.append((f.name, Any, _f(d, kind, docs.get(f.name, "MPCSettings." + f.name), choices.get(f.name))))
+    return out
+
+
+#: the MPC settings (one field per :class:`~mpc_tracking.mpc.settings.MPCSettings` field)
+ControllerConfig = make_dataclass("ControllerConfig", _controller_fields())
+ControllerConfig.__doc__ = "MPC settings: the fields of MPCSettings, same names and defaults."
+
+
+@dataclass
+class SimulationConfig:
+    """Closed-loop run (arguments of :func:`~mpc_tracking.simulation.simulate`)."""
+
+    control_period: float | None = _f(None, "float?", "time between solves [s] (default controller.control_period)")
+    sim_dt: float | None = _f(None, "float?", "plant step [s]")
+    laps: int = _f(1, "int", "laps on a closed path")
+    t_max: float | None = _f(None, "float?", "time limit [s]")
+    s0: float = _f(0.0, "float", "initial arc length [m]")
+    e_y0: float = _f(0.0, "float", "initial lateral offset [m]")
+    e_psi0: float = _f(0.0, "float", "initial heading error [rad]")
+    v0: float | None = _f(None, "float?", "initial speed [m/s]")
+    corridor_tolerance: float | None = _f(None, "float?", "distance beyond the edge that stops the run [m]")
+
+
+@dataclass
+class AnimationConfig:
+    """Animation written after a run (null file: none)."""
+
+    file: str | None = _f(None, "str?", "file name in the output folder (.gif or .mp4)")
+    fps: int = _f(20, "int", "frames per second of the video")
+    speed: float = _f(1.0, "float", "playback speed (2 = twice real time)")
+    every: int | None = _f(None, "int?", "use every n-th control step (default from fps and speed)")
+
+
+@dataclass
+class OutputsConfig:
+    """What a run writes."""
+
+    folder: str = _f("out/run", "str", "output folder")
+    plots: list = _f(["track", "timeseries"], "strlist", "figures to write", PLOT_KINDS)
+    animation: AnimationConfig = field(default_factory=AnimationConfig, metadata={"kind": "section"})
+
+
+def _section(cls):
+    return field(default_factory=cls, metadata={"kind": "section"})
+
+
+@dataclass
+class ScenarioBase:
+    """Fields of a scenario (see :class:`mpc_tracking.scenario.core.Scenario` for the methods)."""
+
+    name: str = _f("scenario", "str", "name of the run")
+    description: str = _f("", "str", "free text")
+    path: PathConfig = _section(PathConfig)
+    speed_profile: SpeedProfileConfig = _section(SpeedProfileConfig)
+    environment: EnvironmentConfig = _section(EnvironmentConfig)
+    vehicle: VehicleConfig = _section(VehicleConfig)
+    plant: PlantConfig = _section(PlantConfig)
+    actuation: ActuationConfig = _section(ActuationConfig)
+    controller: ControllerConfig = _section(ControllerConfig)
+    simulation: SimulationConfig = _section(SimulationConfig)
+    outputs: OutputsConfig = _section(OutputsConfig)
+
+
+def scenario_keys(cls: type = ScenarioBase, prefix: str = "") -> list[tuple[str, str, Any, str]]:
+    """Every scenario key: ``(dotted key, expected type, default, description)``, in file order."""
+    out = []
+    for f in fields(cls):
+        kind = f.metadata.get("kind", "section")
+        if kind == "section":
+            out += scenario_keys(_section_type(cls, f.name), f"{prefix}{f.name}.")
+            continue
+        default = f.default_factory() if f.default is MISSING else f.default
+        doc = f.metadata.get("doc", "")
+        if f.metadata.get("choices"):
+            doc += f" (one of {', '.join(map(str, f.metadata['choices']))})"
+        out.append((prefix + f.name, _EXPECT.get(kind, kind), default, doc))
+        if kind == "obstacles":
+            out += [(f"{prefix}{f.name}.N.{k}", e, d, doc_) for k, e, d, doc_ in scenario_keys(ObstacleConfig)]
+    return out
+
+
+# ---------------------------------------------------------------------- locations
+class Location:
+    """Where a key came from: the source name and a map of dotted keys to line numbers."""
+
+    def __init__(self, source: str = "<dict>", marks: dict[str, int] | None = None) -> None:
+        self.source = source
+        self.marks = marks or {}
+
+    def at(self, key: str) -> str:
+        """``"file:line"`` of a dotted key (or of its nearest parent that has a line)."""
+        parts = key.split(".")
+        while parts:
+            line = self.marks.get(".".join(parts))
+            if line is not None:
+                return f"{self.source}:{line}"
+            parts.pop()
+        return self.source
+
+
+def compose_marks(text: str) -> dict[str, int]:
+    """Line number (1-based) of every key in a YAML document, by dotted key (list items by index)."""
+    marks: dict[str, int] = {}
+
+    def walk(node, prefix: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = f"{prefix}{k.value}"
+                marks[key] = k.start_mark.line + 1
+                walk(v, key + ".")
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                marks[f"{prefix}{i}"] = v.start_mark.line + 1
+                walk(v, f"{prefix}{i}.")
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if root is not None:
+        walk(root, "")
+    return marks
+
+
+# ---------------------------------------------------------------------- validation
+def _fail(loc: Location, key: str, msg: str) -> ScenarioError:
+    return ScenarioError(f"{loc.at(key)}: {key}: {msg}")
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str) and v.strip().lower() in ("inf", "+inf", ".inf", "-inf", "-.inf"):
+        return -math.inf if v.strip().startswith("-") else math.inf
+    return None
+
+
+def _check_value(kind: str, v: Any, key: str, loc: Location, choices: tuple | None) -> Any:
+    def bad() -> ScenarioError:
+        return _fail(loc, key, f"expected {_EXPECT[kind]}, got {v!r} ({type(v).__name__})")
+
+    if v is None and kind.endswith("?"):
+        return None
+    base = kind.rstrip("?")
+    if base == "float":
+        x = _number(v)
+        if x is None or math.isnan(x):
+            raise bad()
+        out: Any = x
+    elif base == "int":
+        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
+            raise bad()
+        out = int(v)
+    elif base == "bool":
+        if not isinstance(v, bool):
+            raise bad()
+        out = v
+    elif base == "str":
+        if not isinstance(v, str):
+            raise bad()
+        out = v
+    elif base == "dict":
+        if not isinstance(v, dict):
+            raise bad()
+        out = dict(v)
+    elif base in ("points", "point"):
+        pts = [v] if base == "point" else v
+        if not isinstance(pts, (list, tuple)) or not pts or not all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(_number(c) is not None for c in p) for p in pts
+        ):
+            raise bad()
+        out = [[float(c) for c in p] for p in pts]
+        out = out[0] if base == "point" else out
+    elif base == "weights":
+        if _number(v) is not None:
+            out = _number(v)
+        elif isinstance(v, (list, tuple)) and all(_number(c) is not None for c in v):
+            out = [_number(c) for c in v]
+        elif isinstance(v, (list, tuple)) and all(
+            isinstance(r, (list, tuple)) and all(_number(c) is not None for c in r) for r in v
+        ):
+            out = [[_number(c) for c in r] for r in v]
+        else:
+            raise bad()
+    elif base == "strlist":
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, (list, tuple)) or not all(isinstance(c, str) for c in v):
+            raise bad()
+        out = list(v)
+    else:  # pragma: no cover - schema bug
+        raise ScenarioError(f"schema: unknown kind {kind!r} for {key}")
+    if choices is not None:
+        for item in out if isinstance(out, list) else [out]:
+            if item not in choices:
+                near = difflib.get_close_matches(str(item), [str(c) for c in choices], n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise _fail(loc, key, f"expected one of {list(choices)}, got {item!r}{hint}")
+    return out
+
+
+def validate(cls: type, data: Any, loc: Location, prefix: str = "") -> Any:
+    """Build the dataclass ``cls`` from the mapping ``data``, checking keys and types.
+
+    Parameters
+    ----------
+    cls : dataclass type
+        The section (e.g. :class:`Scenario`).
+    data : mapping or None
+        Values; missing keys take the defaults.
+    loc : Location
+        Source and line numbers for error messages.
+    prefix : str
+        Dotted key of this section (``"controller."``).
+
+    Raises
+    ------
+    ScenarioError
+        Unknown key (with the nearest valid one) or a value of the wrong type.
+    """
+    where = prefix.rstrip(".") or "scenario"
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise _fail(loc, where, f"expected a mapping of settings, got {data!r} ({type(data).__name__})")
+    known = {f.name: f for f in fields(cls)}
+    kw: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if key not in known:
+            near = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.5)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ScenarioError(
+                f"{loc.at(dotted)}: unknown key {key!r} in {where}{hint} (valid keys: {', '.join(known)})"
+            )
+        f = known[key]
+        kind = f.metadata.get("kind", "section")
+        if kind == "section":
+            kw[key] = validate(f.type if is_dataclass(f.type) else _section_type(cls, key), value, loc, dotted + ".")
+        elif kind == "obstacles":
+            if not isinstance(value, list):
+                raise _fail(loc, dotted, f"expected {_EXPECT[kind]}, got {value!r}")
+            kw[key] = [validate(ObstacleConfig, item, loc, f"{dotted}.{i}.") for i, item in enumerate(value)]
+        else:
+            kw[key] = _check_value(kind, value, dotted, loc, f.metadata.get("choices"))
+    return cls(**kw)
+
+
+def _section_type(cls: type, key: str) -> type:
+    """The dataclass type of a nested section (annotations may be strings)."""
+    for f in fields(cls):
+        if f.name == key:
+            if f.default_factory is not MISSING:
+                return type(f.default_factory())
+    raise ScenarioError(f"schema: {cls.__name__}.{key} is not a section")  # pragma: no cover

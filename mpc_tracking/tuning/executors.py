@@ -1,0 +1,205 @@
+"""Where the runs of a sweep execute: in-process, local processes, or a Dask distributed cluster.
+
+Every executor takes the same unit of work -- a module-level (picklable) function
+``work(common, task) -> row`` -- and yields rows as runs finish, in completion order. The caller
+sorts by run index, so the rows do not depend on the executor. A failure of the machinery
+itself (a worker process that died, a task lost by the cluster) becomes an error row built by
+``fail(task, exc)``; the other runs go on.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Callable, Iterator
+
+from mpc_tracking.errors import ClusterError, InputError
+
+__all__ = ["EXECUTORS", "default_workers", "iter_runs", "check_executor", "dask_client"]
+
+logger = logging.getLogger(__name__)
+
+#: executor names accepted by :func:`iter_runs` (``dask`` needs the ``dask`` argument)
+EXECUTORS = ("serial", "processes", "dask")
+
+Work = Callable[[Any, dict], dict]
+Fail = Callable[[dict, BaseException], dict]
+
+
+def default_workers() -> int:
+    """Cores this process may use (one worker per core)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _iter_serial(work: Work, common: Any, tasks: list[dict], fail: Fail) -> Iterator[dict]:
+    for task in tasks:
+        try:
+            yield work(common, task)
+        except Exception as exc:  # work() records run errors itself; this is a last resort
+            yield fail(task, exc)
+
+
+def _iter_futures(pool: Executor, work: Work, common: Any, tasks: list[dict], fail: Fail) -> Iterator[dict]:
+    futures = {pool.submit(work, common, task): task for task in tasks}
+    broken = False
+    try:
+        for fut in as_completed(futures):
+            try:
+                yield fut.result()
+            except Exception as exc:  # e.g. BrokenProcessPool: a worker died
+                if isinstance(exc, BrokenProcessPool) and not broken:
+                    broken = True
+                    logger.warning("a worker process died (%s); a script that starts a process sweep needs "
+                                   "the `if __name__ == '__main__':` guard", exc)
+                yield fail(futures[fut], exc)
+    finally:
+        for fut in futures:
+            fut.cancel()
+
+
+def _iter_processes(work: Work, common: Any, tasks: list[dict], fail: Fail, workers: int | None,
+                    mp_context: str) -> Iterator[dict]:
+    import multiprocessing
+
+    n = min(workers or default_workers(), max(1, len(tasks)))
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(mp_context))
+    finished = False
+    try:
+        yield from _iter_futures(pool, work, common, tasks, fail)
+        finished = True
+    finally:
+        # on an interrupt, do not wait for the runs still in flight
+        pool.shutdown(wait=finished, cancel_futures=True)
+
+
+def dask_client(dask: Any, *, workers: int | None = None, connect_timeout: float = 10.0):
+    """A ``distributed.Client`` for ``dask`` and whether the caller owns (must close) it.
+
+    Parameters
+    ----------
+    dask : str or distributed.Client
+        ``"local"`` starts a ``LocalCluster`` on this machine (processes, one thread each,
+        no dashboard, quiet logs); ``"tcp://host:port"`` (or ``host:port``) connects to a
+        running scheduler; a Client is used as is.
+    workers : int, optional
+        Worker processes of the local cluster (default: one per core).
+    connect_timeout : float
+        Seconds to wait for a remote scheduler before :class:`ClusterError`.
+
+    Returns
+    -------
+    (client, cluster_or_None, owned) : tuple
+    """
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError("dask: the Dask executor needs dask.distributed; install it with "
+                           "`pip install mpc_tracking[dist]`") from None
+    if isinstance(dask, distributed.Client):
+        return dask, None, False
+    if not isinstance(dask, str) or not dask.strip():
+        raise InputError(f"dask: expected 'local', a scheduler address like 'tcp://host:8786' or a Client, got {dask!r}")
+    address = dask.strip()
+    if address == "local":
+        n = workers or default_workers()
+        logging.getLogger("distributed").setLevel(logging.ERROR)  # scheduler/nanny chatter of our own cluster
+        cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                           dashboard_address=None, silence_logs=logging.ERROR)
+        try:
+            client = distributed.Client(cluster)
+        except Exception:
+            cluster.close()
+            raise
+        return client, cluster, True
+    if ":" not in address:
+        raise InputError(f"dask: expected 'local' or a scheduler address like 'tcp://host:8786', got {dask!r}")
+    try:
+        client = distributed.Client(address, timeout=connect_timeout)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"dask: cannot reach the Dask scheduler at {address!r} within {connect_timeout:g} s "
+                           f"({exc}); is `dask scheduler` running there? (or use dask='local')") from None
+    return client, None, True
+
+
+def _iter_dask(work: Work, common: Any, tasks: list[dict], fail: Fail, client: Any, cluster: Any,
+               owned: bool) -> Iterator[dict]:
+    import distributed
+
+    try:
+        [shared] = client.scatter([common], broadcast=True)
+        token = uuid.uuid4().hex[:8]  # fresh keys: never pick up a finished task of an earlier sweep
+        futures = {client.submit(work, shared, task, key=f"mpc-sweep-{token}-{task['index']}", pure=False): task
+                   for task in tasks}
+        try:
+            for fut in distributed.as_completed(list(futures)):
+                try:
+                    yield fut.result()
+                except Exception as exc:  # e.g. KilledWorker
+                    yield fail(futures[fut], exc)
+        finally:
+            client.cancel(list(futures))
+    finally:
+        if owned:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def iter_runs(work: Work, common: Any, tasks: list[dict], fail: Fail, *, executor: str | Executor = "processes",
+              dask: Any = None, workers: int | None = None, connect_timeout: float = 10.0,
+              mp_context: str = "spawn") -> Iterator[dict]:
+    """Run ``work(common, task)`` for every task; return an iterator of the rows as they finish.
+
+    Arguments are checked and a Dask cluster is reached (or started) before this returns, so
+    bad input fails before any run starts.
+
+    Parameters
+    ----------
+    work : callable
+        Module-level function ``(common, task) -> row`` (pickled to the workers).
+    common : object
+        Data every task shares (sent once per worker on Dask).
+    tasks : list of dict
+        Each has at least ``index`` and ``key``.
+    fail : callable
+        ``(task, exc) -> row`` for a task the executor lost.
+    executor : {"serial", "processes", "dask"} or concurrent.futures.Executor
+        ``"dask"`` is implied when ``dask`` is given.
+    dask : str or distributed.Client, optional
+        See :func:`dask_client`.
+    workers : int, optional
+        Worker processes (default one per core).
+    connect_timeout : float
+        Seconds to wait for a remote Dask scheduler.
+    mp_context : str
+        multiprocessing start method of the process pool (``spawn`` is safe with threads).
+    """
+    if isinstance(executor, Executor):
+        return _iter_futures(executor, work, common, tasks, fail)
+    check_executor(executor, dask)
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise InputError(f"workers: expected a positive integer, got {workers!r}")
+    if dask is not None:
+        client, cluster, owned = dask_client(dask, workers=workers, connect_timeout=connect_timeout)
+        return _iter_dask(work, common, tasks, fail, client, cluster, owned)
+    if executor == "serial":
+        return _iter_serial(work, common, tasks, fail)
+    return _iter_processes(work, common, tasks, fail, workers, mp_context)
+
+
+def check_executor(executor: Any, dask: Any) -> None:
+    """Raise :class:`InputError` unless ``executor``/``dask`` name a usable combination."""
+    if isinstance(executor, Executor):
+        return
+    if executor not in EXECUTORS:
+        raise InputError(f"executor: expected one of {', '.join(EXECUTORS)} or a concurrent.futures.Executor, "
+                         f"got {executor!r}")
+    if dask is not None and executor == "serial":
+        raise InputError(f"executor: 'serial' cannot be combined with dask={dask!r}; drop one of them")
+    if dask is None and executor == "dask":
+        raise InputError("dask: executor='dask' needs dask='local' or a scheduler address 'tcp://host:8786'")

@@ -1,0 +1,357 @@
+"""Parameter sweeps: many closed-loop runs of one scenario with dotted-key overrides.
+
+A sweep expands a grid (cartesian product of ``{"controller.horizon": [10, 20, 30], ...}``) or
+an explicit list of override dicts, runs every point (``repeats`` times) on an executor --
+in-process, local processes (default, one per core) or a Dask distributed cluster -- and
+streams one row per run to CSV/JSON as runs finish (see :mod:`mpc_tracking.tuning.io`). Rows are
+returned sorted by run index, so the same sweep gives the same rows on every executor (apart
+from the timing fields :data:`TIMING_FIELDS`). A run that fails records its error in its row.
+
+Examples
+--------
+>>> from mpc_tracking.scenario.core import default_scenario
+>>> res = sweep(default_scenario(), {"controller.horizon": [10, 20, 30]}, out="out/sweep")  # doctest: +SKIP
+>>> print(res.recommend().summary())                                                       # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from mpc_tracking.errors import InputError
+from mpc_tracking.tuning.analysis import Recommendation, aggregate, plot_metrics, plot_pareto, recommend
+from mpc_tracking.tuning.executors import check_executor, iter_runs
+from mpc_tracking.tuning.grid import check_keys, expand_grid, point_key
+from mpc_tracking.tuning.io import META_NAME, SweepWriter, read_rows, write_json_atomic
+
+__all__ = ["sweep", "SweepResult", "run_point", "expand_grid", "point_key", "METRIC_FIELDS", "TIMING_FIELDS",
+           "DEFAULT_MAX_RUNS"]
+
+logger = logging.getLogger(__name__)
+
+#: a sweep larger than this needs ``yes=True`` (``--yes``)
+DEFAULT_MAX_RUNS = 200
+#: metrics of :attr:`SimulationResult.metrics` written as CSV columns (in this order)
+METRIC_FIELDS = (
+    "reason", "lap_completed", "laps_completed", "lap_time", "duration", "steps", "rms_e_y", "max_abs_e_y",
+    "max_abs_e_psi", "max_abs_delta", "mean_speed", "corridor_violation_steps", "infeasible_steps",
+    "solve_time_median", "solve_time_p95", "solve_time_max", "step_time_median", "step_time_p95",
+)
+#: row fields that depend on the machine and load (everything else is identical across executors)
+TIMING_FIELDS = ("solve_time_median", "solve_time_p95", "solve_time_max", "step_time_median", "step_time_p95",
+                 "wall_time", "cpu_time", "worker")
+_HEAD = ("index", "point", "repeat", "key")
+_TAIL = ("status", "error", "wall_time", "cpu_time", "worker")
+_NO_FILE = ("<dict>", "--set", "<default scenario>")
+
+Runner = Callable[[dict, dict], Mapping[str, Any]]
+
+
+# ---------------------------------------------------------------------- unit of work
+def run_point(scenario: dict, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """One closed-loop run: the scenario (as a dict) with ``overrides`` applied; its metrics.
+
+    Parameters
+    ----------
+    scenario : dict
+        :meth:`Scenario.to_dict` of the base scenario.
+    overrides : mapping
+        Dotted keys -> values (as ``--set``).
+
+    Returns
+    -------
+    dict
+        :attr:`SimulationResult.metrics` of the run.
+    """
+    from mpc_tracking.scenario.core import load_scenario, run_scenario
+
+    sc = load_scenario(scenario).with_overrides(dict(overrides))
+    return dict(run_scenario(sc).metrics)
+
+
+def _base_row(task: dict) -> dict[str, Any]:
+    row = {k: task[k] for k in _HEAD}
+    row.update(task["overrides"])
+    return row
+
+
+def _failed_row(task: dict, exc: BaseException, wall: float = float("nan"), cpu: float = float("nan")) -> dict[str, Any]:
+    row = _base_row(task)
+    row.update(status="error", error=f"{type(exc).__name__}: {exc}", wall_time=wall, cpu_time=cpu,
+               worker=_worker_name())
+    return row
+
+
+def _worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _execute(common: dict, task: dict) -> dict[str, Any]:
+    """Run one task (module level so every executor can pickle it); never raises for a run error."""
+    runner: Runner = common.get("runner") or run_point
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        metrics = dict(runner(common["scenario"], task["overrides"]))
+    except Exception as exc:  # one failing run is recorded, the sweep goes on
+        logger.debug("run %d %s failed", task["index"], task["overrides"], exc_info=True)
+        return _failed_row(task, exc, time.perf_counter() - t0, time.process_time() - c0)
+    row = _base_row(task)
+    row.update({k: v for k, v in metrics.items() if k not in row})
+    reason = str(metrics.get("reason", ""))
+    failed = reason.startswith("error")
+    row.update(status="error" if failed else "ok", error=reason if failed else "",
+               wall_time=time.perf_counter() - t0, cpu_time=time.process_time() - c0, worker=_worker_name())
+    return row
+
+
+# ---------------------------------------------------------------------- the sweep
+@dataclass
+class SweepResult:
+    """Rows of a finished sweep (sorted by run index) and where they were written.
+
+    Attributes
+    ----------
+    rows : list of dict
+        One per run: ``index, point, repeat, key``, one column per parameter, the metrics
+        (:data:`METRIC_FIELDS`), ``status`` ("ok"/"error"), ``error``, ``wall_time`` and
+        ``cpu_time`` (process CPU time) of the run [s], ``worker`` (host:pid).
+    params : list of str
+        The swept dotted keys.
+    out : Path or None
+        Output folder.
+    skipped : int
+        Runs taken from the output folder instead of being run (``resume``).
+    wall_time : float
+        Duration of the sweep [s].
+    """
+
+    rows: list[dict[str, Any]]
+    params: list[str]
+    out: Path | None = None
+    skipped: int = 0
+    wall_time: float = 0.0
+    files: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def n_failed(self) -> int:
+        return sum(r.get("status") != "ok" for r in self.rows)
+
+    def points(self) -> list[dict[str, Any]]:
+        """One row per grid point: metrics averaged over its successful repeats."""
+        return aggregate(self.rows, self.params)
+
+    def recommend(self, param: str | None = None, within: float = 0.05, metric: str = "rms_e_y",
+                  cost: str = "solve_time_median") -> Recommendation:
+        """See :func:`mpc_tracking.tuning.analysis.recommend`."""
+        return recommend(self.rows, self.params, param=param, within=within, metric=metric, cost=cost)
+
+    def plot_metrics(self, param: str | None = None, metrics: Sequence[str] = ("rms_e_y", "solve_time_median"),
+                     axes: Sequence[Any] | None = None):
+        """(Figure, axes): each metric against ``param`` (:func:`~mpc_tracking.tuning.analysis.plot_metrics`)."""
+        return plot_metrics(self.rows, self.params, param=param, metrics=metrics, axes=axes)
+
+    def plot_pareto(self, chosen: Recommendation | None = None, metric: str = "rms_e_y",
+                    cost: str = "solve_time_median", ax: Any = None):
+        """(Figure, Axes): tracking error vs compute time, the Pareto front, ``chosen`` marked."""
+        return plot_pareto(self.rows, self.params, chosen=chosen, metric=metric, cost=cost, ax=ax)
+
+
+def _scenario_payload(scenario: Any) -> tuple[Any, dict]:
+    """The validated Scenario and its dict for the workers (path files resolved against the scenario file)."""
+    from mpc_tracking.scenario.core import Scenario, load_scenario
+
+    sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+    data = sc.to_dict()
+    src = data.get("path", {}).get("source")
+    if src and sc.source not in _NO_FILE and not Path(src).exists():
+        rel = Path(sc.source).parent / src
+        if rel.exists():
+            data["path"]["source"] = str(rel.resolve())
+    return sc, data
+
+
+def _progress(total: int, initial: int, enabled: bool | None):
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        logger.info("progress bar off: tqdm is not installed (pip install mpc_tracking[progress])")
+        return None
+    return tqdm(total=total, initial=initial, unit="run", desc="sweep", dynamic_ncols=True, file=sys.stderr)
+
+
+def _logging_redirect():
+    """Log records go through tqdm.write while the bar is shown (no torn bar lines)."""
+    try:
+        from tqdm.contrib.logging import logging_redirect_tqdm
+    except ImportError:  # pragma: no cover - old tqdm
+        return contextlib.nullcontext()
+    return logging_redirect_tqdm()
+
+
+def sweep(
+    scenario: Any,
+    grid: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    executor: Any = "processes",
+    *,
+    dask: Any = None,
+    workers: int | None = None,
+    repeats: int = 1,
+    seeds: Sequence[int] | None = None,
+    seed_key: str = "simulation.seed",
+    out: str | Path | None = None,
+    resume: bool = False,
+    max_runs: int = DEFAULT_MAX_RUNS,
+    yes: bool = False,
+    progress: bool | None = None,
+    connect_timeout: float = 10.0,
+    runner: Runner | None = None,
+) -> SweepResult:
+    """Run the closed loop for every point of ``grid``; stream the rows to ``out``.
+
+    Parameters
+    ----------
+    scenario : Scenario, mapping or YAML file name
+        The base scenario.
+    grid : mapping or sequence of mappings
+        Dotted keys -> lists of values (cartesian product), or a list of override dicts
+        (see :func:`expand_grid`).
+    executor : {"processes", "serial", "dask"} or concurrent.futures.Executor
+        Where runs execute; ``processes`` uses one worker per core (``workers``).
+    dask : str or distributed.Client, optional
+        ``"tcp://host:8786"`` connects to a running scheduler (:class:`ClusterError` after
+        ``connect_timeout`` s when unreachable); ``"local"`` starts a LocalCluster here.
+    workers : int, optional
+        Local worker processes (processes executor and ``dask="local"``).
+    repeats : int
+        Runs per point (timing statistics; the closed loop itself is deterministic).
+    seeds : sequence of int, optional
+        One seed per repeat, applied as the override ``seed_key`` (the scenario must have it).
+    out : path, optional
+        Folder for ``sweep.csv``/``sweep.jsonl``/``sweep.json``; nothing is written when None.
+    resume : bool
+        Skip runs whose key (:func:`point_key`) is already in ``out``.
+    max_runs : int
+        Refuse to launch more runs than this unless ``yes``.
+    progress : bool, optional
+        tqdm progress bar (default: only when stderr is a terminal).
+    runner : callable, optional
+        ``runner(scenario_dict, overrides) -> metrics`` instead of :func:`run_point` (module
+        level, so that it pickles).
+
+    Returns
+    -------
+    SweepResult
+        Rows sorted by run index (the resumed ones included).
+
+    Raises
+    ------
+    InputError
+        Empty grid, unknown key (named, with the nearest valid key), too many runs without
+        ``yes``, bad executor, ``resume`` against a different scenario.
+    ClusterError
+        The Dask scheduler cannot be reached.
+
+    Notes
+    -----
+    An interrupt (Ctrl-C) propagates after the finished rows are flushed and ``sweep.json`` is
+    written; ``resume=True`` continues. The processes executor *spawns* its workers, so a script
+    that calls ``sweep`` needs the ``if __name__ == "__main__":`` guard. Workers of a remote Dask
+    cluster need mpc_tracking installed and the scenario's path file at the same location
+    (bundled paths need nothing).
+    """
+    t0 = time.perf_counter()
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
+        raise InputError(f"repeats: expected a positive integer, got {repeats!r}")
+    if seeds is not None:
+        seeds = [int(s) for s in seeds]
+        if len(seeds) != repeats:
+            raise InputError(f"seeds: expected one seed per repeat ({repeats}), got {len(seeds)}")
+    check_executor(executor, dask)
+    if resume and out is None:
+        raise InputError("resume: needs out= (the folder of the sweep to resume)")
+    sc, payload = _scenario_payload(scenario)
+    params, points = expand_grid(grid)
+    if seeds is not None:
+        params = params + [seed_key] if seed_key not in params else params
+    tasks = []
+    for p, ov in enumerate(points):
+        for r in range(repeats):
+            run_ov = dict(ov, **({seed_key: seeds[r]} if seeds is not None else {}))
+            tasks.append({"index": p * repeats + r, "point": p, "repeat": r, "key": point_key(run_ov, r),
+                          "overrides": run_ov})
+    check_keys(sc, params, [t["overrides"] for t in tasks])
+
+    done: list[dict] = []
+    if out is not None:
+        out = Path(out)
+        meta = {"scenario_hash": point_key(payload), "params": params, "scenario": payload}
+        if resume:
+            old = json.loads((out / META_NAME).read_text()) if (out / META_NAME).is_file() else {}
+            if old and old.get("scenario_hash") != meta["scenario_hash"]:
+                raise InputError(f"resume: {out} holds a sweep of a different scenario; use another out folder "
+                                 "or drop resume")
+            wanted = {t["key"]: t for t in tasks}
+            old_rows = {r["key"]: r for r in read_rows(out)}  # last row of a key wins
+            stray = [r for k, r in old_rows.items() if k not in wanted]
+            if stray:
+                raise InputError(f"resume: {out} holds {len(stray)} runs that are not in this grid (e.g. "
+                                 f"{_short(stray[0], old.get('params', params))}, repeat {stray[0].get('repeat')}); "
+                                 "resume may add points or repeats, not drop them: use another out folder")
+            # the stored rows take the index of their point in this grid (a grid may have grown)
+            done = [dict(r, **{f: wanted[k][f] for f in _HEAD}) for k, r in old_rows.items()]
+            tasks = [t for t in tasks if t["key"] not in old_rows]
+        elif (out / "sweep.csv").exists():
+            logger.warning("%s: replacing the rows of an earlier sweep (use resume to keep them)", out)
+    if len(tasks) > max_runs and not yes:
+        raise InputError(f"grid: {len(tasks)} runs to launch exceed max_runs={max_runs}; "
+                         "pass yes=True (--yes) or raise max_runs (--max-runs)")
+
+    # nothing left to run (resume): no pool or cluster to start
+    rows_iter = iter_runs(_execute, {"scenario": payload, "runner": runner}, tasks, _failed_row,
+                          executor=executor if tasks else "serial", dask=dask if tasks else None,
+                          workers=workers, connect_timeout=connect_timeout)
+    writer = bar = None
+    rows = list(done)
+    n_bad = sum(r.get("status") != "ok" for r in done)
+    logger.info("sweep: %d runs to launch (%d already done)", len(tasks), len(done))
+    with contextlib.ExitStack() as stack:
+        stack.callback(getattr(rows_iter, "close", lambda: None))  # stop the executor / cluster last
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(out / META_NAME, meta)
+            writer = SweepWriter(out, list(_HEAD) + params + list(METRIC_FIELDS) + list(_TAIL), existing=done)
+            stack.callback(writer.close)
+        bar = _progress(len(tasks) + len(done), len(done), progress)
+        if bar is not None:
+            stack.callback(bar.close)
+            stack.enter_context(_logging_redirect())
+        for row in rows_iter:
+            rows.append(row)
+            n_bad += row.get("status") != "ok"
+            if writer is not None:
+                writer.append(row)
+            if bar is not None:
+                bar.set_postfix_str(f"ok={len(rows) - n_bad}, failed={n_bad}", refresh=False)
+                bar.update(1)
+            if row.get("status") != "ok":
+                logger.warning("run %d %s: %s", row["index"], _short(row, params), row.get("error"))
+    rows.sort(key=lambda r: r["index"])
+    files = {} if writer is None else {"csv": writer.csv_path, "jsonl": writer.jsonl_path, "json": writer.json_path}
+    return SweepResult(rows=rows, params=params, out=out, skipped=len(done), wall_time=time.perf_counter() - t0,
+                       files=files)
+
+
+def _short(row: dict, params: list[str]) -> str:
+    return ", ".join(f"{k}={row.get(k)!r}" for k in params if k in row)
