@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from mpc_tracking.errors import InputError
+from mpc_tracking.models.base import MotionModel
 
 __all__ = [
     "Actuator", "DirectActuator", "SteeringLimiter", "UnicyclePI", "WheelTorquePI",
@@ -211,5 +212,5 @@ def make_actuator(name: str, **params: Any) -> Actuator:
 
 def default_actuator(plant: Any) -> Actuator:
     """The natural actuator for ``plant``: its ``default_actuator`` attribute, else direct."""
-    name = getattr(plant, "default_actuator", "direct")
+    name = plant.default_actuator if isinstance(plant, MotionModel) else "direct"
     return make_actuator(name)

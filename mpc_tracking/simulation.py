@@ -110,7 +110,7 @@ def simulate(
     t_max = _check_positive(t_max, "t_max")
     vehicle = controller.vehicle
     tol = vehicle.width if corridor_tolerance is None else float(corridor_tolerance)
-    offset = float(getattr(plant, "reference_offset", 0.0))
+    offset = float(plant.reference_offset)
 
     controller.reset()
     act = actuator or default_actuator(plant)
@@ -121,7 +121,7 @@ def simulate(
         py = float(q["y"][0]) + e_y0 * np.cos(q["psi"][0]) + offset * np.sin(psi0)
         if v0 is None:
             v0 = float(controller.reference_input(s0)[0])
-        plant.init({"x": px, "y": py, "heading": np.rad2deg(psi0), "speed": v0})
+        plant.init({"x": px, "y": py, "yaw": psi0, "speed": v0})
     act.reset(plant)
 
     log: dict[str, list] = {k: [] for k in (

@@ -164,7 +164,7 @@ def test_batch_matches_scalar_path():
     deltas, tau = np.array([0.0, 0.2, -0.3]), np.array([0.0, 0.0, 0.03, 0.03])
     cars = []
     for i in range(3):
-        c = create_model("ackermann3d", info={"speed": [0.0, 0.5, 1.0][i], "heading": np.rad2deg([0.0, 1.0, -2.0][i])})
+        c = create_model("ackermann3d", info={"speed": [0.0, 0.5, 1.0][i], "yaw": [0.0, 1.0, -2.0][i]})
         cars.append(c)
     for k in range(20):
         batch.step(0.05, deltas, tau[:, None])

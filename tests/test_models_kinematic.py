@@ -25,7 +25,7 @@ def test_registry_lists_builtins():
 
 @pytest.mark.parametrize("u_omega, u_a", [(0.4, 0.3), (-0.7, 0.0), (0.0, 1.0), (0.25, -0.2)])
 def test_unicycle_matches_closed_form(u_omega, u_a):
-    car = create_model("unicycle", info={"x": 1.0, "y": -2.0, "heading": 30.0, "speed": 2.0})
+    car = create_model("unicycle", info={"x": 1.0, "y": -2.0, "yaw": np.deg2rad(30.0), "speed": 2.0})
     x0 = car.state
     ts = np.arange(1, 31) * 0.1
     traj = []

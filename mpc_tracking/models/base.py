@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import difflib
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
@@ -61,7 +62,11 @@ class Velocity:
 
 
 class MotionModel(abc.ABC):
-    """Base class of plants.
+    """Base class of plants: the whole plugin contract, declared here.
+
+    The closed loop (:func:`mpc_tracking.simulate`) uses exactly what this class declares: it
+    calls :meth:`init` (optional, to place the car), then alternates reading :attr:`pose` /
+    :attr:`speed` and calling :meth:`step`. Nothing else is read from a plant.
 
     Class attributes a subclass declares
     ------------------------------------
@@ -69,27 +74,57 @@ class MotionModel(abc.ABC):
         Registry name.
     STATE_NAMES, INPUT_NAMES : tuple of str
         Names of the state and input components, in order.
+    STATE_UNITS, INPUT_UNITS : tuple of str
+        Units of the same components (``"m"``, ``"rad"``, ``"m/s"``, ``"N m"``, ``"-"``); empty
+        when undeclared, else the same length as the names (checked when the class is defined).
     PARAMS : dict
         Parameter name -> (default, description with unit). Every parameter has a default.
+    reference_offset : float
+        Distance [m] from the pose origin back along the car's axis to the rear axle, the point
+        the controller tracks (0 for rear-axle models; the 3D car sets its CG-to-rear-axle
+        distance per instance).
+    default_actuator : str
+        Name of the actuator (:data:`mpc_tracking.actuation.ACTUATORS`) that maps the MPC's
+        ``(v, delta)`` to this plant's inputs when the user names none.
     integrator, max_substep
         Fixed-step integrator name (``"euler"``/``"rk4"``) and longest internal substep [s]
         used by the default :meth:`step`.
+
+    Angles are radians everywhere, including the initial condition (``yaw``).
+
+    Order of calls
+    --------------
+    The constructor leaves a valid state (``info`` or the origin at rest), so :meth:`step`,
+    :meth:`xdot`, :attr:`pose`, :attr:`velocity` and :attr:`speed` may be used in any order
+    after it; :meth:`init` may be called again at any time to re-place the car.
 
     Parameters
     ----------
     params : mapping, optional
         Parameter overrides (unknown names are an error that lists the valid ones).
     info : mapping, optional
-        Initial condition, see :meth:`init`. Default: origin, heading 0, speed 0.
+        Initial condition, see :meth:`init`. Default: origin, yaw 0, speed 0.
     """
 
     name: ClassVar[str] = "base"
     STATE_NAMES: ClassVar[tuple[str, ...]] = ()
     INPUT_NAMES: ClassVar[tuple[str, ...]] = ()
+    STATE_UNITS: ClassVar[tuple[str, ...]] = ()
+    INPUT_UNITS: ClassVar[tuple[str, ...]] = ()
     PARAMS: ClassVar[dict[str, tuple[Any, str]]] = {}
+    reference_offset: float = 0.0
+    default_actuator: ClassVar[str] = "direct"
     integrator: ClassVar[str] = "rk4"
-    max_substep: ClassVar[float | None] = 0.01
-    INFO_KEYS: ClassVar[tuple[str, ...]] = ("x", "y", "z", "heading", "speed")
+    max_substep: float | None = 0.01
+    #: keys of the initial condition, see :meth:`init`
+    INFO_KEYS: ClassVar[tuple[str, ...]] = ("x", "y", "z", "yaw", "speed")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for names, units in (("STATE_NAMES", "STATE_UNITS"), ("INPUT_NAMES", "INPUT_UNITS")):
+            n, u = getattr(cls, names), getattr(cls, units)
+            if u and len(u) != len(n):
+                raise ModelError(f"{cls.__name__}: {units} has {len(u)} entries, {names} has {len(n)}")
 
     def __init__(self, params: Mapping[str, Any] | None = None, info: Mapping[str, Any] | None = None) -> None:
         self.t = 0.0
@@ -102,14 +137,16 @@ class MotionModel(abc.ABC):
         Parameters
         ----------
         info : mapping
-            ``x``, ``y``, ``z`` [m], ``heading`` [deg, 0 along +x, counter-clockwise], ``speed``
-            [m/s]; missing keys default to 0.
+            ``x``, ``y``, ``z`` [m], ``yaw`` [rad, 0 along +x, counter-clockwise], ``speed``
+            [m/s]; missing keys default to 0. The key ``heading`` [deg] of earlier versions is
+            still accepted (converted, with a ``DeprecationWarning``).
         params : mapping, optional
             Parameter overrides; ``None`` keeps the current parameters (defaults at first).
         """
         if params is not None or not hasattr(self, "params"):
             self.params = self._resolve_params(params or {})
             self._check_params(self.params)
+        info = _heading_deg_to_yaw(info, self.name)
         unknown = [k for k in info if k not in self.INFO_KEYS]
         if unknown:
             raise ModelError(
@@ -149,7 +186,7 @@ class MotionModel(abc.ABC):
 
     @abc.abstractmethod
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
-        """State vector for the initial condition ``info`` (heading in degrees)."""
+        """State vector for the initial condition ``info`` (all of :attr:`INFO_KEYS`; ``yaw`` in rad)."""
 
     @property
     @abc.abstractmethod
@@ -221,3 +258,20 @@ class MotionModel(abc.ABC):
             v = p[k]
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v) or v <= 0:
                 raise ModelError(f"{self.name}: parameter {k} must be > 0 ({self.PARAMS[k][1]}), got {v!r}")
+
+
+def _heading_deg_to_yaw(info: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """Accept the old initial-condition key ``heading`` [deg] as ``yaw`` [rad], with a warning."""
+    if "heading" not in info:
+        return info
+    if "yaw" in info:
+        raise ModelError(f"{name}: give the initial yaw [rad] or the old heading [deg], not both")
+    warnings.warn(
+        f"{name}: initial 'heading' [deg] is deprecated; give 'yaw' in radians", DeprecationWarning, stacklevel=4
+    )
+    out = {k: v for k, v in info.items() if k != "heading"}
+    try:
+        out["yaw"] = np.deg2rad(float(info["heading"]))
+    except (TypeError, ValueError):
+        raise ModelError(f"{name}: initial heading must be a number, got {info['heading']!r}") from None
+    return out

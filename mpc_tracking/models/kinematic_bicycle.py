@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from mpc_tracking.errors import ModelError
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
 
 __all__ = ["KinematicBicycle"]
@@ -28,6 +29,8 @@ class KinematicBicycle(MotionModel):
     name = "kinematic_bicycle"
     STATE_NAMES = ("x", "y", "psi", "v", "delta")
     INPUT_NAMES = ("v_cmd", "delta_cmd")
+    STATE_UNITS = ("m", "m", "rad", "m/s", "rad")
+    INPUT_UNITS = ("m/s", "rad")
     PARAMS = {
         "wheelbase": (2.7, "distance rear to front axle L [m]"),
         "delta_max": (0.6, "steering saturation |delta| [rad]"),
@@ -47,16 +50,17 @@ class KinematicBicycle(MotionModel):
         if not p["steering_rate_max"] > 0:
             raise self._err(f"parameter steering_rate_max must be > 0 rad/s, got {p['steering_rate_max']!r}")
         self.max_substep = float(p["max_substep"])
+        # steering has its own dynamics (lag or rate limit); the substep bounds the lag's stiffness
+        self._steer_dynamic = bool(p["steering_time_constant"] > 0 or np.isfinite(p["steering_rate_max"]))
+        self._h = self.max_substep
 
-    def _err(self, msg: str):
-        from mpc_tracking.errors import ModelError
-
+    def _err(self, msg: str) -> ModelError:
         return ModelError(f"{self.name}: {msg}")
 
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
         self._queue: deque = deque()
         self._z = info["z"]
-        return np.array([info["x"], info["y"], np.deg2rad(info["heading"]), info["speed"], 0.0])
+        return np.array([info["x"], info["y"], info["yaw"], info["speed"], 0.0])
 
     def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         p = self.params
@@ -82,7 +86,6 @@ class KinematicBicycle(MotionModel):
             if applied is not None:
                 self._last_applied = applied
             u = getattr(self, "_last_applied", np.array([self._state[3], self._state[4]]))
-        self._steer_dynamic = p["steering_time_constant"] > 0 or np.isfinite(p["steering_rate_max"])
         n = max(1, int(np.ceil(dt / self.max_substep - 1e-12)))
         self._h = dt / n
         if p["speed_time_constant"] == 0:

@@ -93,7 +93,7 @@ def describe_models() -> str:
         tag = "" if origin == "mpc_tracking" else f" [plugin {cls.__module__}]"
         lines.append(f"  {n:<20s} {doc[0] if doc else ''}{tag}")
         lines.append(f"  {'':<20s} inputs {', '.join(cls.INPUT_NAMES)}; default actuator "
-                     f"{getattr(cls, 'default_actuator', 'direct')}")
+                     f"{cls.default_actuator}")
     errs = plugin_errors()
     if errs:
         lines.append("plugins that failed to load:")

@@ -27,6 +27,8 @@ class SimpleCar(MotionModel):
     name = "simple_car"
     STATE_NAMES = ("x", "y", "z", "theta")
     INPUT_NAMES = ("v", "delta")
+    STATE_UNITS = ("m", "m", "m", "rad")
+    INPUT_UNITS = ("m/s", "rad")
     PARAMS = {
         "wheelbase": (2.7, "distance rear to front axle L [m]"),
         "max_wheel_angle": (np.pi / 4 - 1e-3, "wheel-angle saturation, must be < pi/4 [rad]"),
@@ -50,7 +52,7 @@ class SimpleCar(MotionModel):
         return self.params["wheelbase"] / np.tan(self.params["max_wheel_angle"])
 
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
-        th = np.deg2rad(info["heading"])
+        th = info["yaw"]
         self._vel = np.array([info["speed"] * np.cos(th), info["speed"] * np.sin(th), 0.0])
         self._yaw_rate = 0.0
         return np.array([info["x"], info["y"], info["z"], th])

@@ -23,6 +23,8 @@ class Unicycle(MotionModel):
     name = "unicycle"
     STATE_NAMES = ("x", "y", "theta", "v")
     INPUT_NAMES = ("u_omega", "u_a")
+    STATE_UNITS = ("m", "m", "rad", "m/s")
+    INPUT_UNITS = ("rad/s", "m/s^2")
     PARAMS = {"max_substep": (0.01, "longest RK4 substep [s]")}
     default_actuator = "unicycle_pi"
     reference_offset = 0.0
@@ -35,7 +37,7 @@ class Unicycle(MotionModel):
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
         self._z = info["z"]
         self._omega = 0.0
-        return np.array([info["x"], info["y"], np.deg2rad(info["heading"]), info["speed"]])
+        return np.array([info["x"], info["y"], info["yaw"], info["speed"]])
 
     def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         return np.array([x[3] * np.cos(x[2]), x[3] * np.sin(x[2]), u[0], u[1]])

@@ -69,6 +69,8 @@ class Ackermann3D(MotionModel):
     STATE_NAMES = ("x", "y", "z", "R00", "R01", "R02", "R10", "R11", "R12", "R20", "R21", "R22",
                    "vx", "vy", "vz", "wx", "wy", "wz") + tuple(f"omega_{w}" for w in _WHEELS)
     INPUT_NAMES = ("delta",) + tuple(f"tau_{w}" for w in _WHEELS)
+    STATE_UNITS = ("m",) * 3 + ("-",) * 9 + ("m/s",) * 3 + ("rad/s",) * 3 + ("rad/s",) * len(_WHEELS)
+    INPUT_UNITS = ("rad",) + ("N m",) * len(_WHEELS)
     PARAMS = {"preset": ("rc_car", f"parameter set, one of {sorted(PRESETS)}")}
     PARAMS.update({f.name: (None, f"{_FIELD_DOCS[f.name]}; None = preset value") for f in fields(Ackermann3DParams)})
     default_actuator = "wheel_torque_pi"
@@ -87,7 +89,7 @@ class Ackermann3D(MotionModel):
     # ------------------------------------------------------------------ state
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
         P = self.vehicle
-        yaw = math.radians(info["heading"])
+        yaw = info["yaw"]
         c, s, v = math.cos(yaw), math.sin(yaw), info["speed"]
         om = v / P.wheel_radius
         self._st = [info["x"], info["y"], P.static_height + info["z"], c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0,
