@@ -8,7 +8,8 @@ acceleration and circle, "freefront" variant: every wheel obeys the wheel equati
   with eps = 0.2 m/s, damping in both directions, implicit wheel update, float64 parameters),
 * one-at-a-time switches from ``reference`` towards ``ours``,
 
-and prints JSON with the max abs differences in position [m], yaw [rad] and wheel rates [rad/s].
+and prints JSON with the max abs differences in position [m], yaw [rad] and wheel rates [rad/s]
+(and a ``provenance`` block); ``--save`` also writes benchmarks/results/ackermann3d_reference_diff.json.
 
 ``ref+implicit_wheels`` is not a usable combination, and it is there to show why: the implicit
 update only removes the wheel-spin mode, while with eps = 1e-3 m/s the chassis slip mode
@@ -22,12 +23,12 @@ Our preset raises eps to 0.2 m/s, which brings that mode within reach of the aut
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
+from _provenance import RESULTS, dumps, finish, provenance, save_json
 
-from mpc_tracking.models import create_model
+import mpc_tracking as mt
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "plants" / "ackermann3d"
 SCENARIOS = {  # file: (initial CG z [m], delta [rad], torque on each rear wheel [N m], duration [s])
@@ -49,11 +50,12 @@ VARIANTS = {
 
 
 def run(params: dict, fname: str) -> dict:
+    """Max abs differences of one variant (``params`` of the ackermann3d plant) from one reference file."""
     z, delta, tau, T = SCENARIOS[fname]
     ref = np.genfromtxt(SHARED / fname, delimiter=",", names=True)
-    car = create_model("ackermann3d", params)
+    car = mt.create_model("ackermann3d", params)
     car.init({"z": z - car.vehicle.static_height})
-    n = int(round(T / 1e-3))
+    n = round(T / 1e-3)
     rows = []
     for k in range(n + 1):
         if k % 10 == 0:
@@ -72,15 +74,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/ackermann3d_reference_diff.json")
     a = ap.parse_args()
+    prov = provenance()
     if not SHARED.is_dir():
-        print(json.dumps({"error": f"{SHARED} not found: needs the shared data folder"}))
+        print(dumps({"provenance": finish(prov), "error": f"{SHARED} not found: needs the shared data folder"}))
         return
-    out = {name: {f: {k: float(f"{v:.3g}") for k, v in run(p, f).items()} for f in SCENARIOS}
-           for name, p in VARIANTS.items()}
-    print(json.dumps(out, indent=1))
+    diffs = {name: {f: {k: float(f"{v:.3g}") for k, v in run(p, f).items()} for f in SCENARIOS}
+             for name, p in VARIANTS.items()}
+    out = {"provenance": finish(prov), "benchmark": "ackermann3d_reference_diff", "dt_s": 1e-3,
+           "units": {"pos_m": "m", "yaw_rad": "rad", "omega_rad_s": "rad/s"}, "variants": VARIANTS, "diff": diffs}
+    print(dumps(out))
     if a.save:
-        path = Path(__file__).resolve().parent / "results" / "ackermann3d_reference_diff.json"
-        path.write_text(json.dumps(out, indent=1) + "\n")
+        save_json(RESULTS / "ackermann3d_reference_diff.json", out)
 
 
 if __name__ == "__main__":

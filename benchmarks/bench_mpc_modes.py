@@ -2,17 +2,19 @@
 
 Compares, on one lap with the kinematic bicycle: tracking vs time-optimal mode, linearization
 about the previous solution vs about the reference, and the three warm-start options.
-Prints JSON (RMS/max e_y, lap time, corridor violations, solve and step time medians).
+Prints JSON (RMS/max e_y, lap time, corridor violations, solve and step time medians, and a
+``provenance`` block); ``--save`` also writes benchmarks/results/mpc_modes.json (``--out FILE``
+elsewhere).
 
-    python benchmarks/bench_mpc_modes.py [--path oval] [--horizon 30] [--out benchmarks/results/mpc_modes.json]
+    python benchmarks/bench_mpc_modes.py [--path oval] [--horizon 30] [--ds 1.0] [--save | --out FILE]
 """
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
+from _provenance import RESULTS, dumps, finish, provenance, save_json
 
 import mpc_tracking as mt
 
@@ -28,6 +30,7 @@ VARIANTS = {
 
 
 def run(path_name: str, N: int, ds: float, name: str, extra: dict) -> dict:
+    """One lap of ``path_name`` with the kinematic bicycle and the MPC settings ``BASE`` + ``extra``."""
     path = mt.load_path(path_name, ds=ds)
     veh = mt.VehicleParams()
     st = mt.MPCSettings(horizon=N, ds=ds, **{**BASE, **extra})
@@ -55,19 +58,20 @@ def main() -> None:
     ap.add_argument("--path", default="oval")
     ap.add_argument("--horizon", type=int, default=30)
     ap.add_argument("--ds", type=float, default=1.0)
-    ap.add_argument("--out", type=Path)
+    ap.add_argument("--save", action="store_true", help="write benchmarks/results/mpc_modes.json")
+    ap.add_argument("--out", type=Path, help="write the JSON to this file instead")
     args = ap.parse_args()
+    prov = provenance()
     rows = [run(args.path, args.horizon, args.ds, k, v) for k, v in VARIANTS.items()]
     base = rows[0]
     for r in rows:
         r["lap_time_vs_tracking"] = r["lap_time_s"] / base["lap_time_s"]
         r["step_time_vs_tracking"] = r["step_time_median_ms"] / base["step_time_median_ms"]
-    text = json.dumps({"benchmark": "mpc_modes", "path": args.path, "horizon": args.horizon, "ds": args.ds,
-                       "limits": BASE, "results": rows}, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    out = {"provenance": finish(prov), "benchmark": "mpc_modes", "path": args.path, "horizon": args.horizon,
+           "ds": args.ds, "limits": BASE, "results": rows}
+    print(dumps(out))
+    if args.save or args.out:
+        save_json(args.out or RESULTS / "mpc_modes.json", out)
 
 
 if __name__ == "__main__":

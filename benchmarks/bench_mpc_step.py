@@ -3,32 +3,40 @@
 For each horizon N, a closed loop on the bundled default path times every ``SpatialMPC.solve()``
 call (our step); the same deterministic run is repeated recording every step's QP (q, l, u,
 A data), and that sequence is replayed on a fresh OSQP solver with identical settings, timing
-only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). Prints JSON; ``--out`` also saves it.
+only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). Prints JSON with a ``provenance`` block;
+``--save`` also writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
-    python benchmarks/bench_mpc_step.py [--horizons 10 30 50 100 200] [--out benchmarks/results/mpc_step.json]
+The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
+measures exactly what the controller hands to OSQP, so it follows the controller's internals.
+
+    python benchmarks/bench_mpc_step.py [--horizons 10 30 50 100 200] [--warm-start solver] [--save | --out FILE]
 """
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import osqp
+from _provenance import RESULTS, dumps, finish, provenance, save_json
 
 import mpc_tracking as mt
 
 
-def _stats(a) -> dict:
+def _stats(a: np.typing.ArrayLike) -> dict:
+    """Median, p95 and p99 of times given in seconds, in ms."""
     a = np.asarray(a) * 1e3
-    return {"median_ms": float(np.median(a)), "p95_ms": float(np.percentile(a, 95)), "p99_ms": float(np.percentile(a, 99))}
+    return {"median_ms": float(np.median(a)), "p95_ms": float(np.percentile(a, 95)),
+            "p99_ms": float(np.percentile(a, 99))}
 
 
 def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
+    """Step times of the controller and of the bare OSQP replay for horizon ``N``."""
     path = mt.load_path("oval", ds=0.5)
     vehicle = mt.VehicleParams()
-    settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0, warm_start=warm_start)
+    settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0,
+                              warm_start=warm_start)
     # 1) timing run: the controller exactly as users run it
     mpc = mt.SpatialMPC(path, vehicle, settings)
     plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
@@ -79,15 +87,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--horizons", type=int, nargs="+", default=[10, 30, 50, 100, 200])
     ap.add_argument("--warm-start", default="solver", choices=["solver", "shift", "none"])
-    ap.add_argument("--out", type=Path)
+    ap.add_argument("--save", action="store_true", help="write benchmarks/results/mpc_step.json")
+    ap.add_argument("--out", type=Path, help="write the JSON to this file instead")
     args = ap.parse_args()
+    prov = provenance()
     rows = [run(N, args.warm_start) for N in args.horizons]
-    out = {"benchmark": "mpc_step", "path": "oval", "warm_start": args.warm_start, "results": rows}
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n")
+    out = {"provenance": finish(prov), "benchmark": "mpc_step", "path": "oval", "warm_start": args.warm_start,
+           "results": rows}
+    print(dumps(out))
+    if args.save or args.out:
+        save_json(args.out or RESULTS / "mpc_step.json", out)
 
 
 if __name__ == "__main__":

@@ -16,20 +16,28 @@ run wall times / the same sum in the serial sweep. All figures come from one pro
 the 1-minute load average before the run is recorded (other work on the machine lowers the
 efficiency).
 
-Part 2 -- horizon study: one lap of a bundled circuit (default ``oval``, starting on the line,
-driven hard: v_max 20 m/s, a_y_max 8 m/s^2; change with ``--set KEY=VALUE``) for N in
-``--horizons``, run serially; RMS e_y, lap time and solve time vs N. Writes
-``horizon_study.csv`` and ``horizon_study.png`` (metrics vs N + the Pareto front with the
-recommended N marked) to the results folder.
+Part 2 -- horizon study (``--study``): one lap of a bundled circuit (default ``oval``, starting
+on the line, driven hard) for N in ``--horizons``, run serially; RMS e_y, lap time and solve time
+vs N. Two studies are defined (``--set KEY=VALUE`` / ``--horizons`` replace their defaults):
 
-    python benchmarks/bench_sweep.py [--out benchmarks/results] [--t-max S] [--horizons 10 20 30 50 80]
+- ``kinematic``: the kinematic-bicycle plant (the MPC's own model), v_max 20 m/s, a_y_max 8 m/s^2,
+  N = 10 20 30 50 80 -> ``horizon_study.{csv,png,json}``;
+- ``sedan``: the 3D ``ackermann3d`` plant with ``plant.params.preset=sedan`` (model mismatch),
+  v_max 20 m/s, a_y_max 7 m/s^2, N = 5 10 20 30 50 80 -> ``horizon_study_sedan.{csv,png,json}``.
 
-Prints JSON; saves it to OUT/sweep.json.
+The CSV holds every sweep row, the PNG the metrics vs N and the Pareto front with the recommended
+N marked, and the JSON sidecar the provenance (command line, commit, machine and load, package
+versions), the settings, the summary table and the recommendation.
+
+    python benchmarks/bench_sweep.py [--out benchmarks/results] [--t-max S] [--skip-executors]
+                                     [--study kinematic|sedan|none] [--horizons N ...] [--set KEY=VALUE ...]
+
+Prints JSON (with a ``provenance`` block); the executor part is saved to OUT/sweep.json (only when
+it runs), each horizon study to its sidecar OUT/<study file>.json.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import shutil
@@ -37,13 +45,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import matplotlib
+from _provenance import dumps, finish, provenance, save_json
 
-matplotlib.use("Agg")
-
-from mpc_tracking.scenario.core import default_scenario, parse_set_option  # noqa: E402
-from mpc_tracking.tuning.sweep import sweep  # noqa: E402
-from mpc_tracking.tuning.executors import dask_client  # noqa: E402
+import mpc_tracking as mt
+from mpc_tracking.scenario.core import parse_set_option
+from mpc_tracking.tuning.executors import dask_client
 
 WORKERS = 2
 GRID = {"controller.horizon": [10, 14, 18, 22, 26, 30, 35, 40], "controller.ds": [0.5, 1.0]}
@@ -56,7 +62,7 @@ def noop(scenario: dict, overrides: dict) -> dict:
 
 def _timed(**kwargs) -> tuple[float, object]:
     t0 = time.perf_counter()
-    res = sweep(progress=False, yes=True, **kwargs)
+    res = mt.sweep(progress=False, yes=True, **kwargs)
     return time.perf_counter() - t0, res
 
 
@@ -66,7 +72,8 @@ def _busy(res) -> tuple[float, float]:
 
 
 def executors(t_max: float | None, noop_runs: int) -> dict:
-    sc = default_scenario().with_overrides({"simulation.t_max": t_max})
+    """Time the same sweep serially, on processes and on Dask (cold and warm), plus no-op runs."""
+    sc = mt.default_scenario().with_overrides({"simulation.t_max": t_max})
     load = os.getloadavg()[0]
     n = len(GRID["controller.horizon"]) * len(GRID["controller.ds"])
     timed = {"serial": _timed(scenario=sc, grid=GRID, executor="serial"),
@@ -109,20 +116,29 @@ def executors(t_max: float | None, noop_runs: int) -> dict:
     return out
 
 
-STUDY_SET = ["simulation.e_y0=0", "controller.v_max=20", "controller.a_y_max=8"]
+#: horizon studies: output file stem, default ``--set`` overrides, default horizons
+STUDIES = {
+    "kinematic": ("horizon_study", ["simulation.e_y0=0", "controller.v_max=20", "controller.a_y_max=8"],
+                  [10, 20, 30, 50, 80]),
+    "sedan": ("horizon_study_sedan", ["simulation.e_y0=0", "controller.v_max=20", "controller.a_y_max=7",
+                                      "plant.name=ackermann3d", "plant.params.preset=sedan"],
+              [5, 10, 20, 30, 50, 80]),
+}
+ROW_KEYS = ("controller.horizon", "status", "lap_completed", "lap_time", "rms_e_y", "max_abs_e_y", "solve_time_median",
+            "solve_time_p95", "solve_time_max", "infeasible_steps", "corridor_violation_steps", "wall_time")
 
 
-def horizon_study(out: Path, path: str, horizons: list[int], within: float, settings: list[str]) -> dict:
-    overrides = dict(parse_set_option(s) for s in settings)
-    sc = default_scenario().with_overrides({"path.source": path, **overrides})
-    tmp = Path(tempfile.mkdtemp(prefix="horizon_study_"))
-    try:
-        # serial: solve times are not disturbed by a second run on the other core
-        res = sweep(sc, {"controller.horizon": horizons}, executor="serial", out=tmp, progress=False)
-        shutil.copy(tmp / "sweep.csv", out / "horizon_study.csv")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    rec = res.recommend(within=within)
+def _plant_label(plant_cfg: object) -> str:
+    """``name`` or ``name (key=value, ...)`` of the scenario's plant section."""
+    params = ", ".join(f"{k}={v}" for k, v in plant_cfg.params.items())
+    return f"{plant_cfg.name} ({params})" if params else plant_cfg.name
+
+
+def _plot_study(res: object, rec: object, title: str, file: Path) -> None:
+    """Metrics vs N (left) and the Pareto front with the recommended N (right), saved to ``file``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(11, 6.5), layout="constrained")
@@ -131,13 +147,29 @@ def horizon_study(out: Path, path: str, horizons: list[int], within: float, sett
     axes += [fig.add_subplot(gs[i, 0], sharex=axes[0]) for i in (1, 2)]
     res.plot_metrics(metrics=("rms_e_y", "lap_time", "solve_time_median"), axes=axes)
     res.plot_pareto(chosen=rec, ax=fig.add_subplot(gs[:, 1]))
-    fig.suptitle(f"horizon study: one lap of '{path}', kinematic bicycle ({', '.join(settings)})")
-    fig.savefig(out / "horizon_study.png", dpi=110)
-    table = [{k: r.get(k) for k in ("controller.horizon", "status", "lap_completed", "lap_time", "rms_e_y",
-                                    "max_abs_e_y", "solve_time_median", "solve_time_p95", "solve_time_max",
-                                    "infeasible_steps", "corridor_violation_steps", "wall_time")} for r in res.rows]
-    return {"path": path, "settings": settings, "rows": table, "recommendation": rec.summary() if rec else None,
-            "recommended_horizon": rec.value if rec else None}
+    fig.suptitle(title, fontsize="medium")
+    fig.savefig(file, dpi=110)
+
+
+def horizon_study(out: Path, stem: str, path: str, horizons: list[int], within: float, settings: list[str]) -> dict:
+    """Run the horizon sweep and write ``stem``.csv (all rows) and ``stem``.png; return the summary."""
+    overrides = dict(parse_set_option(s) for s in settings)
+    sc = mt.default_scenario().with_overrides({"path.source": path, **overrides})
+    tmp = Path(tempfile.mkdtemp(prefix="horizon_study_"))
+    try:
+        # serial: solve times are not disturbed by a second run on the other core
+        res = mt.sweep(sc, {"controller.horizon": horizons}, executor="serial", out=tmp, progress=False)
+        shutil.copy(tmp / "sweep.csv", out / f"{stem}.csv")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rec = res.recommend(within=within)
+    plant = _plant_label(sc.plant)
+    title = f"horizon study: one lap of '{path}', plant {plant}\n{', '.join(settings)}"
+    _plot_study(res, rec, title, out / f"{stem}.png")
+    table = [{k: r.get(k) for k in ROW_KEYS} for r in res.rows]
+    return {"path": path, "plant": plant, "settings": settings, "horizons": horizons, "within": within,
+            "files": [f"{stem}.csv", f"{stem}.png"], "rows": table,
+            "recommendation": rec.summary() if rec else None, "recommended_horizon": rec.value if rec else None}
 
 
 def main() -> None:
@@ -145,24 +177,31 @@ def main() -> None:
     ap.add_argument("--out", default="benchmarks/results")
     ap.add_argument("--t-max", type=float, default=None, help="cap [s] of simulated time per run (default: one lap)")
     ap.add_argument("--noop-runs", type=int, default=64)
+    ap.add_argument("--study", default="kinematic", choices=[*STUDIES, "none"], help="which horizon study")
     ap.add_argument("--path", default="oval", help="bundled circuit of the horizon study")
-    ap.add_argument("--horizons", type=int, nargs="+", default=[10, 20, 30, 50, 80])
+    ap.add_argument("--horizons", type=int, nargs="+", default=None, help="horizons (default: the study's)")
     ap.add_argument("--within", type=float, default=0.05, help="recommendation tolerance (fraction)")
     ap.add_argument("--set", action="append", default=None, metavar="KEY=VALUE",
-                    help=f"scenario overrides of the horizon study (default {' '.join(STUDY_SET)})")
+                    help="scenario overrides of the horizon study (default: the study's, see the docstring)")
     ap.add_argument("--skip-executors", action="store_true")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    report = {}
+    report: dict = {}
     if not args.skip_executors:
+        prov = provenance()
         report["executors"] = executors(args.t_max, args.noop_runs)
-    report["horizon_study"] = horizon_study(out, args.path, args.horizons, args.within,
-                                            STUDY_SET if args.set is None else args.set)
-    text = json.dumps(report, indent=1, default=str)
-    print(text)
-    (out / "sweep.json").write_text(text + "\n")
+        report["provenance"] = finish(prov)
+        save_json(out / "sweep.json", {"provenance": report["provenance"], "executors": report["executors"]})
+    if args.study != "none":
+        stem, settings, horizons = STUDIES[args.study]
+        prov = provenance()
+        study = horizon_study(out, stem, args.path, args.horizons or horizons, args.within, args.set or settings)
+        sidecar = {"provenance": finish(prov), "study": args.study, **study}
+        save_json(out / f"{stem}.json", sidecar)
+        report["horizon_study"] = sidecar
+    print(dumps(report))
 
 
 if __name__ == "__main__":

@@ -1,27 +1,32 @@
 """Real-track figures: length, min radius, curvature noise before/after smoothing, load time, projection time.
 
-Usage: ``python benchmarks/bench_tracks.py`` (reads ../shared/tracks; prints JSON and writes
-benchmarks/results/tracks.json). Projection times per point: scalar calls with a hint (the closed
-loop's use), vectorized with hints, and vectorized global (no hint), on points offset up to 3 m
-from the centre line. Ratios are measured in the same run.
+Projection times per point: scalar calls with a hint (the closed loop's use), vectorized with
+hints, and vectorized global (no hint), on points offset up to 3 m from the centre line. Ratios
+are measured in the same run. Reads ../shared/tracks; prints JSON with a ``provenance`` block;
+``--save`` also writes benchmarks/results/tracks.json.
+
+    python benchmarks/bench_tracks.py [--save]
 """
 from __future__ import annotations
 
-import json
+import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from _provenance import RESULTS, dumps, finish, provenance, save_json
 
-from mpc_tracking.paths.io import read_tum
+import mpc_tracking as mt
 
-HERE = Path(__file__).resolve().parent
-TRACKS = HERE.parents[1] / "shared" / "tracks"
+TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
 SMOOTHING = 0.25  # m RMS: default for GPS-derived full-size centre lines
 NOISE_WINDOW = 10.0  # m: curvature varying faster than this counts as noise
 
 
-def best_of(fn, repeat=3):
+def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
+    """Shortest wall time [s] of ``repeat`` calls of ``fn`` and the last call's return value."""
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -31,9 +36,10 @@ def best_of(fn, repeat=3):
 
 
 def bench(f: Path) -> dict:
-    raw = read_tum(f, ds=1.0, smoothing=0.0)
-    t_load, p = best_of(lambda: read_tum(f, ds=1.0, smoothing=SMOOTHING))
-    t_load_raw, _ = best_of(lambda: read_tum(f, ds=1.0, smoothing=0.0))
+    """Figures of one TUM track file."""
+    raw = mt.read_tum(f, ds=1.0, smoothing=0.0)
+    t_load, p = best_of(lambda: mt.read_tum(f, ds=1.0, smoothing=SMOOTHING))
+    t_load_raw, _ = best_of(lambda: mt.read_tum(f, ds=1.0, smoothing=0.0))
     rng = np.random.default_rng(0)
     m = 2000
     s = rng.uniform(0, p.length, m)
@@ -42,7 +48,7 @@ def bench(f: Path) -> dict:
     xs, ys, hs = pts[:, 0].tolist(), pts[:, 1].tolist(), hint.tolist()
 
     def scalar():
-        for x, y, h in zip(xs, ys, hs):
+        for x, y, h in zip(xs, ys, hs, strict=True):
             p.project(x, y, 0.0, s_hint=h)
 
     t_sc, _ = best_of(scalar)
@@ -66,14 +72,18 @@ def bench(f: Path) -> dict:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--save", action="store_true", help="write benchmarks/results/tracks.json")
+    a = ap.parse_args()
     if not TRACKS.is_dir():
         raise SystemExit(f"{TRACKS} not found: the benchmark needs the shared track folder")
+    prov = provenance()
     rows = [bench(f) for f in sorted(TRACKS.glob("*.csv"))]
-    out = {"smoothing_m": SMOOTHING, "noise_window_m": NOISE_WINDOW, "ds_m": 1.0, "tracks": rows}
-    text = json.dumps(out, indent=2)
-    print(text)
-    (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "tracks.json").write_text(text + "\n")
+    out = {"provenance": finish(prov), "benchmark": "tracks", "smoothing_m": SMOOTHING,
+           "noise_window_m": NOISE_WINDOW, "ds_m": 1.0, "tracks": rows}
+    print(dumps(out))
+    if a.save:
+        save_json(RESULTS / "tracks.json", out)
 
 
 if __name__ == "__main__":
