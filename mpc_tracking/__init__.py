@@ -28,7 +28,7 @@ from mpc_tracking.results import SimulationResult
 from mpc_tracking.simulation import simulate
 from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
 from mpc_tracking.paths.speed_profile import speed_profile
-from mpc_tracking.environment.corridor import (
+from mpc_tracking.environment import (
     CircleObstacle, MovingCircle, ObstacleCorridor, OccupancyGrid, PolygonObstacle, TrackCorridor, car_bounds,
 )
 from mpc_tracking.paths.bundled import list_bundled

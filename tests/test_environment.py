@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mpc_tracking import InputError, PathFormatError, ReferencePath
-from mpc_tracking.environment.corridor import (
+from mpc_tracking.environment import (
     CircleObstacle, MovingCircle, ObstacleCorridor, OccupancyGrid, PolygonObstacle, TrackCorridor, car_bounds, choose_gaps,
 )
 from mpc_tracking.paths.io import load_path

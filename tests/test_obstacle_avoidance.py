@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mpc_tracking as mt
-from mpc_tracking.environment.corridor import CircleObstacle, MovingCircle, ObstacleCorridor
+from mpc_tracking.environment import CircleObstacle, MovingCircle, ObstacleCorridor
 
 
 def _rect_circle_distance(x, y, yaw, veh, cx, cy):

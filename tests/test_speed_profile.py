@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mpc_tracking import ReferencePath, SettingsError
-from mpc_tracking.paths.speed_profile import speed_profile, with_speed_profile
+from mpc_tracking.paths.speed_profile import speed_profile
 
 LIM = dict(v_max=20.0, a_y_max=5.0, a_max=2.0, a_brake=4.0)
 
@@ -42,9 +42,12 @@ def test_closed_lap_is_periodic_and_respects_limits():
         dv2 = np.diff(np.append(v, v[0]) ** 2) / p.ds  # includes the seam
         assert dv2.max() <= 2 * 2.0 + 1e-9 and dv2.min() >= -2 * 4.0 - 1e-9
     assert np.all(speed_profile(p, friction_ellipse=True, **LIM) <= speed_profile(p, **LIM) + 1e-12)
-    q = with_speed_profile(p, **LIM)
+    q = p.with_speed_profile(**LIM)
     assert q.v_ref is not None and p.v_ref is None
-    assert np.array_equal(p.with_speed_profile(**LIM).v_ref, q.v_ref)
+    assert np.array_equal(q.v_ref, speed_profile(p, **LIM))
+    # the copy's interpolation serves its own profile (not the original's empty one)
+    s_mid = 0.5 * (p.s[3] + p.s[4])
+    assert q.interpolate([s_mid])["v_ref"][0] == pytest.approx(0.5 * (q.v_ref[3] + q.v_ref[4]))
 
 
 @pytest.mark.parametrize(

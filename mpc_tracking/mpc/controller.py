@@ -24,7 +24,8 @@ from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SolverError
 from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
-from mpc_tracking.mpc.sampler import PathSample, PathSampler, lerp_rows
+from mpc_tracking.mpc.sampler import PathSample, PathSampler
+from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.speed_profile import speed_profile
 from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
 from mpc_tracking.mpc.qp import INF as _INF
@@ -188,7 +189,7 @@ class SpatialMPC:
         if self.path.closed:
             # unwrap the new grid relative to the previous one
             s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
-        z = lerp_rows(s_prev, self._prev_table, s_new)
+        z = LinearTable(s_prev, self._prev_table)(s_new)
         x_op = z[:, :3]
         beyond = s_new[-1] - s_prev[-1]
         if beyond > 0:  # extend the time beyond the old horizon at its last pace

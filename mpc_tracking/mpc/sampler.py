@@ -5,9 +5,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.reference_path import ReferencePath
 
-__all__ = ["PathSampler", "PathSample", "lerp_rows", "body_minimum", "window_reduce"]
+__all__ = ["PathSampler", "PathSample", "body_minimum", "window_reduce"]
 
 
 class PathSample(NamedTuple):
@@ -23,24 +24,6 @@ class PathSample(NamedTuple):
     v_box: np.ndarray | None = None
     width_left_body: np.ndarray | None = None
     width_right_body: np.ndarray | None = None
-
-
-def lerp_rows(s_table: np.ndarray, table: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Linear interpolation of all columns of ``table`` (n, m) at ``s`` (k,), clamped at the ends.
-
-    One index search for every column (``np.interp`` would search once per column).
-    """
-    n = s_table.size
-    i = np.searchsorted(s_table, s, side="right") - 1
-    np.minimum(np.maximum(i, 0, out=i), n - 2, out=i)
-    s0 = s_table[i]
-    w = (s - s0) / np.maximum(s_table[i + 1] - s0, 1e-12)  # repeated s (clamped open-path grid)
-    np.minimum(np.maximum(w, 0.0, out=w), 1.0, out=w)
-    lo = table[i]
-    out = table[i + 1] - lo
-    out *= w[:, None]
-    out += lo
-    return out
 
 
 def body_minimum(path: ReferencePath, body: tuple[float, float], values: np.ndarray) -> np.ndarray:
@@ -66,7 +49,10 @@ def window_reduce(values: np.ndarray, width: int, largest: bool) -> np.ndarray:
 
 
 class PathSampler:
-    """Piecewise-linear interpolation of a path's arrays (wraps closed paths).
+    """Piecewise-linear sampling of a path's arrays on the prediction grid (wraps closed paths).
+
+    The interpolation is the path's own :class:`~mpc_tracking.paths.interpolation.LinearTable`
+    (inf-safe: a path without widths has an unbounded corridor).
 
     Linear interpolation of x/y/psi is used only to place predictions in the world
     (plots); curvature and widths are exactly the waypoint values at waypoints.
@@ -101,6 +87,7 @@ class PathSampler:
             s = np.append(s, path.length)
         self.s = s
         self.table = table
+        self._linear = LinearTable(s, table)
         self.lap_turn = float(table[-1, 6] - table[0, 6])
 
     def wrap(self, s: np.ndarray) -> np.ndarray:
@@ -111,7 +98,7 @@ class PathSampler:
     def sample(self, s: np.ndarray) -> PathSample:
         """Quantities at arc lengths ``s`` (K,) [m]."""
         sw = self.wrap(s)
-        r = lerp_rows(self.s, self.table, sw)
+        r = self._linear(sw)
         psi = r[:, 6]
         if self.closed and (s[-1] >= self.length or s[0] < 0):
             psi = psi + np.floor(s / self.length) * self.lap_turn

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc_tracking.environment.corridor import CircleObstacle, MovingCircle, PolygonObstacle
+from mpc_tracking.environment.obstacles import CircleObstacle, MovingCircle, PolygonObstacle
 from mpc_tracking.errors import InputError, PathFormatError
 from mpc_tracking.paths.reference_path import ReferencePath
 

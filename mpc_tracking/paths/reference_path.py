@@ -19,6 +19,7 @@ from scipy.integrate import cumulative_simpson
 from scipy.spatial import cKDTree
 
 from mpc_tracking.errors import PathError
+from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths._checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
 from mpc_tracking.paths.corners import corner_path
 from mpc_tracking.paths.smoothing import smooth_points
@@ -292,7 +293,14 @@ class ReferencePath(ProjectionMixin):
         self._seg_d = np.column_stack([seg_dx, seg_dy])
         self._n_seg = seg_dx.size
         self._tree = cKDTree(np.column_stack([self.x, self.y]))
+        self._build_linear()
         self._cache_projection()
+
+    def _build_linear(self) -> None:
+        """The linear part of :meth:`interpolate`: curvature, widths, speed profile on the extended grid."""
+        v = self.v_ref if self.v_ref is not None else np.zeros(self.n)
+        cols = np.column_stack([self.kappa, self.width_left, self.width_right, v])[self._idx_ext]
+        self._linear = LinearTable(self._s_ext, cols)
 
     # ------------------------------------------------------------------ basics
     def __len__(self) -> int:
@@ -334,36 +342,34 @@ class ReferencePath(ProjectionMixin):
         local curvature (second-order accurate); the rest is linear between waypoints.
         """
         s_raw = np.asarray(s, dtype=float)
-        sw = self.wrap_s(s_raw)
-        i = np.clip(np.searchsorted(self._s_ext, sw, side="right") - 1, 0, self._n_seg - 1)
+        sw = self.wrap_s(s_raw).reshape(-1)
+        i, w = self._linear.segment(sw)
+        lin = self._linear.at(i, w)
         sig = sw - self._s_ext[i]
         j = self._idx_ext[i + 1]
         ii = self._idx_ext[i]
         seg = np.maximum(self._s_ext[i + 1] - self._s_ext[i], 1e-300)
-        w = sig / seg
-        kap = self.kappa[ii] + w * (self.kappa[j] - self.kappa[ii])
         psi0 = self._psi_ext[i]
         # heading/position on a local arc with the waypoint's curvature
         k0 = self.kappa[ii]
         psi = psi0 + k0 * sig + 0.5 * (self.kappa[j] - k0) / seg * sig**2
         if self.closed:
-            laps = np.floor(s_raw / self.length)
+            laps = np.floor(s_raw.reshape(-1) / self.length)
             psi = psi + laps * (self._psi_ext[-1] - self._psi_ext[0])
         c, sn = np.cos(psi0), np.sin(psi0)
         half = 0.5 * k0 * sig**2
         x = self.x[ii] + c * sig - sn * half
         y = self.y[ii] + sn * sig + c * half
+        shape = s_raw.shape
         out = {
-            "x": x,
-            "y": y,
-            "psi": psi,
-            "kappa": kap,
-            "width_left": _lerp(self.width_left[ii], self.width_left[j], w),
-            "width_right": _lerp(self.width_right[ii], self.width_right[j], w),
-            "v_ref": None,
+            "x": x.reshape(shape),
+            "y": y.reshape(shape),
+            "psi": psi.reshape(shape),
+            "kappa": lin[:, 0].reshape(shape),
+            "width_left": lin[:, 1].reshape(shape),
+            "width_right": lin[:, 2].reshape(shape),
+            "v_ref": None if self.v_ref is None else lin[:, 3].reshape(shape),
         }
-        if self.v_ref is not None:
-            out["v_ref"] = self.v_ref[ii] + w * (self.v_ref[j] - self.v_ref[ii])
         return out
 
     def point_at(self, s: Any, e_y: Any = 0.0) -> np.ndarray:
@@ -408,10 +414,5 @@ class ReferencePath(ProjectionMixin):
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.v_ref = v
+        new._build_linear()
         return new
-
-
-def _lerp(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Linear interpolation that keeps ``inf`` widths infinite (no ``inf - inf``)."""
-    with np.errstate(invalid="ignore"):
-        return np.where(a == b, a, a + w * (b - a))

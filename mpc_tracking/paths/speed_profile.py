@@ -15,7 +15,7 @@ import numpy as np
 
 from mpc_tracking.errors import SettingsError
 
-__all__ = ["speed_profile", "with_speed_profile"]
+__all__ = ["speed_profile"]
 
 
 def _pos(value: Any, name: str) -> float:
@@ -117,8 +117,3 @@ def speed_profile(
     st = steps[: n - 1]
     v = _pass(c, k_abs, st, a_max, a_y_max, friction_ellipse)
     return _pass(v[::-1], k_abs[::-1], st[::-1], a_brake, a_y_max, friction_ellipse)[::-1]
-
-
-def with_speed_profile(path, **limits: Any):
-    """Copy of ``path`` carrying :func:`speed_profile` ``(path, **limits)`` as ``v_ref``."""
-    return path.with_speed_profile(speed_profile(path, **limits))

@@ -1,0 +1,69 @@
+"""The one piecewise-linear interpolator for path quantities (used by the path and the MPC).
+
+Every linear interpolation of per-waypoint arrays (curvature, widths, speed profile, the MPC's
+speed ceilings and body-reduced widths) goes through :class:`LinearTable`: one index search for
+all columns, clamped at the grid ends, and safe for infinite entries -- a path without widths
+carries ``inf`` widths, and ``inf`` must stay ``inf`` between two waypoints instead of becoming
+``inf - inf = nan``.
+
+>>> import numpy as np
+>>> table = LinearTable(np.array([0.0, 1.0, 2.0]), np.array([[0.0, np.inf], [2.0, np.inf], [4.0, 1.0]]))
+>>> table(np.array([0.5, 1.0, 1.5, 9.0])).tolist()
+[[1.0, inf], [2.0, inf], [3.0, inf], [4.0, 1.0]]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LinearTable"]
+
+
+class LinearTable:
+    """Piecewise-linear interpolation of the columns of ``table`` on the increasing grid ``s``.
+
+    Parameters
+    ----------
+    s : ndarray, shape (n,)
+        Grid [m], non-decreasing, n >= 2 (a repeated value gives a zero-length segment).
+    table : ndarray, shape (n, m)
+        Values at the grid points; ``inf`` entries are allowed (see the module doc).
+    """
+
+    def __init__(self, s: np.ndarray, table: np.ndarray) -> None:
+        self.s = np.asarray(s, dtype=float)
+        self.table = np.asarray(table, dtype=float)
+        if self.table.ndim != 2 or self.table.shape[0] != self.s.size or self.s.size < 2:
+            raise ValueError(f"LinearTable: expected s (n,) with n >= 2 and table (n, m), got {self.s.shape}, "
+                             f"{self.table.shape}")
+        with np.errstate(invalid="ignore"):
+            delta = np.diff(self.table, axis=0)
+        self._has_inf = not bool(np.all(np.isfinite(self.table)))
+        if self._has_inf:
+            delta[np.isnan(delta)] = 0.0  # inf -> inf (same sign): the value stays inf along the segment
+        self.delta = delta
+        self._inv_len = 1.0 / np.maximum(np.diff(self.s), 1e-12)
+        self._n_seg = self.s.size - 1
+
+    def segment(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Segment index ``i`` (k,) and weight ``w`` in [0, 1] (k,) of each query ``s`` (k,), clamped."""
+        i = np.searchsorted(self.s, s, side="right") - 1
+        np.minimum(np.maximum(i, 0, out=i), self._n_seg - 1, out=i)
+        w = (s - self.s[i]) * self._inv_len[i]
+        np.minimum(np.maximum(w, 0.0, out=w), 1.0, out=w)
+        return i, w
+
+    def at(self, i: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Values (k, m) on segments ``i`` at weights ``w`` (from :meth:`segment`)."""
+        lo = self.table[i]
+        out = self.delta[i] * w[:, None]
+        out += lo
+        if self._has_inf:  # finite -> inf segments at w = 0 give 0 * inf: take the nearer end
+            bad = np.isnan(out)
+            if bad.any():
+                near = np.where((w < 0.5)[:, None], lo, self.table[i + 1])
+                out[bad] = near[bad]
+        return out
+
+    def __call__(self, s: np.ndarray) -> np.ndarray:
+        """Values (k, m) at the arc lengths ``s`` (k,) [m]."""
+        return self.at(*self.segment(np.asarray(s, dtype=float)))
