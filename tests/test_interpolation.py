@@ -17,7 +17,7 @@ def test_linear_between_points_and_clamped_at_the_ends():
 def test_infinite_entries_stay_infinite_never_nan():
     inf = np.inf
     table = LinearTable(np.arange(4.0), np.array([[inf, -inf], [inf, -inf], [1.0, -inf], [1.0, 2.0]]))
-    out = table(np.array([0.0, 0.5, 1.0, 1.25, 1.75, 2.0, 2.5, 3.0]))
+    out = table(np.array([0.0, 0.5, 1.0, 1.25, 1.75, 2.0, 2.25, 3.0]))
     assert not np.any(np.isnan(out))
     # inf -> inf stays inf; inf -> finite takes the nearer end
     assert np.all(np.isposinf(out[:4, 0])) and np.all(out[4:, 0] == 1.0)

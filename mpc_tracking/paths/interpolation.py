@@ -55,9 +55,13 @@ class LinearTable:
     def at(self, i: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Values (k, m) on segments ``i`` at weights ``w`` (from :meth:`segment`)."""
         lo = self.table[i]
-        out = self.delta[i] * w[:, None]
-        out += lo
-        if self._has_inf:  # finite -> inf segments at w = 0 give 0 * inf: take the nearer end
+        if not self._has_inf:
+            out = self.delta[i] * w[:, None]
+            out += lo
+            return out
+        with np.errstate(invalid="ignore"):
+            out = self.delta[i] * w[:, None] + lo
+            # finite <-> inf segments give 0 * inf or inf - inf: take the nearer end
             bad = np.isnan(out)
             if bad.any():
                 near = np.where((w < 0.5)[:, None], lo, self.table[i + 1])
