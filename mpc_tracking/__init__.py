@@ -10,6 +10,7 @@ from mpc_tracking.errors import (
     PathFormatError,
     ScenarioError,
     SettingsError,
+    NonFiniteStateError,
     SimulationError,
     SolverError,
     UnknownModelError,
@@ -23,8 +24,8 @@ from mpc_tracking.models import (
 from mpc_tracking.actuation import ACTUATORS, Actuator, make_actuator, register_actuator
 from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.controller import SpatialMPC
-from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
-from mpc_tracking.results import SimulationResult
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
+from mpc_tracking.results import Outcome, SimulationResult
 from mpc_tracking.simulation import simulate
 from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
 from mpc_tracking.paths.speed_profile import speed_profile
@@ -39,12 +40,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "InputError", "ModelError", "MPCTrackingError", "PathError", "PathFormatError", "ScenarioError",
-    "SettingsError", "SimulationError", "SolverError", "UnknownModelError",
+    "SettingsError", "SimulationError", "NonFiniteStateError", "SolverError", "UnknownModelError",
     "Projection", "ReferencePath", "wrap_angle",
     "MotionModel", "available_models", "create_model", "get_model", "register_model",
     "Ackermann3D", "Ackermann3DBatch", "Ackermann3DParams", "KinematicBicycle", "SimpleCar", "Unicycle",
     "plugin_errors", "reload_plugins", "ACTUATORS", "Actuator", "make_actuator", "register_actuator",
-    "VehicleParams", "SpatialMPC", "MPCSettings", "MPCSolution", "SimulationResult", "simulate",
+    "VehicleParams", "SpatialMPC", "MPCSettings", "MPCSolution", "Status", "SimulationResult", "Outcome", "simulate",
     "load_path", "list_bundled",
     "read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "speed_profile",
     "CircleObstacle", "MovingCircle", "PolygonObstacle", "ObstacleCorridor", "OccupancyGrid", "TrackCorridor",

@@ -17,6 +17,7 @@ __all__ = [
     "ScenarioError",
     "SolverError",
     "SimulationError",
+    "NonFiniteStateError",
     "ClusterError",
 ]
 
@@ -62,6 +63,11 @@ class SolverError(MPCTrackingError, RuntimeError):
 
 class SimulationError(MPCTrackingError, RuntimeError):
     """A closed-loop run could not proceed (raised only where no partial result can be returned)."""
+
+
+class NonFiniteStateError(SimulationError):
+    """A plant's state became non-finite (NaN or inf) in a step; :func:`mpc_tracking.simulate`
+    ends the run with the outcome ``non_finite_state`` and returns what it logged."""
 
 
 class ClusterError(MPCTrackingError, ConnectionError):

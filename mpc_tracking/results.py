@@ -3,22 +3,60 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mpc_tracking.errors import InputError
+from mpc_tracking.mpc.settings import Status
 
-__all__ = ["SimulationResult", "STATUS_CODES", "SERIES"]
+__all__ = ["SimulationResult", "Outcome", "STATUS_CODES", "SERIES"]
 
-#: MPC step statuses and their integer codes in the logs
-STATUS_CODES = {"solved": 0, "solved_inaccurate": 1, "fallback": 2, "safe_stop": 3}
-#: names of the per-control-step time series
-SERIES = (
-    "t", "x", "y", "yaw", "s", "e_y", "e_psi", "v", "v_cmd", "delta_cmd", "v_ref",
-    "lb", "ub", "status", "solve_time", "step_time", "iterations", "corridor_violation",
-)
+#: MPC step statuses and their integer codes in the logs (from :class:`~mpc_tracking.mpc.settings.Status`)
+STATUS_CODES = {status.value: status.code for status in Status}
+#: the per-control-step time series: name -> unit and meaning (the one list; the loop fills exactly these)
+SERIES = {
+    "t": "s, time",
+    "x": "m, controller reference point (rear axle)",
+    "y": "m, controller reference point (rear axle)",
+    "yaw": "rad, plant heading",
+    "s": "m, arc length of the projection (wrapped on loops)",
+    "e_y": "m, lateral error (positive left)",
+    "e_psi": "rad, heading error",
+    "v": "m/s, plant speed",
+    "v_cmd": "m/s, commanded speed",
+    "delta_cmd": "rad, commanded steering angle",
+    "v_ref": "m/s, planned speed of the first step (NaN when not solved)",
+    "lb": "m, corridor lower bound on e_y at the car",
+    "ub": "m, corridor upper bound on e_y at the car",
+    "status": "MPC step status code (STATUS_CODES)",
+    "solve_time": "s, OSQP solve time",
+    "step_time": "s, whole controller step",
+    "iterations": "OSQP iterations",
+    "corridor_violation": "m, largest corridor slack used",
+}
+
+
+class Outcome(str, Enum):
+    """Why a closed-loop run stopped; compares equal to its string value (``Outcome.COMPLETED == "completed"``)."""
+
+    COMPLETED = "completed"  # the requested laps of a closed path
+    END_OF_PATH = "end_of_path"  # the end of an open path
+    LEFT_CORRIDOR = "left_corridor"  # the reference point went beyond a corridor edge + tolerance
+    SAFE_STOP = "safe_stop"  # the controller's fallback ended in a stop
+    NON_FINITE_STATE = "non_finite_state"  # the plant's state became NaN/inf
+    TIME_LIMIT = "time_limit"  # t_max reached
+    ERROR = "error"  # the controller or the plant raised; the message says what
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def success(self) -> bool:
+        """True for the outcomes that reach the run's goal."""
+        return self in (Outcome.COMPLETED, Outcome.END_OF_PATH)
 
 
 @dataclass
@@ -35,9 +73,10 @@ class SimulationResult:
         ``corridor_violation`` [m].
     horizon_xy : ndarray, shape (K, N+1, 2)
         Predicted positions of every step.
-    reason : str
-        Why the run stopped: ``"completed"``, ``"end_of_path"``, ``"left_corridor"``,
-        ``"safe_stop"``, ``"non_finite_state"``, ``"time_limit"``, ``"error: ..."``.
+    reason : Outcome
+        Why the run stopped (compares equal to its string value, e.g. ``"completed"``).
+    message : str
+        Details of the outcome (the error's text for ``Outcome.ERROR``); empty when none.
     laps_completed : int
     lap_times : list of float
         Duration of each completed lap [s].
@@ -47,12 +86,16 @@ class SimulationResult:
 
     series: dict[str, np.ndarray]
     horizon_xy: np.ndarray
-    reason: str
+    reason: Outcome
     laps_completed: int = 0
     lap_times: list[float] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     path: Any = None
     vehicle: Any = None
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        self.reason = _as_outcome(self.reason, self)
 
     # ------------------------------------------------------------------ access
     def __getattr__(self, name: str) -> np.ndarray:
@@ -67,7 +110,7 @@ class SimulationResult:
     @property
     def success(self) -> bool:
         """True when the run reached its goal (requested laps or the end of an open path)."""
-        return self.reason in ("completed", "end_of_path")
+        return self.reason.success
 
     # ------------------------------------------------------------------ metrics
     @property
@@ -79,9 +122,10 @@ class SimulationResult:
         ey = s["e_y"] if n else np.zeros(1)
         st = s["solve_time"] if n else np.zeros(1)
         step = s["step_time"] if n else np.zeros(1)
-        bad = int(np.sum(s["status"] >= STATUS_CODES["fallback"])) if n else 0
+        bad = int(np.sum(s["status"] >= Status.FALLBACK.code)) if n else 0
         return {
-            "reason": self.reason,
+            "reason": self.reason.value,
+            "message": self.message,
             "lap_completed": bool(self.success),
             "laps_completed": int(self.laps_completed),
             "lap_time": float(self.lap_times[0]) if self.lap_times else float("nan"),
@@ -105,7 +149,8 @@ class SimulationResult:
         """A short multi-line text summary of :attr:`metrics`."""
         m = self.metrics
         lines = [
-            f"outcome            {m['reason']} (laps completed: {m['laps_completed']})",
+            f"outcome            {m['reason']} (laps completed: {m['laps_completed']})"
+            + (f": {self.message}" if self.message else ""),
             f"lap time           {m['lap_time']:.2f} s" if self.lap_times else f"duration           {m['duration']:.2f} s",
             f"lateral error      RMS {m['rms_e_y'] * 100:.2f} cm, max {m['max_abs_e_y'] * 100:.2f} cm",
             f"MPC solve time     median {m['solve_time_median'] * 1e3:.3f} ms, p95 {m['solve_time_p95'] * 1e3:.3f} ms "
@@ -144,7 +189,8 @@ class SimulationResult:
         """Write the run to a compressed ``.npz`` (series, horizons, outcome, info as JSON)."""
         filename = Path(filename)
         meta = {
-            "reason": self.reason,
+            "reason": self.reason.value,
+            "message": self.message,
             "laps_completed": self.laps_completed,
             "lap_times": self.lap_times,
             "info": self.info,
@@ -196,4 +242,19 @@ class SimulationResult:
         return cls(
             series=series, horizon_xy=horizon, reason=meta["reason"], laps_completed=meta["laps_completed"],
             lap_times=meta["lap_times"], info=meta["info"], path=path, vehicle=vehicle,
+            message=meta.get("message", ""),
         )
+
+
+def _as_outcome(reason: Any, result: SimulationResult) -> Outcome:
+    """``reason`` as an :class:`Outcome`; the old ``"error: text"`` form moves its text to ``message``."""
+    if isinstance(reason, Outcome):
+        return reason
+    text = str(reason)
+    if text.startswith("error"):
+        result.message = result.message or text.partition(":")[2].strip()
+        return Outcome.ERROR
+    try:
+        return Outcome(text)
+    except ValueError:
+        raise InputError(f"reason: expected one of {[o.value for o in Outcome]}, got {reason!r}") from None

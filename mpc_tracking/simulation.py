@@ -2,35 +2,32 @@
 
 The loop never dead-reckons the arc length: every control step the plant's true pose is
 projected onto the path (with the previous s as hint). A run that fails midway returns what it
-logged so far, with the reason in :attr:`SimulationResult.reason`.
+logged so far, with the outcome in :attr:`SimulationResult.reason` (an :class:`Outcome`) and
+details in :attr:`SimulationResult.message`.
 """
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from mpc_tracking.actuation import Actuator, default_actuator
-from mpc_tracking.errors import InputError, MPCTrackingError, SettingsError
+from mpc_tracking.errors import InputError, MPCTrackingError, NonFiniteStateError, SettingsError
 from mpc_tracking.models.base import MotionModel
 from mpc_tracking.mpc.controller import SpatialMPC
+from mpc_tracking.mpc.settings import MPCSolution, Status
+from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
-from mpc_tracking.results import STATUS_CODES, SimulationResult
+from mpc_tracking.results import SERIES, Outcome, SimulationResult
 
-__all__ = ["simulate", "SimulationResult"]
+__all__ = ["simulate", "SimulationResult", "Outcome"]
 
 logger = logging.getLogger(__name__)
 
-
-def _check_positive(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SettingsError(f"{name}: expected a positive number of seconds, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise SettingsError(f"{name}: expected a positive number of seconds, got {value!r}")
-    return v
+#: a safe stop ends the run once the plant is slower than this [m/s]
+STOPPED_SPEED = 0.05
 
 
 def simulate(
@@ -60,8 +57,7 @@ def simulate(
         Built on ``path`` (it is reset before the run).
     plant : MotionModel
         The simulated car. Its pose origin may differ from the controller's reference point
-        (rear axle); ``plant.reference_offset`` [m] is the distance from the pose origin back
-        to the rear axle (0 when absent).
+        (rear axle) by ``plant.reference_offset`` [m] along the car's axis.
     actuator : Actuator, optional
         Maps (v, delta) to the plant's inputs; default :func:`~mpc_tracking.actuation.default_actuator`.
     control_period : float, optional
@@ -72,7 +68,8 @@ def simulate(
     laps : int
         Laps to drive on a closed path (>= 1); ignored on open paths (run to the end).
     t_max : float, optional
-        Time limit [s]; default: 3 x the time of the path at ``v_min`` capped to 4 h... see code.
+        Time limit [s]; default three times the time the goal (laps, or the rest of an open
+        path) takes at ``max(v_min, 0.2 v_max)``, plus 10 s. There is no other cap.
     s0, e_y0, e_psi0 : float
         Initial arc length [m], lateral offset [m] and heading error [rad] of the reference point.
     v0 : float, optional
@@ -89,6 +86,20 @@ def simulate(
     -------
     SimulationResult
     """
+    _check_objects(path, controller, plant, laps)
+    timing = _Timing.from_arguments(controller, path, control_period, sim_dt, t_max, laps, s0)
+    tol = controller.vehicle.width if corridor_tolerance is None else float(corridor_tolerance)
+    controller.reset()
+    act = actuator or default_actuator(plant)
+    if init_plant:
+        _place_plant(path, controller, plant, s0, e_y0, e_psi0, v0)
+    act.reset(plant)
+    loop = _Loop(path, controller, plant, act, timing, tol, laps, s0)
+    loop.run(on_step)
+    return loop.result()
+
+
+def _check_objects(path: Any, controller: Any, plant: Any, laps: Any) -> None:
     if not isinstance(path, ReferencePath):
         raise InputError(f"path: expected a ReferencePath, got {type(path).__name__}")
     if not isinstance(controller, SpatialMPC):
@@ -97,139 +108,231 @@ def simulate(
         raise InputError(f"plant: expected a MotionModel, got {type(plant).__name__}")
     if isinstance(laps, bool) or not isinstance(laps, (int, np.integer)) or laps < 1:
         raise SettingsError(f"laps: expected an integer >= 1, got {laps!r}")
-    st = controller.settings
-    T = _check_positive(control_period if control_period is not None else st.control_period, "control_period")
-    dt = _check_positive(sim_dt if sim_dt is not None else min(0.01, T), "sim_dt")
-    if dt > T * (1 + 1e-9):
-        raise SettingsError(f"sim_dt = {dt} s must not exceed control_period = {T} s")
-    n_sub = max(1, int(round(T / dt)))
-    dt = T / n_sub
-    goal = laps * path.length if path.closed else path.length - s0
-    if t_max is None:
-        t_max = 3.0 * goal / max(st.v_min, 0.2 * st.v_max) + 10.0
-    t_max = _check_positive(t_max, "t_max")
-    vehicle = controller.vehicle
-    tol = vehicle.width if corridor_tolerance is None else float(corridor_tolerance)
+
+
+def _positive_seconds(value: Any, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name}: expected a positive number of seconds, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise SettingsError(f"{name}: expected a positive number of seconds, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True)
+class _Timing:
+    """Control period ``T`` [s], plant step ``dt = T / n_sub`` [s] and time limit ``t_max`` [s]."""
+
+    T: float
+    dt: float
+    n_sub: int
+    t_max: float
+
+    @classmethod
+    def from_arguments(cls, controller: SpatialMPC, path: ReferencePath, control_period: float | None,
+                       sim_dt: float | None, t_max: float | None, laps: int, s0: float) -> _Timing:
+        st = controller.settings
+        T = _positive_seconds(st.control_period if control_period is None else control_period, "control_period")
+        dt = _positive_seconds(min(0.01, T) if sim_dt is None else sim_dt, "sim_dt")
+        if dt > T * (1 + 1e-9):
+            raise SettingsError(f"sim_dt = {dt} s must not exceed control_period = {T} s")
+        n_sub = max(1, int(round(T / dt)))
+        if t_max is None:
+            goal = laps * path.length if path.closed else path.length - s0
+            t_max = 3.0 * goal / max(st.v_min, 0.2 * st.v_max) + 10.0
+        return cls(T, T / n_sub, n_sub, _positive_seconds(t_max, "t_max"))
+
+
+def _place_plant(path: ReferencePath, controller: SpatialMPC, plant: MotionModel, s0: float, e_y0: float,
+                 e_psi0: float, v0: float | None) -> None:
+    """Put the plant's reference point at ``(s0, e_y0)`` with heading error ``e_psi0`` and speed ``v0``."""
+    q = path.interpolate(np.array([s0]))
+    psi_path = float(q["psi"][0])
+    yaw = psi_path + e_psi0
     offset = float(plant.reference_offset)
+    x = float(q["x"][0]) - e_y0 * np.sin(psi_path) + offset * np.cos(yaw)
+    y = float(q["y"][0]) + e_y0 * np.cos(psi_path) + offset * np.sin(yaw)
+    if v0 is None:
+        v0 = float(controller.reference_input(s0)[0])
+    plant.init({"x": x, "y": y, "yaw": yaw, "speed": v0})
 
-    controller.reset()
-    act = actuator or default_actuator(plant)
-    if init_plant:
-        q = path.interpolate(np.array([s0]))
-        psi0 = float(q["psi"][0]) + e_psi0
-        px = float(q["x"][0]) - e_y0 * np.sin(q["psi"][0]) + offset * np.cos(psi0)
-        py = float(q["y"][0]) + e_y0 * np.cos(q["psi"][0]) + offset * np.sin(psi0)
-        if v0 is None:
-            v0 = float(controller.reference_input(s0)[0])
-        plant.init({"x": px, "y": py, "yaw": psi0, "speed": v0})
-    act.reset(plant)
 
-    log: dict[str, list] = {k: [] for k in (
-        "t", "x", "y", "yaw", "s", "e_y", "e_psi", "v", "v_cmd", "delta_cmd", "v_ref",
-        "lb", "ub", "status", "solve_time", "step_time", "iterations", "corridor_violation",
-    )}
-    horizons: list[np.ndarray] = []
-    t = 0.0
-    s_hint = float(s0)
-    progress = 0.0
-    laps_done, lap_times, lap_start = 0, [], 0.0
-    reason = "time_limit"
-    k = 0
-    while True:
-        pose = plant.pose
-        rx = pose.x - offset * np.cos(pose.yaw)
-        ry = pose.y - offset * np.sin(pose.yaw)
+class _LapCounter:
+    """Progress along the path [m] and lap crossings, the crossing time interpolated within a step."""
+
+    def __init__(self, path: ReferencePath, s0: float) -> None:
+        self.path = path
+        self.s_prev = float(s0)
+        self.progress = 0.0
+        self.laps_done = 0
+        self.lap_times: list[float] = []
+        self._lap_start = 0.0
+
+    def update(self, s: float, t: float, T: float, first: bool) -> None:
+        """Advance to the projected arc length ``s`` [m] observed at time ``t`` [s]."""
+        L = self.path.length
+        ds = s - self.s_prev
+        if self.path.closed:
+            ds = (ds + 0.5 * L) % L - 0.5 * L
+        self.s_prev = s
+        self.progress += ds
+        if not self.path.closed:
+            return
+        while self.progress >= (self.laps_done + 1) * L:
+            self.laps_done += 1
+            before = self.progress - ds  # progress at the previous observation, t - T
+            frac = (self.laps_done * L - before) / ds if ds > 0 else 1.0
+            t_cross = t if first else t - T + frac * T
+            self.lap_times.append(t_cross - self._lap_start)
+            self._lap_start = t_cross
+
+
+class _Log:
+    """The per-control-step series of :data:`mpc_tracking.results.SERIES`, filled one row at a time."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[float]] = {name: [] for name in SERIES}
+        self.horizons: list[np.ndarray] = []
+
+    def append(self, row: dict[str, float], horizon_xy: np.ndarray) -> None:
+        if row.keys() != self.rows.keys():
+            raise KeyError(f"log row keys {sorted(row)} differ from SERIES")  # a programming error, not input
+        for name, value in row.items():
+            self.rows[name].append(value)
+        self.horizons.append(horizon_xy)
+
+    def series(self) -> dict[str, np.ndarray]:
+        return {name: np.asarray(values, dtype=float) for name, values in self.rows.items()}
+
+    def horizon_xy(self, N: int) -> np.ndarray:
+        return np.asarray(self.horizons) if self.horizons else np.zeros((0, N + 1, 2))
+
+
+class _Loop:
+    """One closed-loop run; :meth:`run` fills the log and sets the outcome, :meth:`result` packs it."""
+
+    def __init__(self, path: ReferencePath, controller: SpatialMPC, plant: MotionModel, actuator: Actuator,
+                 timing: _Timing, tolerance: float, laps: int, s0: float) -> None:
+        self.path, self.controller, self.plant, self.actuator = path, controller, plant, actuator
+        self.timing, self.tolerance, self.laps = timing, tolerance, laps
+        self.offset = float(plant.reference_offset)
+        self.counter = _LapCounter(path, s0)
+        self.log = _Log()
+        self.t = 0.0
+        self.outcome = Outcome.TIME_LIMIT
+        self.message = ""
+        self._widths = (np.inf, np.inf)  # path widths (left, right) [m] at the last observation
+
+    def run(self, on_step: Callable[[int, float], None] | None) -> None:
+        k = 0
+        while True:
+            obs = self._observe(first=k == 0)
+            if obs is None:
+                return
+            proj, ref_xy = obs
+            sol = self._control(proj)
+            if sol is None:
+                return
+            self._record(proj, ref_xy, sol)
+            if sol.status == Status.SAFE_STOP and abs(self.plant.speed) < STOPPED_SPEED:
+                self._stop(Outcome.SAFE_STOP)
+                return
+            if not self._advance_plant(sol):
+                return
+            k += 1
+            if on_step is not None:
+                on_step(k, self.t)
+
+    def _stop(self, outcome: Outcome, message: str = "") -> None:
+        self.outcome, self.message = outcome, message
+
+    def _observe(self, first: bool) -> tuple[Projection, tuple[float, float]] | None:
+        """Project the plant's reference point; ``None`` when the run ends here."""
+        pose = self.plant.pose
+        rx = pose.x - self.offset * np.cos(pose.yaw)
+        ry = pose.y - self.offset * np.sin(pose.yaw)
         if not np.all(np.isfinite([rx, ry, pose.yaw])):
-            reason = "non_finite_state"
-            break
-        proj = path.project(rx, ry, pose.yaw, s_hint=s_hint)
-        ds_prog = proj.s - s_hint
-        if path.closed:
-            ds_prog = (ds_prog + 0.5 * path.length) % path.length - 0.5 * path.length
-        progress += ds_prog
-        s_hint = proj.s
-        if path.closed:
-            while progress >= (laps_done + 1) * path.length:
-                laps_done += 1
-                # interpolate the crossing time within the last step
-                prev_prog = progress - ds_prog
-                frac = ((laps_done * path.length) - prev_prog) / ds_prog if ds_prog > 0 else 1.0
-                t_cross = t - T + frac * T if k > 0 else t
-                lap_times.append(t_cross - lap_start)
-                lap_start = t_cross
-            if laps_done >= laps:
-                reason = "completed"
-                break
-        elif proj.s >= path.length - 0.5 * path.ds:
-            reason = "end_of_path"
-            break
-        wl = np.interp(proj.s, path.s, path.width_left)
-        wr = np.interp(proj.s, path.s, path.width_right)
-        if proj.e_y > wl + tol or proj.e_y < -wr - tol:
-            reason = "left_corridor"
-            break
-        if t >= t_max:
-            reason = "time_limit"
-            break
-        try:
-            sol = controller.solve(proj, t=t)
-        except MPCTrackingError as exc:
-            reason = f"error: {exc}"
-            logger.warning("run stopped at t = %.2f s: %s", t, exc)
-            break
-        log["t"].append(t)
-        log["x"].append(rx)
-        log["y"].append(ry)
-        log["yaw"].append(pose.yaw)
-        log["s"].append(proj.s)
-        log["e_y"].append(proj.e_y)
-        log["e_psi"].append(proj.e_psi)
-        log["v"].append(plant.speed)
-        log["v_cmd"].append(sol.v)
-        log["delta_cmd"].append(sol.delta)
-        log["v_ref"].append(float(sol.u[0, 0]) if sol.success else np.nan)
-        log["lb"].append(float(sol.lb[0]) if sol.lb is not None else -wr)
-        log["ub"].append(float(sol.ub[0]) if sol.ub is not None else wl)
-        log["status"].append(STATUS_CODES[sol.status])
-        log["solve_time"].append(sol.solve_time)
-        log["step_time"].append(sol.step_time)
-        log["iterations"].append(sol.iterations)
-        log["corridor_violation"].append(sol.corridor_violation)
-        horizons.append(sol.xy)
-        if sol.status == "safe_stop" and abs(plant.speed) < 0.05:
-            reason = "safe_stop"
-            break
-        try:
-            for _ in range(n_sub):
-                u = act(t, dt, sol.v, sol.delta, plant)
-                plant.step(t, dt, u)
-                t += dt
-        except MPCTrackingError as exc:
-            reason = "non_finite_state" if "non-finite" in str(exc) else f"error: {exc}"
-            logger.warning("plant stopped at t = %.2f s: %s", t, exc)
-            break
-        k += 1
-        if on_step is not None:
-            on_step(k, t)
+            self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({rx}, {ry}, {pose.yaw}) at t = {self.t:.2f} s")
+            return None
+        proj = self.path.project(rx, ry, pose.yaw, s_hint=self.counter.s_prev)
+        self.counter.update(proj.s, self.t, self.timing.T, first)
+        if self.path.closed and self.counter.laps_done >= self.laps:
+            self._stop(Outcome.COMPLETED)
+        elif not self.path.closed and proj.s >= self.path.length - 0.5 * self.path.ds:
+            self._stop(Outcome.END_OF_PATH)
+        elif self._outside_corridor(proj):
+            self._stop(Outcome.LEFT_CORRIDOR, f"e_y = {proj.e_y:.3f} m at s = {proj.s:.1f} m, t = {self.t:.2f} s")
+        elif self.t >= self.timing.t_max:
+            self._stop(Outcome.TIME_LIMIT)
+        else:
+            return proj, (rx, ry)
+        return None
 
-    series = {name: np.asarray(vals, dtype=float) for name, vals in log.items()}
-    horizon_xy = np.asarray(horizons) if horizons else np.zeros((0, controller.N + 1, 2))
-    info = {
-        "path": path.name,
-        "plant": getattr(plant, "name", type(plant).__name__),
-        "horizon": controller.N,
-        "control_period": T,
-        "sim_dt": dt,
-        "laps": laps,
-        "mode": st.mode,
-    }
-    return SimulationResult(
-        series=series,
-        horizon_xy=horizon_xy,
-        reason=reason,
-        laps_completed=laps_done,
-        lap_times=lap_times,
-        info=info,
-        path=path,
-        vehicle=vehicle,
-    )
+    def _outside_corridor(self, proj: Projection) -> bool:
+        q = self.path.interpolate(np.array([proj.s]))
+        self._widths = (float(q["width_left"][0]), float(q["width_right"][0]))
+        wl, wr = self._widths
+        return bool(proj.e_y > wl + self.tolerance or proj.e_y < -wr - self.tolerance)
+
+    def _control(self, proj: Projection) -> MPCSolution | None:
+        try:
+            return self.controller.solve(proj, t=self.t)
+        except MPCTrackingError as exc:
+            logger.warning("run stopped at t = %.2f s: %s", self.t, exc)
+            self._stop(Outcome.ERROR, str(exc))
+            return None
+
+    def _record(self, proj: Projection, ref_xy: tuple[float, float], sol: MPCSolution) -> None:
+        pose = self.plant.pose
+        row = {
+            "t": self.t, "x": ref_xy[0], "y": ref_xy[1], "yaw": pose.yaw,
+            "s": proj.s, "e_y": proj.e_y, "e_psi": proj.e_psi, "v": self.plant.speed,
+            "v_cmd": sol.v, "delta_cmd": sol.delta, "v_ref": float(sol.u[0, 0]) if sol.success else np.nan,
+            "lb": float(sol.lb[0]) if sol.lb is not None else -self._widths[1],
+            "ub": float(sol.ub[0]) if sol.ub is not None else self._widths[0],
+            "status": sol.status.code, "solve_time": sol.solve_time, "step_time": sol.step_time,
+            "iterations": sol.iterations, "corridor_violation": sol.corridor_violation,
+        }
+        self.log.append(row, sol.xy)
+
+    def _advance_plant(self, sol: MPCSolution) -> bool:
+        """Step the plant through one control period; False when the run ends here."""
+        dt = self.timing.dt
+        try:
+            for _ in range(self.timing.n_sub):
+                u = self.actuator(self.t, dt, sol.v, sol.delta, self.plant)
+                self.plant.step(self.t, dt, u)
+                self.t += dt
+        except NonFiniteStateError as exc:
+            logger.warning("plant stopped at t = %.2f s: %s", self.t, exc)
+            self._stop(Outcome.NON_FINITE_STATE, str(exc))
+            return False
+        except MPCTrackingError as exc:
+            logger.warning("plant stopped at t = %.2f s: %s", self.t, exc)
+            self._stop(Outcome.ERROR, str(exc))
+            return False
+        return True
+
+    def result(self) -> SimulationResult:
+        st = self.controller.settings
+        info = {
+            "path": self.path.name,
+            "plant": self.plant.name,
+            "horizon": self.controller.N,
+            "control_period": self.timing.T,
+            "sim_dt": self.timing.dt,
+            "laps": self.laps,
+            "mode": st.mode,
+        }
+        return SimulationResult(
+            series=self.log.series(),
+            horizon_xy=self.log.horizon_xy(self.controller.N),
+            reason=self.outcome,
+            message=self.message,
+            laps_completed=self.counter.laps_done,
+            lap_times=self.counter.lap_times,
+            info=info,
+            path=self.path,
+            vehicle=self.controller.vehicle,
+        )

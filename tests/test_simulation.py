@@ -89,7 +89,7 @@ def test_time_limit_and_plant_failure_reasons():
             return np.array([v, np.nan]) if t > 1.0 else np.array([v, delta])
 
     res = mt.simulate(path, mpc, plant, NaNActuator())
-    assert res.reason.startswith("error") and "finite" in res.reason
+    assert res.reason == mt.Outcome.ERROR and "finite" in res.message
     assert res.t[-1] >= 1.0
 
 

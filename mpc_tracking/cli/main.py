@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from mpc_tracking.cli.models import add_model_commands as _add_model_commands  # `models`, `new-model` (build_parser hook)
+from mpc_tracking.cli.models import add_model_commands
+from mpc_tracking.cli.sweep import add_sweep_command
 from mpc_tracking.errors import InputError, MPCTrackingError
+from mpc_tracking.mpc.settings import MPCSettings
 
 __all__ = ["main", "build_parser"]
 
@@ -97,8 +100,8 @@ def _simulate(args: argparse.Namespace, sc):
 
 
 def _finish(args: argparse.Namespace, result, out: Path, sc) -> int:
-    from mpc_tracking.viz.animation import animate
     from mpc_tracking.cli.outputs import write_run_files
+    from mpc_tracking.viz.animation import animate
 
     _say(args, _summary_table(result))
     files = write_run_files(result, out, plots=sc.outputs.plots, scenario=sc.to_dict(),
@@ -113,7 +116,8 @@ def _finish(args: argparse.Namespace, result, out: Path, sc) -> int:
         return 0
     if not result.success:
         t = result.series["t"][-1] if len(result) else 0.0
-        print(f"mpc-tracking: run failed: {result.reason} at t = {t:.2f} s (partial results in {out})", file=sys.stderr)
+        why = f"{result.reason}: {result.message}" if result.message else str(result.reason)
+        print(f"mpc-tracking: run failed: {why} at t = {t:.2f} s (partial results in {out})", file=sys.stderr)
         return 1
     return 0
 
@@ -124,7 +128,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     result, files = run_default_demo(out, horizon=args.horizon, laps=args.laps)
-    print(f"mpc-tracking demo: {result.info['path']} with plant {result.info['plant']}, horizon N = {result.info['horizon']}")
+    info = result.info
+    print(f"mpc-tracking demo: {info['path']} with plant {info['plant']}, horizon N = {info['horizon']}")
     print(result.summary())
     for f in files:
         print(f"wrote {f}")
@@ -148,7 +153,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
         rows = scenario_keys()
         w = max(len(k) for k, *_ in rows)
-        for key, expect, default, doc in rows:
+        for key, _kind, default, doc in rows:
             print(f"{key:<{w}}  {default!r:<22} {doc}")
         return 0
     if args.scenario is None:
@@ -159,8 +164,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_animate(args: argparse.Namespace) -> int:
-    from mpc_tracking.viz.animation import FORMATS, animate, available_formats
     from mpc_tracking.cli.outputs import prepare_folder
+    from mpc_tracking.viz.animation import FORMATS, animate, available_formats
 
     src, out = Path(args.source), Path(args.out)
     if out.suffix.lower() not in FORMATS:
@@ -304,7 +309,8 @@ def _add_run(sub) -> None:
 def _add_animate(sub) -> None:
     a = sub.add_parser("animate", help="animate a result (.npz) or a scenario (.yaml) as GIF/MP4",
                        description="Car rectangle + safety ellipse + predicted horizon + corridor, as GIF or MP4.")
-    a.add_argument("source", metavar="RESULT_OR_SCENARIO", help="result.npz from `run`, or a scenario .yaml to run first")
+    a.add_argument("source", metavar="RESULT_OR_SCENARIO",
+                   help="result.npz from `run`, or a scenario .yaml to run first")
     a.add_argument("--out", required=True, metavar="FILE", help="run.gif (Pillow) or run.mp4 (imageio-ffmpeg)")
     a.add_argument("--fps", type=float, default=20.0, help="frames per second (default 20)")
     a.add_argument("--speed", type=float, default=1.0, help="playback speed vs real time (default 1)")
@@ -326,7 +332,9 @@ def _add_path(sub) -> None:
     s.add_argument("--out", metavar="FILE.png", help="figure file (default out/path_NAME.png)")
     s.add_argument("--ds", type=float, default=0.5, help="waypoint spacing [m] (default 0.5)")
     s.add_argument("--v-max", type=float, default=20.0, help="top speed of the speed profile [m/s] (default 20)")
-    s.add_argument("--a-y-max", type=float, default=4.0, help="lateral acceleration limit [m/s^2] (default 4)")
+    a_y_max = MPCSettings.a_y_max  # the controller's default
+    s.add_argument("--a-y-max", type=float, default=a_y_max,
+                   help=f"lateral acceleration limit [m/s^2] (default {a_y_max:g}, as the controller)")
     s.add_argument("--accel-max", type=float, default=3.0, help="acceleration limit [m/s^2] (default 3)")
     s.add_argument("--decel-max", type=float, default=6.0, help="braking limit [m/s^2] (default 6)")
     s.set_defaults(func=_cmd_path_show)
@@ -342,14 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_animate(sub)
     _add_path(sub)
-    from mpc_tracking.cli.sweep import add_sweep_command  # `sweep` lives with the tuning code
-
     add_sweep_command(sub)
-    # the `models` / `new-model` subcommands: _add_model_commands(sub), defined in this module by the
-    # model registry's CLI part (called once here; skipped when it already registered itself)
-    add_models: Any = globals().get("_add_model_commands")
-    if add_models is not None and "models" not in sub.choices:
-        add_models(sub)
+    add_model_commands(sub)
     return p
 
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from mpc_tracking.errors import ModelError
+from mpc_tracking.errors import ModelError, NonFiniteStateError
 from mpc_tracking.models.integrators import integrate
 
 __all__ = ["MotionModel", "Pose", "Velocity"]
@@ -175,7 +175,7 @@ class MotionModel(abc.ABC):
             raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
         x = integrate(self.xdot, self._state, u, dt, self.integrator, self.max_substep)
         if not np.all(np.isfinite(x)):
-            raise ModelError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
+            raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
         self._state = x
         self.t = t + dt
         return x

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc_tracking.errors import ModelError
-from mpc_tracking.models.integrators import solve_ivp_step
+from mpc_tracking.errors import ModelError, NonFiniteStateError
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
+from mpc_tracking.models.integrators import solve_ivp_step
 
 __all__ = ["SimpleCar"]
 
@@ -74,7 +74,7 @@ class SimpleCar(MotionModel):
         x0 = self._state
         x = solve_ivp_step(self.xdot, x0, u, dt, method=p["method"], rtol=p["rtol"], atol=p["atol"])
         if not np.all(np.isfinite(x)):
-            raise ModelError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
+            raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
         self._vel = (x[:3] - x0[:3]) / dt
         self._yaw_rate = (x[3] - x0[3]) / dt
         self._state = x

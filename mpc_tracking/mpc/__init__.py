@@ -2,6 +2,6 @@
 from __future__ import annotations
 
 from mpc_tracking.mpc.controller import SpatialMPC
-from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 
-__all__ = ["SpatialMPC", "MPCSettings", "MPCSolution"]
+__all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Status"]

@@ -23,7 +23,7 @@ import osqp
 from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SolverError
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.speed_profile import speed_profile
@@ -36,7 +36,7 @@ from mpc_tracking.paths.reference_path import Projection, ReferencePath
 __all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData", "StepProblem"]
 
 logger = logging.getLogger(__name__)
-_OK = {osqp.SolverStatus.OSQP_SOLVED: "solved", osqp.SolverStatus.OSQP_SOLVED_INACCURATE: "solved_inaccurate"}
+_OK = {osqp.SolverStatus.OSQP_SOLVED: Status.SOLVED, osqp.SolverStatus.OSQP_SOLVED_INACCURATE: Status.SOLVED_INACCURATE}
 
 
 class SpatialMPC:
@@ -300,7 +300,7 @@ class SpatialMPC:
             v=float(U[0, 0]),
             delta=float(U[0, 1]),
             status=name,
-            solver_status=name,
+            solver_status=name.value,
             success=True,
             iterations=iters_total,
             solve_time=solve_time,
@@ -358,11 +358,11 @@ class SpatialMPC:
         if prev is not None and self._fail_count <= st.max_fallback_steps:
             s_grid = self._grid(s0)
             x_op, u_op = self._shifted_op(s_grid)
-            status = "fallback"
+            status = Status.FALLBACK
             v, delta = float(u_op[0, 0]), float(u_op[0, 1])
             x_pred, u_pred = x_op, u_op
         else:
-            status = "safe_stop"
+            status = Status.SAFE_STOP
             v_last, d_last = self._u_prev if self._u_prev is not None else (0.0, 0.0)
             v = max(0.0, float(v_last) - st.brake_decel * st.control_period)
             delta = float(d_last)

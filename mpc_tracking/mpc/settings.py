@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from mpc_tracking.errors import SettingsError
 
-__all__ = ["MPCSettings", "MPCSolution", "MODES", "LINEARIZATIONS", "WARM_STARTS"]
+__all__ = ["MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS"]
 
 MODES = ("tracking", "time_optimal")
 LINEARIZATIONS = ("previous", "reference")
@@ -200,6 +201,39 @@ class MPCSettings:
         return MPCSettings(**kw)
 
 
+class Status(str, Enum):
+    """Outcome of one MPC step; compares equal to its string value (``Status.SOLVED == "solved"``).
+
+    :attr:`code` is the integer stored in logged time series (``SimulationResult.series["status"]``).
+    """
+
+    SOLVED = "solved"
+    SOLVED_INACCURATE = "solved_inaccurate"
+    FALLBACK = "fallback"  # solver failed: the previous plan, shifted, is reused
+    SAFE_STOP = "safe_stop"  # fallback exhausted: braking at brake_decel, wheel held
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def code(self) -> int:
+        """Integer code in logs: 0 solved, 1 solved_inaccurate, 2 fallback, 3 safe_stop."""
+        return _STATUS_ORDER.index(self)
+
+    @property
+    def solved(self) -> bool:
+        """True when this step's QP was solved (accurately or not)."""
+        return self in (Status.SOLVED, Status.SOLVED_INACCURATE)
+
+    @classmethod
+    def from_code(cls, code: int) -> "Status":
+        """The status of a logged integer code."""
+        return _STATUS_ORDER[int(code)]
+
+
+_STATUS_ORDER = tuple(Status)
+
+
 @dataclass
 class MPCSolution:
     """What one MPC step produced.
@@ -208,7 +242,7 @@ class MPCSolution:
     ----------
     v, delta : float
         Command to apply: speed [m/s] and steering angle [rad].
-    status : str
+    status : Status
         ``"solved"``, ``"solved_inaccurate"``, ``"fallback"`` (previous plan reused after a
         solver failure) or ``"safe_stop"`` (fallback exhausted: braking, wheel held).
     solver_status : str
@@ -239,7 +273,7 @@ class MPCSolution:
 
     v: float
     delta: float
-    status: str
+    status: Status
     solver_status: str
     success: bool
     iterations: int

@@ -22,9 +22,10 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from mpc_tracking.errors import InputError
 from mpc_tracking.tuning.analysis import Recommendation, aggregate, plot_metrics, plot_pareto, recommend
@@ -83,7 +84,8 @@ def _base_row(task: dict) -> dict[str, Any]:
     return row
 
 
-def _failed_row(task: dict, exc: BaseException, wall: float = float("nan"), cpu: float = float("nan")) -> dict[str, Any]:
+def _failed_row(task: dict, exc: BaseException, wall: float = float("nan"),
+                cpu: float = float("nan")) -> dict[str, Any]:
     row = _base_row(task)
     row.update(status="error", error=f"{type(exc).__name__}: {exc}", wall_time=wall, cpu_time=cpu,
                worker=_worker_name())
@@ -107,7 +109,8 @@ def _execute(common: dict, task: dict) -> dict[str, Any]:
     row.update({k: v for k, v in metrics.items() if k not in row})
     reason = str(metrics.get("reason", ""))
     failed = reason.startswith("error")
-    row.update(status="error" if failed else "ok", error=reason if failed else "",
+    message = f"{reason}: {metrics.get('message', '')}"
+    row.update(status="error" if failed else "ok", error=message if failed else "",
                wall_time=time.perf_counter() - t0, cpu_time=time.process_time() - c0, worker=_worker_name())
     return row
 
@@ -149,8 +152,8 @@ class SweepResult:
         return aggregate(self.rows, self.params)
 
     def recommend(self, param: str | None = None, within: float = 0.05, metric: str = "rms_e_y",
-                  cost: str = "solve_time_median") -> Recommendation:
-        """See :func:`mpc_tracking.tuning.analysis.recommend`."""
+                  cost: str = "solve_time_median") -> Recommendation | None:
+        """The recommended point; ``None`` when no run succeeded (:func:`mpc_tracking.tuning.analysis.recommend`)."""
         return recommend(self.rows, self.params, param=param, within=within, metric=metric, cost=cost)
 
     def plot_metrics(self, param: str | None = None, metrics: Sequence[str] = ("rms_e_y", "solve_time_median"),
@@ -208,8 +211,6 @@ def sweep(
     dask: Any = None,
     workers: int | None = None,
     repeats: int = 1,
-    seeds: Sequence[int] | None = None,
-    seed_key: str = "simulation.seed",
     out: str | Path | None = None,
     resume: bool = False,
     max_runs: int = DEFAULT_MAX_RUNS,
@@ -235,9 +236,8 @@ def sweep(
     workers : int, optional
         Local worker processes (processes executor and ``dask="local"``).
     repeats : int
-        Runs per point (timing statistics; the closed loop itself is deterministic).
-    seeds : sequence of int, optional
-        One seed per repeat, applied as the override ``seed_key`` (the scenario must have it).
+        Runs per point (timing statistics; the closed loop itself is deterministic, so repeats
+        differ only in their timing fields).
     out : path, optional
         Folder for ``sweep.csv``/``sweep.jsonl``/``sweep.json``; nothing is written when None.
     resume : bool
@@ -274,23 +274,16 @@ def sweep(
     t0 = time.perf_counter()
     if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
         raise InputError(f"repeats: expected a positive integer, got {repeats!r}")
-    if seeds is not None:
-        seeds = [int(s) for s in seeds]
-        if len(seeds) != repeats:
-            raise InputError(f"seeds: expected one seed per repeat ({repeats}), got {len(seeds)}")
     check_executor(executor, dask)
     if resume and out is None:
         raise InputError("resume: needs out= (the folder of the sweep to resume)")
     sc, payload = _scenario_payload(scenario)
     params, points = expand_grid(grid)
-    if seeds is not None:
-        params = params + [seed_key] if seed_key not in params else params
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     for p, ov in enumerate(points):
         for r in range(repeats):
-            run_ov = dict(ov, **({seed_key: seeds[r]} if seeds is not None else {}))
-            tasks.append({"index": p * repeats + r, "point": p, "repeat": r, "key": point_key(run_ov, r),
-                          "overrides": run_ov})
+            tasks.append({"index": p * repeats + r, "point": p, "repeat": r, "key": point_key(ov, r),
+                          "overrides": dict(ov)})
     check_keys(sc, params, [t["overrides"] for t in tasks])
 
     done: list[dict] = []

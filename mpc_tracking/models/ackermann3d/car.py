@@ -33,9 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from mpc_tracking.errors import ModelError
+from mpc_tracking.errors import ModelError, NonFiniteStateError
 from mpc_tracking.models.ackermann3d.params import PRESETS, Ackermann3DParams
-from mpc_tracking.models.ackermann3d.scalar import ScalarConstants, accelerations, orthonormalize_list, steering, substep
+from mpc_tracking.models.ackermann3d.scalar import (
+    ScalarConstants,
+    accelerations,
+    orthonormalize_list,
+    steering,
+    substep,
+)
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
 
 __all__ = ["Ackermann3D"]
@@ -143,7 +149,7 @@ class Ackermann3D(MotionModel):
             substep(st, cs, tau, h, K)
         orthonormalize_list(st)
         if not math.isfinite(sum(st)):
-            raise ModelError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
+            raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
         self._delta = delta
         self.t = t + dt
         return np.array(st)
