@@ -9,6 +9,7 @@ import numpy as np
 from mpc_tracking.models import spatial_bicycle as sb
 from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.sampler import PathSampler
+from mpc_tracking.paths.speed_profile import lateral_speed_limit
 
 __all__ = ["speed_limit", "feasible_speed_profile", "lateral_reference", "predict_over_delay"]
 
@@ -30,8 +31,7 @@ def speed_limit(
     k = np.abs(kappa)
     if delta_op is not None:
         k = np.maximum(k, np.abs(np.tan(delta_op)) * inv_wheelbase)
-    lim = np.sqrt(a_y_max / np.maximum(k, 1e-9))
-    return np.minimum(np.maximum(lim, v_min), v_max)
+    return lateral_speed_limit(k, a_y_max, v_max, v_min)
 
 
 def feasible_speed_profile(

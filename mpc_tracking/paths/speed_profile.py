@@ -15,7 +15,7 @@ import numpy as np
 
 from mpc_tracking.errors import SettingsError
 
-__all__ = ["speed_profile"]
+__all__ = ["speed_profile", "lateral_speed_limit"]
 
 
 def _pos(value: Any, name: str) -> float:
@@ -41,6 +41,29 @@ def _pass(v_cap: np.ndarray, k_abs: np.ndarray, ds: np.ndarray, a_x: float, a_y:
         if nxt < v2[i + 1]:
             v2[i + 1] = nxt
     return np.sqrt(v2)
+
+
+def lateral_speed_limit(curvature: Any, a_y_max: float, v_max: float, v_min: float = 0.0) -> np.ndarray:
+    """The lateral-acceleration speed limit ``sqrt(a_y_max / |kappa|)`` clipped to ``[v_min, v_max]``.
+
+    The one place of this formula (the path's profile, the MPC's ceilings and the plots use it).
+
+    Parameters
+    ----------
+    curvature : array_like, shape (k,)
+        Curvature [1/m] (of the path, or the larger of the path's and the car's own).
+    a_y_max, v_max, v_min : float
+        Lateral acceleration limit [m/s^2]; speed bounds [m/s].
+
+    Returns
+    -------
+    ndarray, shape (k,) [m/s]
+
+    >>> lateral_speed_limit([0.0, 0.1, 1.0], a_y_max=4.0, v_max=10.0, v_min=1.0).tolist()
+    [10.0, 6.324555320336759, 2.0]
+    """
+    k = np.maximum(np.abs(np.asarray(curvature, dtype=float)), 1e-12)
+    return np.minimum(np.maximum(np.sqrt(a_y_max / k), v_min), v_max)
 
 
 def speed_profile(
@@ -95,8 +118,7 @@ def speed_profile(
     v_max, a_y_max = _pos(v_max, "v_max"), _pos(a_y_max, "a_y_max")
     a_max, a_brake = _pos(a_max, "a_max"), _pos(a_brake, "a_brake")
     k_abs = np.abs(kappa)
-    with np.errstate(divide="ignore"):
-        cap = np.minimum(v_max, np.sqrt(a_y_max / k_abs))
+    cap = lateral_speed_limit(k_abs, a_y_max, v_max)
     n = kappa.size
     if closed:
         i0 = int(np.argmin(cap))

@@ -11,13 +11,14 @@ the safety ellipse (semi-axes :attr:`VehicleParams.safety_ellipse`) is centred
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "car_outline", "draw_car", "plot_path", "plot_obstacles", "plot_track", "plot_timeseries",
-    "plot_path_profile", "plot_path_view", "scenario_obstacles", "new_figure", "STATUS_COLORS",
+    "plot_path_profile", "plot_path_view", "scenario_obstacles", "run_setting", "new_figure", "STATUS_COLORS",
 ]
 
 #: colour of each MPC step status in the time-series plot
@@ -69,12 +70,12 @@ def _ellipse_params(x: float, y: float, yaw: float, vehicle) -> tuple[tuple[floa
 def draw_car(ax, x: float, y: float, yaw: float, vehicle, *, color: str = "tab:red", ellipse: bool = True,
              alpha: float = 0.9, zorder: int = 5) -> list:
     """Draw the car body (rectangle) and its safety ellipse; returns the artists ``[body, ellipse]``."""
-    from matplotlib.patches import Ellipse, Polygon
+    from matplotlib.patches import Ellipse, Patch, Polygon
 
     body = Polygon(car_outline(x, y, yaw, vehicle), closed=True, facecolor=color, edgecolor="k",
                    lw=0.8, alpha=alpha, zorder=zorder)
     ax.add_patch(body)
-    out = [body]
+    out: list[Patch] = [body]
     if ellipse:
         centre, w, h, ang = _ellipse_params(x, y, yaw, vehicle)
         e = Ellipse(centre, w, h, angle=ang, fill=False, edgecolor=color, ls="--", lw=1.0, zorder=zorder)
@@ -123,23 +124,52 @@ def plot_path(path, ax=None, *, obstacles: Sequence[Any] | None = None, fill: bo
 
 
 def scenario_obstacles(result) -> list:
-    """Obstacles of a run: ``info["obstacles"]`` (see :func:`mpc_tracking.scenario.core.obstacle_records`),
-    else those of the resolved scenario ``info["scenario"]``, else ``[]``."""
+    """Obstacle records of a run: ``result.info["obstacles"]`` (written with the run, e.g. by
+    :func:`mpc_tracking.scenario.core.record_scenario`), else ``[]``.
+
+    The plotting functions use these when they are given no ``obstacles``; pass the obstacles
+    explicitly to draw others.
+    """
     info = getattr(result, "info", None) or {}
-    if info.get("obstacles") is not None:
-        return list(info["obstacles"])
-    sc = info.get("scenario") or {}
-    return list((sc.get("environment") or {}).get("obstacles") or [])
+    return list(info.get("obstacles") or [])
+
+
+def run_setting(result, name: str) -> Any:
+    """The controller setting ``name`` (an :class:`~mpc_tracking.mpc.settings.MPCSettings` field)
+    recorded with a run, or ``None`` when the run did not record it.
+
+    Runs of a scenario record the resolved scenario in ``result.info["scenario"]``; its
+    ``controller`` section holds every MPCSettings field.
+    """
+    info = getattr(result, "info", None) or {}
+    settings = (info.get("scenario") or {}).get("controller") or {}
+    return settings.get(name)
+
+
+def _mpc_default(name: str) -> Any:
+    """The default of the :class:`~mpc_tracking.mpc.settings.MPCSettings` field ``name`` (defined there only)."""
+    from dataclasses import fields
+
+    from mpc_tracking.mpc.settings import MPCSettings
+
+    return next(f.default for f in fields(MPCSettings) if f.name == name)
+
+
+def _field(ob: Any, key: str) -> Any:
+    """Field ``key`` of an obstacle record (dict) or obstacle object; None when it has none."""
+    return ob.get(key) if isinstance(ob, dict) else getattr(ob, key, None)
 
 
 def _obstacle_geometry(ob: Any, t: float) -> tuple[str, Any]:
-    get = ob.get if isinstance(ob, dict) else (lambda k, d=None: getattr(ob, k, d))
-    v = get("velocity")
+    v = _field(ob, "velocity")
     vel = np.zeros(2) if v is None else np.asarray(v, dtype=float)
-    dt = t - float(get("t0") or 0.0)
-    if get("radius") is not None and get("center") is not None:
-        return "circle", (np.asarray(get("center"), dtype=float) + vel * dt, float(get("radius")))
-    pts = get("points") if get("points") is not None else get("vertices")
+    dt = t - float(_field(ob, "t0") or 0.0)
+    center, radius = _field(ob, "center"), _field(ob, "radius")
+    if radius is not None and center is not None:
+        return "circle", (np.asarray(center, dtype=float) + vel * dt, float(radius))
+    pts = _field(ob, "points")
+    if pts is None:
+        pts = _field(ob, "vertices")
     if pts is not None:
         return "polygon", np.asarray(pts, dtype=float) + vel * dt
     return "unknown", None
@@ -147,11 +177,12 @@ def _obstacle_geometry(ob: Any, t: float) -> tuple[str, Any]:
 
 def plot_obstacles(ax, obstacles: Sequence[Any], t: float = 0.0, *, color: str = "tab:gray") -> list:
     """Draw circles (``center``, ``radius``) and polygons (``points``), moved by ``velocity * t``."""
-    from matplotlib.patches import Circle, Polygon
+    from matplotlib.patches import Circle, Patch, Polygon
 
     artists = []
     for ob in obstacles:
         kind, geo = _obstacle_geometry(ob, t)
+        p: Patch
         if kind == "circle":
             p = Circle(geo[0], geo[1], facecolor=color, edgecolor="k", alpha=0.8, zorder=3)
         elif kind == "polygon":
@@ -200,7 +231,7 @@ def plot_track(result, ax=None, *, instants: Sequence[int] | None = None, horizo
     if len(result) >= 2:
         pts = np.column_stack([s["x"], s["y"]])
         segs = np.stack([pts[:-1], pts[1:]], axis=1)
-        lc = LineCollection(segs, cmap="viridis", lw=2.0, zorder=4)
+        lc = LineCollection(list(segs), cmap="viridis", lw=2.0, zorder=4)
         lc.set_array(s["v"][:-1])
         ax.add_collection(lc)
         if colorbar:
@@ -223,14 +254,13 @@ def plot_track(result, ax=None, *, instants: Sequence[int] | None = None, horizo
     return fig, ax
 
 
-def _delta_max(result) -> float | None:
-    sc = (result.info or {}).get("scenario") or {}
-    return (sc.get("controller") or {}).get("delta_max")
-
-
-def plot_timeseries(result, axes=None, **kwargs: Any):
+def plot_timeseries(result, axes=None, *, delta_max: float | None = None, **kwargs: Any):
     """Time series of a run: e_y with corridor bounds, e_psi, v with v_ref, delta with limits,
-    solve time coloured by solver status. Returns ``(fig, axes)`` (5 axes)."""
+    solve time coloured by solver status. Returns ``(fig, axes)`` (5 axes).
+
+    ``delta_max`` [rad] draws the steering limits; default: the run's recorded setting (see
+    :func:`run_setting`), none when it is not recorded.
+    """
     s = result.series
     if axes is None:
         fig = new_figure(figsize=(8, 10))
@@ -261,8 +291,9 @@ def plot_timeseries(result, axes=None, **kwargs: Any):
         ax_.ticklabel_format(axis="y", useOffset=False)
     a = axes[3]
     a.plot(t, s["delta_cmd"], label="delta_cmd")
-    dmax = _delta_max(result)
+    dmax = run_setting(result, "delta_max") if delta_max is None else delta_max
     if dmax is not None:
+        dmax = float(dmax)
         a.axhline(dmax, color="r", ls="--", lw=0.8, label="limit")
         a.axhline(-dmax, color="r", ls="--", lw=0.8)
     a.set_ylabel("delta [rad]")
@@ -283,12 +314,21 @@ def plot_timeseries(result, axes=None, **kwargs: Any):
 
 
 def _speed_limit(path, v_max: float, a_y_max: float) -> np.ndarray:
-    return np.minimum(v_max, np.sqrt(a_y_max / np.maximum(np.abs(path.kappa), 1e-9)))
+    from mpc_tracking.paths.speed_profile import lateral_speed_limit
+
+    return lateral_speed_limit(path.kappa, a_y_max, v_max)
 
 
-def plot_path_profile(path, axes=None, *, v_max: float = 10.0, a_y_max: float = 4.0, v_profile=None):
+def plot_path_profile(path, axes=None, *, v_max: float | None = None, a_y_max: float | None = None,
+                      v_profile=None):
     """kappa(s), speeds over s (the path's own v_ref, a given profile ``v_profile`` (n,) [m/s] and
-    the a_y limit) and widths(s); returns ``(fig, axes)``."""
+    the a_y limit ``min(v_max, sqrt(a_y_max / |kappa|))``) and widths(s); returns ``(fig, axes)``.
+
+    ``v_max`` [m/s] and ``a_y_max`` [m/s^2] default to those of
+    :class:`~mpc_tracking.mpc.settings.MPCSettings`.
+    """
+    v_max = float(_mpc_default("v_max") if v_max is None else v_max)
+    a_y_max = float(_mpc_default("a_y_max") if a_y_max is None else a_y_max)
     if axes is None:
         fig = new_figure(figsize=(8, 7))
         axes = fig.subplots(3, 1, sharex=True)
@@ -317,9 +357,10 @@ def plot_path_profile(path, axes=None, *, v_max: float = 10.0, a_y_max: float = 
     return fig, axes
 
 
-def plot_path_view(path, *, v_max: float = 10.0, a_y_max: float = 4.0, obstacles: Sequence[Any] | None = None,
-                   v_profile=None):
-    """Path overview: plan view on the left, kappa / v / widths over s on the right; returns ``(fig, axes)``."""
+def plot_path_view(path, *, v_max: float | None = None, a_y_max: float | None = None,
+                   obstacles: Sequence[Any] | None = None, v_profile=None):
+    """Path overview: plan view on the left, kappa / v / widths over s on the right (see
+    :func:`plot_path_profile`); returns ``(fig, axes)``."""
     fig = new_figure(figsize=(13, 6))
     gs = fig.add_gridspec(3, 2, width_ratios=(1.1, 1.0))
     ax_map = fig.add_subplot(gs[:, 0])
