@@ -30,7 +30,7 @@ from mpc_tracking.paths.speed_profile import speed_profile
 from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP
-from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
+from mpc_tracking.mpc.layout import NU, NX, QPData, QPLayout, StepProblem
 from mpc_tracking.paths.reference_path import Projection, ReferencePath
 
 __all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData", "StepProblem"]
@@ -86,7 +86,7 @@ class SpatialMPC:
         self.data = self.qp.data
         self.P = self.qp.P
         self._s_offsets = self.ds * np.arange(N + 1)
-        self._prev_table = np.empty((N + 1, 5))  # last plan: x (3) and u (2) per grid point
+        self._prev_table = np.empty((N + 1, NX + NU))  # last plan: x and u per grid point
         self.reset()
         self._setup_solver()
 
@@ -157,8 +157,8 @@ class SpatialMPC:
     def _reference_op(self, q: PathSample):
         """Operating point on the reference: e = 0, v = v_ref, delta = atan(L kappa)."""
         N = self.N
-        x_op = np.zeros((N + 1, 3))
-        u_op = np.empty((N, 2))
+        x_op = np.zeros((N + 1, NX))
+        u_op = np.empty((N, NU))
         u_op[:, 0] = self._speed_reference(q)
         u_op[:, 1] = np.arctan(self.vehicle.wheelbase * q.kappa[:N])
         np.cumsum(self.ds / u_op[:, 0], out=x_op[1:, 2])  # time along the reference
@@ -190,14 +190,14 @@ class SpatialMPC:
             # unwrap the new grid relative to the previous one
             s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
         z = LinearTable(s_prev, self._prev_table)(s_new)
-        x_op = z[:, :3]
+        x_op = z[:, :NX]
         beyond = s_new[-1] - s_prev[-1]
         if beyond > 0:  # extend the time beyond the old horizon at its last pace
             pace = (prev.x[-1, 2] - prev.x[-2, 2]) / max(s_prev[-1] - s_prev[-2], 1e-12)
             past = s_new > s_prev[-1]
             x_op[past, 2] = prev.x[-1, 2] + (s_new[past] - s_prev[-1]) * pace
         x_op[:, 2] -= x_op[0, 2]
-        return x_op, z[:-1, 3:]
+        return x_op, z[:-1, NX:]
 
     def _predict_delay(self, s0: float, x0: np.ndarray) -> tuple[float, np.ndarray]:
         """Predict the spatial state over the delay with the last command (nonlinear model, RK4)."""
@@ -317,16 +317,16 @@ class SpatialMPC:
         self._fail_count = 0
         self._prev = sol
         table = self._prev_table
-        table[:, :3] = X
-        table[:-1, 3:] = U
-        table[-1, 3:] = U[-1]
+        table[:, :NX] = X
+        table[:-1, NX:] = U
+        table[-1, NX:] = U[-1]
         self._u_prev = U[0].copy()
         sol.step_time = time.perf_counter() - t_start
         return sol
 
     def _unpack(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
-        return z[: lay.nX].reshape(self.N + 1, 3), z[lay.nX : lay.nX + lay.nU].reshape(self.N, 2)
+        return z[: lay.nX].reshape(self.N + 1, NX), z[lay.nX : lay.nX + lay.nU].reshape(self.N, NU)
 
     def _solve_qp(self, x0, x_op, u_op, u_ref, q, s_grid, t_now):
         d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now)
@@ -367,7 +367,7 @@ class SpatialMPC:
             v = max(0.0, float(v_last) - st.brake_decel * st.control_period)
             delta = float(d_last)
             s_grid = self._grid(s0)
-            x_pred = np.full((self.N + 1, 3), np.nan)
+            x_pred = np.full((self.N + 1, NX), np.nan)
             u_pred = np.tile([v, delta], (self.N, 1))
         self._u_prev = np.array([v, delta])
         q = self._sampler.sample(s_grid)

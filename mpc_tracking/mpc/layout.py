@@ -25,9 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from mpc_tracking.models import spatial_bicycle as sb
+
 __all__ = ["QPLayout", "QPData", "StepProblem"]
 
-NX, NU = 3, 2
+#: state and input sizes of the prediction model (the spatial kinematic bicycle)
+NX, NU = len(sb.STATE_NAMES), len(sb.INPUT_NAMES)
 
 
 class QPLayout:

@@ -17,7 +17,7 @@ from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference, speed_limit
 from mpc_tracking.mpc.settings import MPCSettings
 from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
-from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
+from mpc_tracking.mpc.layout import NU, NX, QPData, QPLayout, StepProblem
 
 __all__ = ["StepQP", "INF"]
 
@@ -79,20 +79,20 @@ class StepQP:
         d = self.data
         d.l[lay.r_slack :] = 0.0
         d.u[lay.r_slack :] = _INF
-        box_l = d.l[lay.r_box : lay.r_rate].reshape(N, 2)
-        box_u = d.u[lay.r_box : lay.r_rate].reshape(N, 2)
+        box_l = d.l[lay.r_box : lay.r_rate].reshape(N, NU)
+        box_u = d.u[lay.r_box : lay.r_rate].reshape(N, NU)
         box_l[:, 0] = st.v_min
         box_l[:, 1] = -st.delta_max
         box_u[:, 1] = st.delta_max
         d.q[lay.isl0 :] = st.slack_weight
         self._views = {
             "box_u": box_u,
-            "rate_l": d.l[lay.r_rate : lay.r_corr].reshape(N, 2),
-            "rate_u": d.u[lay.r_rate : lay.r_corr].reshape(N, 2),
+            "rate_l": d.l[lay.r_rate : lay.r_corr].reshape(N, NU),
+            "rate_u": d.u[lay.r_rate : lay.r_corr].reshape(N, NU),
             "corr_l": d.l[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
             "corr_u": d.u[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
-            "qx": d.q[: lay.nX].reshape(N + 1, 3),
-            "qu": d.q[lay.nX : lay.nX + lay.nU].reshape(N, 2),
+            "qx": d.q[: lay.nX].reshape(N + 1, NX),
+            "qu": d.q[lay.nX : lay.nX + lay.nU].reshape(N, NU),
         }
 
     def speed_limit(self, kappa: np.ndarray, delta_op: np.ndarray | None) -> np.ndarray:
@@ -141,15 +141,15 @@ class StepQP:
 
         Parameters
         ----------
-        x0 : (3,) measured state; x_op (N+1, 3), u_op (N, 2): operating point;
-        u_ref : (N, 2) input reference; q : path sample on ``s_grid`` (N+1,); t_now : time [s].
+        x0 : (NX,) measured state; x_op (N+1, NX), u_op (N, NU): operating point;
+        u_ref : (N, NU) input reference; q : path sample on ``s_grid`` (N+1,); t_now : time [s].
         """
         st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
         A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
         lay.fill_dynamics(d.A_data, A, B)
         # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
-        d.l[:3] = x0
-        d.l[3 : lay.nX] = -f.reshape(-1)
+        d.l[:NX] = x0
+        d.l[NX : lay.nX] = -f.reshape(-1)
         d.u[: lay.nX] = d.l[: lay.nX]
         # input box: speed limit from path and planned curvature
         box_u = V["box_u"]
@@ -215,8 +215,8 @@ class StepQP:
         lay, V, N = self.layout, self._views, self.N
         d = self.data
         return StepProblem(
-            A=self._lin[0].copy(), B=self._lin[1].copy(), f=self._lin[2].copy(), x0=d.l[:3].copy(),
-            u_lo=d.l[lay.r_box : lay.r_rate].reshape(N, 2).copy(), u_hi=V["box_u"].copy(),
+            A=self._lin[0].copy(), B=self._lin[1].copy(), f=self._lin[2].copy(), x0=d.l[:NX].copy(),
+            u_lo=d.l[lay.r_box : lay.r_rate].reshape(N, NU).copy(), u_hi=V["box_u"].copy(),
             rate_lo=V["rate_l"].copy(), rate_hi=V["rate_u"].copy(),
             corr_lo=V["corr_l"][:, 0].copy(), corr_hi=V["corr_u"][:, 0].copy(),
             e_ref=self._e_ref.copy(), u_ref=self._u_ref_used.copy(), u_prev=self._u_prev_used.copy(),
