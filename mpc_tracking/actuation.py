@@ -10,7 +10,8 @@ natural one for a plant (a plant may name it in its ``default_actuator`` class a
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

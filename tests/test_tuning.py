@@ -192,8 +192,6 @@ def _cheap(scenario, overrides):
     ({"grid": {"controller.horizon": [5]}, "executor": "threads"}, InputError, "executor: expected one of"),
     ({"grid": {"controller.horizon": [5]}, "executor": "dask"}, InputError, "dask: executor='dask' needs"),
     ({"grid": {"controller.horizon": [5]}, "repeats": 0}, InputError, "repeats: expected a positive"),
-    ({"grid": {"controller.horizon": [5]}, "repeats": 2, "seeds": [1]}, InputError, "one seed per repeat"),
-    ({"grid": {"controller.horizon": [5]}, "seeds": [1]}, ScenarioError, "simulation.seed"),
     ({"grid": {"controller.horizon": [5]}, "resume": True}, InputError, "resume: needs out="),
     ({"grid": {"controller.horizon": [5]}, "dask": "nowhere"}, InputError, "dask: expected 'local' or"),
 ])

@@ -1,20 +1,19 @@
 """Writing the files of a run: result ``.npz``, time-series CSV, metrics + scenario JSON, plots.
 
 Every file is written under a temporary name in the target folder and renamed when complete,
-so a crash never leaves a half-written file under the final name.
+so a crash never leaves a half-written file under the final name (:mod:`mpc_tracking.fileio`;
+``atomic_path``, ``json_safe`` and ``write_json`` are re-exported here).
 """
 from __future__ import annotations
 
-import contextlib
-import json
-import math
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from mpc_tracking.errors import InputError
+from mpc_tracking.fileio import atomic_path, json_safe, write_json
 
 __all__ = [
     "prepare_folder", "atomic_path", "write_csv", "write_json", "save_figure", "write_run_files",
@@ -42,49 +41,6 @@ def prepare_folder(folder: str | Path) -> Path:
     except OSError as exc:
         raise InputError(f"output folder {folder}: cannot write there ({exc.strerror or exc})") from None
     return folder
-
-
-@contextlib.contextmanager
-def atomic_path(target: str | Path) -> Iterator[Path]:
-    """Yield a temporary file name beside ``target`` (same suffix); rename it to ``target`` on success."""
-    target = Path(target)
-    tmp = target.with_name(f".{target.stem}.partial{target.suffix}")
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def json_safe(obj: Any) -> Any:
-    """Plain JSON types: numpy scalars/arrays -> Python, inf -> "inf" (scenario files accept it), nan -> None."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return json_safe(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        x = float(obj)
-        if math.isnan(x):
-            return None
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        return x
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    return obj
-
-
-def write_json(target: str | Path, data: Any) -> Path:
-    """Write ``data`` as indented strict JSON (see :func:`json_safe`)."""
-    target = Path(target)
-    with atomic_path(target) as tmp:
-        tmp.write_text(json.dumps(json_safe(data), indent=2, allow_nan=False) + "\n")
-    return target
 
 
 def write_csv(target: str | Path, series: dict[str, np.ndarray]) -> Path:
@@ -115,10 +71,8 @@ def _plot(kind: str, result):
         fig.tight_layout()
         return fig
     if kind == "path":
-        sc = (result.info or {}).get("scenario") or {}
-        c = sc.get("controller") or {}
         return plotting.plot_path_view(
-            result.path, v_max=float(c.get("v_max", 10.0)), a_y_max=float(c.get("a_y_max", 4.0)),
+            result.path, v_max=plotting.run_setting(result, "v_max"), a_y_max=plotting.run_setting(result, "a_y_max"),
             obstacles=plotting.scenario_obstacles(result),
         )[0]
     raise InputError(f"plots: unknown plot kind {kind!r}; expected some of {list(PLOT_FILES)}")

@@ -12,13 +12,15 @@ followed along ``s`` (see :func:`choose_gaps`) -- not the widest gap per point.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
-from mpc_tracking.errors import InputError
-from mpc_tracking.environment.obstacles import CircleObstacle, MovingCircle, PolygonObstacle
+# CircleObstacle, PolygonObstacle: still importable from here (they lived here before obstacles.py split off)
+from mpc_tracking.environment.obstacles import CircleObstacle, MovingCircle, PolygonObstacle  # noqa: F401
 from mpc_tracking.environment.occupancy_grid import OccupancyGrid
+from mpc_tracking.errors import InputError
 
 __all__ = ["Corridor", "TrackCorridor", "ObstacleCorridor", "choose_gaps", "car_bounds"]
 

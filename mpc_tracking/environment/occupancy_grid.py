@@ -46,7 +46,7 @@ class OccupancyGrid:
     def from_array(
         cls, data: Any, origin: Any = (0.0, 0.0), resolution: float = 0.05, *,
         free_value: float | None = None, threshold: float = 0.5, outside_free: bool = False,
-    ) -> "OccupancyGrid":
+    ) -> OccupancyGrid:
         """Grid from numbers: free where ``data == free_value``, or (default) where ``data > threshold``.
 
         ``data`` has shape (rows, cols) with row 0 at the lowest ``y``.
@@ -63,7 +63,7 @@ class OccupancyGrid:
     def from_image(
         cls, filename: str | Path, origin: Any = (0.0, 0.0), resolution: float = 0.05, *,
         threshold: float = 0.5, free_value: float | None = None, outside_free: bool = False,
-    ) -> "OccupancyGrid":
+    ) -> OccupancyGrid:
         """Grid from a PNG (or any image Pillow reads): light pixels are free.
 
         The image is converted to grey levels in [0, 1]; pixels brighter than ``threshold``

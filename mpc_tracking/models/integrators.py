@@ -5,7 +5,7 @@ Every integrator has the signature ``step(f, x, u, dt) -> x_next`` where ``f(x, 
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

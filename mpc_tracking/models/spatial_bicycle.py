@@ -81,7 +81,7 @@ class VehicleParams:
             )
 
     @classmethod
-    def rc_car(cls) -> "VehicleParams":
+    def rc_car(cls) -> VehicleParams:
         """A 1:10 RC car (wheelbase 0.26 m, body 0.40 x 0.20 m)."""
         return cls(wheelbase=0.26, length=0.40, width=0.20, rear_overhang=0.07)
 

@@ -157,14 +157,14 @@ def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: fl
     if not np.isfinite(total) or total <= 0:
         raise PathError("points: the path has zero total length")
     if closed:
-        m = max(3, int(round(total / ds)))
+        m = max(3, round(total / ds))
         s = np.arange(m) * (total / m)
         start = 0.5 * pieces[0][3]
         s_eval = s + start
         wrapped = s_eval >= total
         s_eval = np.where(wrapped, s_eval - total, s_eval)
     else:
-        m = max(2, int(round(total / ds)) + 1)
+        m = max(2, round(total / ds) + 1)
         s = np.linspace(0.0, total, m)
         s_eval, wrapped = s, np.zeros(m, bool)
     starts = np.array([p[2] for p in pieces])

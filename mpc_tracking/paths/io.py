@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mpc_tracking.paths.bundled import bundled_file
 from mpc_tracking.errors import PathError, PathFormatError
+from mpc_tracking.paths.bundled import bundled_file
 from mpc_tracking.paths.reference_path import ReferencePath
 
 __all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -68,6 +68,25 @@ def _is_scalar(v: Any) -> bool:
 
 class ProjectionMixin:
     """``project`` for a path with the arrays set by ``ReferencePath._finish``."""
+
+    # set by the path class (ReferencePath._finish); declared here for the type checker
+    n: int
+    ds: float
+    length: float
+    closed: bool
+    kappa: np.ndarray
+    _s_ext: np.ndarray  # waypoint s, x, y, psi, index with the closing waypoint appended on a loop
+    _x_ext: np.ndarray
+    _y_ext: np.ndarray
+    _psi_ext: np.ndarray
+    _idx_ext: np.ndarray
+    _seg_d: np.ndarray  # (n_seg, 2) segment vectors
+    _seg_len2: np.ndarray  # squared segment lengths
+    _n_seg: int
+    _tree: Any  # scipy.spatial.cKDTree of the waypoints
+
+    if TYPE_CHECKING:
+        def wrap_s(self, s: Any) -> np.ndarray: ...
 
     def _cache_projection(self) -> None:
         """Python lists of the segment data for the scalar fast path."""
@@ -181,10 +200,7 @@ class ProjectionMixin:
         s = ls[i] + sig
         if closed:
             s %= L
-        if psi is None:
-            e_psi = 0.0
-        else:
-            e_psi = (float(psi) - psi_p + math.pi) % _TWO_PI - math.pi
+        e_psi = 0.0 if psi is None else (float(psi) - psi_p + math.pi) % _TWO_PI - math.pi
         return Projection(s, e_y, e_psi)
 
     # ------------------------------------------------------------------ vectorized path
@@ -245,11 +261,7 @@ class ProjectionMixin:
         k = min(4, self.n)
         _, idx = self._tree.query(np.column_stack([px, py]), k=k)
         idx = np.asarray(idx).reshape(px.size, k)
-        before = idx - 1
-        if self.closed:
-            before = np.mod(before, self._n_seg)
-        else:
-            before = np.clip(before, 0, self._n_seg - 1)
+        before = np.mod(idx - 1, self._n_seg) if self.closed else np.clip(idx - 1, 0, self._n_seg - 1)
         after = np.clip(idx, 0, self._n_seg - 1)
         return np.concatenate([after, before], axis=1)
 

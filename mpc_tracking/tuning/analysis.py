@@ -6,8 +6,9 @@ Figures are :class:`matplotlib.figure.Figure` objects (no pyplot, never shown); 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,8 @@ def _eligible(points: list[dict], metric: str, cost: str) -> list[dict]:
     return lapped or good
 
 
-def pareto_front(points: Sequence[dict[str, Any]], metric: str = "rms_e_y", cost: str = "solve_time_median") -> list[dict]:
+def pareto_front(points: Sequence[dict[str, Any]], metric: str = "rms_e_y",
+                 cost: str = "solve_time_median") -> list[dict]:
     """Points no other point beats on both ``metric`` and ``cost`` (lower is better), by rising cost."""
     front, best = [], math.inf
     for p in sorted(points, key=lambda q: (_num(q.get(cost)), _num(q.get(metric)))):
@@ -117,7 +119,8 @@ class Recommendation:
         best = ", ".join(f"{k} = {v}" for k, v in self.best_overrides.items())
         return (f"recommended: {self.param} = {self.value}" + (f" (with {others})" if others else "")
                 + f" -- {_value_text(self.metric, self.metric_value)}, within {self.within * 100:g} % of the best "
-                f"{_value_text(self.metric, self.best_value, False)} ({best}); {_value_text(self.cost, self.cost_value)}"
+                f"{_value_text(self.metric, self.best_value, False)} ({best}); "
+                f"{_value_text(self.cost, self.cost_value)}"
                 + (f"; among {self.considered} points that completed the run" if self.laps_required
                    else f"; among {self.considered} successful points"))
 
@@ -189,13 +192,13 @@ def plot_metrics(rows: Sequence[dict[str, Any]], params: Sequence[str], param: s
         raise InputError(f"axes: expected one Axes per metric ({len(metrics)}), got {len(axes)}")
     else:
         fig = axes[0].figure
-    for ax, m in zip(axes, metrics):
+    for ax, m in zip(axes, metrics, strict=True):
         label, scale = metric_label(m)
         for gkey, pts in groups.items():
             pts = sorted(pts, key=lambda q: _num(q[param]))
             x = np.array([_num(q[param]) for q in pts])
             y = np.array([_num(q.get(m)) * scale for q in pts])
-            name = ", ".join(f"{_short(k)}={v}" for k, v in zip(others, gkey)) or None
+            name = ", ".join(f"{_short(k)}={v}" for k, v in zip(others, gkey, strict=True)) or None
             (line,) = ax.plot(x, y, "-", label=name)
             done = np.array([q["lap_completed"] for q in pts], dtype=bool)
             ax.plot(x[done], y[done], "o", color=line.get_color())
@@ -226,7 +229,7 @@ def plot_pareto(rows: Sequence[dict[str, Any]], params: Sequence[str], chosen: R
     x = np.array([p[cost] * xs for p in points])
     y = np.array([p[metric] * ys for p in points])
     ax.plot(x, y, "o", color="0.6", label="sweep points")
-    for p, xi, yi in zip(points, x, y):
+    for p, xi, yi in zip(points, x, y, strict=True):
         ax.annotate(", ".join(f"{_short(k)}={p.get(k)}" for k in params), (xi, yi), textcoords="offset points",
                     xytext=(4, 4), fontsize="x-small")
     front = pareto_front(points, metric, cost)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from mpc_tracking.errors import ClusterError, InputError
 
@@ -103,7 +104,8 @@ def dask_client(dask: Any, *, workers: int | None = None, connect_timeout: float
     if isinstance(dask, distributed.Client):
         return dask, None, False
     if not isinstance(dask, str) or not dask.strip():
-        raise InputError(f"dask: expected 'local', a scheduler address like 'tcp://host:8786' or a Client, got {dask!r}")
+        raise InputError(f"dask: expected 'local', a scheduler address like 'tcp://host:8786' or a Client, "
+                         f"got {dask!r}")
     address = dask.strip()
     if address == "local":
         n = workers or default_workers()

@@ -4,7 +4,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
 
@@ -47,18 +48,19 @@ def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> tuple[
             raise InputError("grid: empty; give at least one key with values, e.g. {'controller.horizon': [10, 20]}")
         keys = [_check_key(k) for k in grid]
         lists = [_values(k, grid[k]) for k in keys]
-        return keys, [dict(zip(keys, combo)) for combo in itertools.product(*lists)]
+        return keys, [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*lists)]
     if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
         raise InputError(f"grid: expected a mapping of dotted keys to lists or a list of override dicts, got {grid!r}")
-    points, keys = [], {}
+    points: list[dict[str, Any]] = []
+    seen: dict[str, None] = {}  # insertion-ordered set of the keys of all points
     for i, ov in enumerate(grid):
         if not isinstance(ov, Mapping):
             raise InputError(f"grid[{i}]: expected a mapping of dotted keys to values, got {ov!r}")
         points.append({_check_key(k): plain(v) for k, v in ov.items()})
-        keys.update(dict.fromkeys(points[-1]))
+        seen.update(dict.fromkeys(points[-1]))
     if not points:
         raise InputError("grid: empty list of override dicts; give at least one point")
-    return list(keys), points
+    return list(seen), points
 
 
 def _check_key(key: Any) -> str:
@@ -94,6 +96,6 @@ def check_keys(scenario: Any, params: list[str], points: list[dict]) -> None:
             scenario.with_overrides({key: probe})
         except MPCTrackingError as exc:
             msg = str(exc)
-            if msg.startswith("--set"):
+            if msg.startswith("override"):
                 msg = msg.split(": ", 1)[-1]
             raise ScenarioError(f"grid key {key!r}: {msg}") from None

@@ -19,10 +19,11 @@ from __future__ import annotations
 import csv
 import json
 import logging
-import math
-import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+
+from mpc_tracking.fileio import atomic_open, json_safe, write_json
 
 __all__ = ["SweepWriter", "read_rows", "write_json_atomic", "CSV_NAME", "JSONL_NAME", "JSON_NAME", "META_NAME"]
 
@@ -34,22 +35,8 @@ JSON_NAME = "sweep.json"
 META_NAME = "sweep_meta.json"
 
 
-def _jsonable(value: Any, strict: bool = True) -> Any:
-    """JSON form of a row value: numpy scalars/arrays become Python; NaN/inf become null when
-    ``strict`` (standard JSON), else stay (Python's json round-trips them: the JSONL rows)."""
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if strict and isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v, strict) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v, strict) for k, v in value.items()}
-    return value
-
-
 def _csv_cell(value: Any) -> Any:
-    value = _jsonable(value)
+    value = json_safe(value, nonfinite="null")
     if value is None:
         return ""
     if isinstance(value, (list, dict)):
@@ -57,17 +44,10 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def write_json_atomic(filename: Path, data: Any) -> Path:
-    """Write ``data`` as JSON to ``filename`` through a temporary file and an atomic rename."""
-    filename = Path(filename)
-    tmp = filename.with_name(filename.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(_jsonable(data), fh, indent=1)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, filename)
-    return filename
+def write_json_atomic(filename: str | Path, data: Any) -> Path:
+    """Write ``data`` as standard JSON (NaN/inf -> null) to ``filename`` through a temporary file,
+    flushed to disk, and an atomic rename (see :func:`mpc_tracking.fileio.write_json`)."""
+    return write_json(filename, data, nonfinite="null", indent=1, fsync=True)
 
 
 def _parse_cell(text: str) -> Any:
@@ -127,9 +107,10 @@ class SweepWriter:
         self.columns = list(columns)
         self.rows: list[dict[str, Any]] = list(existing)
         self._rewrite(self.rows)
-        self._csv_fh = open(self.csv_path, "a", newline="", encoding="utf-8")
+        # the streams stay open for the writer's lifetime (one flushed row per finished run); close() closes them
+        self._csv_fh = open(self.csv_path, "a", newline="", encoding="utf-8")  # noqa: SIM115
         self._csv = csv.DictWriter(self._csv_fh, fieldnames=self.columns, extrasaction="ignore")
-        self._jsonl_fh = open(self.jsonl_path, "a", encoding="utf-8")
+        self._jsonl_fh = open(self.jsonl_path, "a", encoding="utf-8")  # noqa: SIM115
 
     @property
     def csv_path(self) -> Path:
@@ -145,11 +126,8 @@ class SweepWriter:
 
     def _rewrite(self, rows: list[dict[str, Any]]) -> None:
         for name, write in ((CSV_NAME, self._write_csv), (JSONL_NAME, self._write_jsonl)):
-            target = self.folder / name
-            tmp = target.with_name(name + ".tmp")
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            with atomic_open(self.folder / name, newline="") as fh:
                 write(fh, rows)
-            os.replace(tmp, target)
 
     def _write_csv(self, fh, rows: list[dict[str, Any]]) -> None:
         w = csv.DictWriter(fh, fieldnames=self.columns, extrasaction="ignore")
@@ -160,14 +138,14 @@ class SweepWriter:
     @staticmethod
     def _write_jsonl(fh, rows: list[dict[str, Any]]) -> None:
         for row in rows:
-            fh.write(json.dumps(_jsonable(row, strict=False)) + "\n")
+            fh.write(json.dumps(json_safe(row, nonfinite="keep")) + "\n")
 
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished run to both files and flush them."""
         self.rows.append(row)
         self._csv.writerow({k: _csv_cell(v) for k, v in row.items()})
         self._csv_fh.flush()
-        self._jsonl_fh.write(json.dumps(_jsonable(row, strict=False)) + "\n")
+        self._jsonl_fh.write(json.dumps(json_safe(row, nonfinite="keep")) + "\n")
         self._jsonl_fh.flush()
 
     def close(self, sort_key: str = "index") -> None:
@@ -179,7 +157,7 @@ class SweepWriter:
         self._rewrite(rows)
         write_json_atomic(self.json_path, rows)
 
-    def __enter__(self) -> "SweepWriter":
+    def __enter__(self) -> SweepWriter:
         return self
 
     def __exit__(self, *exc: Any) -> None:

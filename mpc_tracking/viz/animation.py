@@ -12,14 +12,25 @@ written under a temporary name and renamed when complete.
 from __future__ import annotations
 
 import logging
-import os
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from mpc_tracking.errors import InputError
-from mpc_tracking.viz.plotting import _ellipse_params, _obstacle_geometry, car_outline, new_figure, plot_obstacles, plot_path, scenario_obstacles
+from mpc_tracking.fileio import atomic_path
+from mpc_tracking.viz.plotting import (
+    _ellipse_params,
+    _field,
+    _mpc_default,
+    _obstacle_geometry,
+    car_outline,
+    new_figure,
+    plot_obstacles,
+    plot_path,
+    scenario_obstacles,
+)
 
 __all__ = ["animate", "render_frames", "frame_indices", "available_formats", "FORMATS"]
 
@@ -43,7 +54,7 @@ def frame_indices(n_steps: int, control_period: float, *, fps: float = 20.0, spe
     if not (np.isfinite(speed) and speed > 0):
         raise InputError(f"speed: expected a positive number, got {speed!r}")
     if every is None:
-        every = max(1, int(round(speed / (fps * control_period))))
+        every = max(1, round(speed / (fps * control_period)))
     if isinstance(every, bool) or int(every) != every or every < 1:
         raise InputError(f"every: expected an integer >= 1, got {every!r}")
     if n_steps <= 0:
@@ -106,25 +117,27 @@ class _Scene:
         W, H = figsize[0] * dpi, figsize[1] * dpi
         self.ax = self.fig.add_axes((pad_l / W, pad_b / H, 1 - (pad_l + pad_r) / W, 1 - (pad_b + pad_t) / H))
         obstacles = scenario_obstacles(result) if obstacles is None else list(obstacles)
-        moving = [o for o in obstacles if _get(o, "velocity") is not None and np.any(_get(o, "velocity"))]
+        moving = [o for o in obstacles if _field(o, "velocity") is not None and np.any(_field(o, "velocity"))
+                  and _obstacle_geometry(o, 0.0)[0] != "unknown"]  # one artist each (plot_obstacles skips unknown)
         static = [o for o in obstacles if not any(o is m for m in moving)]
         plot_path(result.path, ax=self.ax, obstacles=static)
         s = result.series
         self.ax.plot(s["x"], s["y"], color="tab:blue", lw=0.8, alpha=0.35)
         self.moving = moving
         self.moving_artists = plot_obstacles(self.ax, moving, 0.0, color="tab:purple")
-        a = dict(animated=True)
-        self.body = Polygon(np.zeros((4, 2)), closed=True, facecolor="tab:red", edgecolor="k", lw=0.8, zorder=6, **a)
-        self.ellipse = Ellipse((0, 0), 1, 1, fill=False, edgecolor="tab:red", ls="--", lw=1.0, zorder=6, **a)
-        self.horizon = Line2D([], [], color="tab:orange", lw=1.5, marker=".", ms=2, zorder=5, **a)
-        self.trail = Line2D([], [], color="tab:red", lw=1.2, zorder=5, **a)
-        for art in (self.body, self.ellipse):
-            self.ax.add_patch(art)
-        for art in (self.horizon, self.trail):
-            self.ax.add_line(art)
+        self.body = Polygon(np.zeros((4, 2)), closed=True, facecolor="tab:red", edgecolor="k", lw=0.8, zorder=6,
+                            animated=True)
+        self.ellipse = Ellipse((0, 0), 1, 1, fill=False, edgecolor="tab:red", ls="--", lw=1.0, zorder=6,
+                               animated=True)
+        self.horizon = Line2D([], [], color="tab:orange", lw=1.5, marker=".", ms=2, zorder=5, animated=True)
+        self.trail = Line2D([], [], color="tab:red", lw=1.2, zorder=5, animated=True)
+        self.ax.add_patch(self.body)
+        self.ax.add_patch(self.ellipse)
+        self.ax.add_line(self.horizon)
+        self.ax.add_line(self.trail)
         for art in self.moving_artists:
             art.set_animated(True)
-        self.font = _overlay_font(max(10, int(round(dpi * 0.16))))
+        self.font = _overlay_font(max(10, round(dpi * 0.16)))
         self.ax.set_title(result.path.name)
         self.ax.set_aspect("equal", adjustable="box")
         self.center: tuple[float, float] | None = None
@@ -171,7 +184,7 @@ class _Scene:
         k0 = max(0, k - 200)
         self.trail.set_data(s["x"][k0:k + 1], s["y"][k0:k + 1])
         t = float(s["t"][k])
-        for art, ob in zip(self.moving_artists, self.moving):
+        for art, ob in zip(self.moving_artists, self.moving, strict=True):
             _move(art, ob, t)
         status = _STATUS.get(int(s["status"][k]), "?")
         for art in (*self.moving_artists, self.trail, self.horizon, self.ellipse, self.body):
@@ -208,10 +221,6 @@ def _overlay_text(canvas, text: str, font, xy: tuple[int, int]):
     draw.rectangle((box[0] - 3, box[1] - 3, box[2] + 3, box[3] + 3), fill=(255, 255, 255))
     draw.multiline_text(xy, text, fill=(0, 0, 0), font=font)
     return im
-
-
-def _get(ob: Any, key: str):
-    return ob.get(key) if isinstance(ob, dict) else getattr(ob, key, None)
 
 
 def _move(artist, ob: Any, t: float) -> None:
@@ -260,11 +269,7 @@ def _control_period(result) -> float:
     if T:
         return float(T)
     t = result.series["t"]
-    return float(np.median(np.diff(t))) if t.size > 1 else 0.05
-
-
-def _temp_name(out: Path) -> Path:
-    return out.with_name(f".{out.stem}.partial{out.suffix}")
+    return float(np.median(np.diff(t))) if t.size > 1 else float(_mpc_default("control_period"))
 
 
 def animate(result, out: str | Path, *, fps: float = 20.0, speed: float = 1.0, every: int | None = None,
@@ -307,16 +312,11 @@ def animate(result, out: str | Path, *, fps: float = 20.0, speed: float = 1.0, e
     idx = frame_indices(len(result), _control_period(result), fps=fps, speed=speed, every=every)
     n = len(idx)
     frames = _images(result, idx, dpi=dpi, figsize=figsize, window=window, obstacles=obstacles)
-    tmp = _temp_name(out)
-    try:
+    with atomic_path(out) as tmp:
         if suffix == ".gif":
             _write_gif(tmp, frames, fps, n, progress)
         else:
             _write_mp4(tmp, frames, fps, n, progress)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
     return out
 
 
@@ -333,7 +333,7 @@ def _write_gif(tmp: Path, frames: Iterator[Any], fps: float, n: int, progress) -
             progress(i + 1, n)
     if not images:
         raise InputError("result: the run has no steps to animate")
-    duration = max(20, int(round(1000.0 / fps / 10.0)) * 10)
+    duration = max(20, round(1000.0 / fps / 10.0) * 10)
     images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:], duration=duration, loop=0,
                    disposal=1, optimize=False)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from mpc_tracking.errors import ModelError
-from mpc_tracking.models.integrators import orthonormalize, so3_exp
 from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
+from mpc_tracking.models.integrators import orthonormalize, so3_exp
 
 __all__ = ["Ackermann3DBatch", "ackermann_angles"]
 

@@ -233,7 +233,7 @@ class Ackermann3DParams:
             return self.max_substep
         return float(min(self.max_substep, 0.5 * self.stable_substep(), 0.5 / self.slip_stiffness()))
 
-    def numeric(self) -> "Ackermann3DParams":
+    def numeric(self) -> Ackermann3DParams:
         """This parameter set with the numbers rounded to float32 when :attr:`float32_casts` (else self)."""
         if not self.float32_casts:
             return self
@@ -246,7 +246,7 @@ class Ackermann3DParams:
                 out[f.name] = float(np.float32(v))
         return replace(self, **out)
 
-    def replace(self, **changes: Any) -> "Ackermann3DParams":
+    def replace(self, **changes: Any) -> Ackermann3DParams:
         """Copy with fields changed; unknown names list the valid ones."""
         valid = {f.name for f in fields(self)}
         for k in changes:
@@ -260,12 +260,12 @@ class Ackermann3DParams:
 
     # ------------------------------------------------------------------ presets
     @classmethod
-    def rc_car(cls, **changes: Any) -> "Ackermann3DParams":
+    def rc_car(cls, **changes: Any) -> Ackermann3DParams:
         """The RC car of the reference data, with our textbook model choices (see module doc)."""
         return cls().replace(**changes)
 
     @classmethod
-    def rc_car_reference(cls, **changes: Any) -> "Ackermann3DParams":
+    def rc_car_reference(cls, **changes: Any) -> Ackermann3DParams:
         """The RC car with the reference implementation's choices (smooth friction clip, tanh slip
         squashing, sqrt slip denominator with eps = 1e-3 m/s, compression-only damping, explicit wheels,
         float32 parameters, AWD mask = its "freefront" variant). Use with ``max_substep = 1e-3``."""
@@ -276,7 +276,7 @@ class Ackermann3DParams:
         return cls().replace(**base)
 
     @classmethod
-    def sedan(cls, **changes: Any) -> "Ackermann3DParams":
+    def sedan(cls, **changes: Any) -> Ackermann3DParams:
         """Mid-size sedan (Rajamani 2012 numbers plus documented estimates, see module doc)."""
         base = dict(wheelbase=2.68, track=1.55, cg_to_front=1.10, cg_height=0.55, wheel_radius=0.31,
                     mass=1573.0, inertia=(550.0, 2900.0, 2873.0), wheel_inertia=1.0, wheel_damping=0.05,
