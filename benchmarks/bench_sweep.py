@@ -48,7 +48,7 @@ from pathlib import Path
 from _provenance import dumps, finish, provenance, save_json
 
 import mpc_tracking as mt
-from mpc_tracking.scenario.core import parse_set_option
+from mpc_tracking.cli.options import parse_set_option
 from mpc_tracking.tuning.executors import dask_client
 
 WORKERS = 2

@@ -11,8 +11,9 @@ import yaml
 from mpc_tracking.errors import ScenarioError
 from mpc_tracking.mpc.controller import SpatialMPC
 from mpc_tracking.mpc.settings import MPCSettings
+from mpc_tracking.cli.options import parse_set_option
 from mpc_tracking.scenario.core import (
-    Scenario, build, default_scenario, load_scenario, parse_set_option, run_scenario,
+    Scenario, build, default_scenario, load_scenario, run_scenario,
 )
 
 DEMOS = Path(__file__).resolve().parents[1] / "demos"

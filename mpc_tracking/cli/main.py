@@ -74,7 +74,8 @@ def _summary_table(result) -> str:
 
 
 def _load_with_overrides(args: argparse.Namespace):
-    from mpc_tracking.scenario.core import load_scenario, parse_set_option
+    from mpc_tracking.cli.options import parse_set_option
+    from mpc_tracking.scenario.core import load_scenario
 
     sc = load_scenario(args.scenario)
     overrides: dict[str, Any] = {}
@@ -86,17 +87,14 @@ def _load_with_overrides(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace, sc):
-    from mpc_tracking.scenario.core import build, expected_duration, record_scenario
-    from mpc_tracking.simulation import simulate
+    from mpc_tracking.scenario.core import build, expected_duration, run_scenario
 
-    path, mpc, plant, actuator, kw = build(sc)
-    on_step, close = _progress(args, expected_duration(sc, path), sc.name)
+    built = build(sc)
+    on_step, close = _progress(args, expected_duration(sc, built[0]), sc.name)
     try:
-        result = simulate(path, mpc, plant, actuator, on_step=on_step, **kw)
+        return run_scenario(sc, on_step, built=built)
     finally:
         close()
-    record_scenario(result, sc)
-    return result
 
 
 def _finish(args: argparse.Namespace, result, out: Path, sc) -> int:

@@ -23,7 +23,9 @@ __all__ = ["add_sweep_command", "parse_grid_option", "cmd_sweep"]
 
 def _split_top_level(text: str) -> list[str]:
     """Split on commas outside [...] and {...}."""
-    items, depth, cur = [], 0, []
+    items: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "[{":
             depth += 1
@@ -44,7 +46,7 @@ def parse_grid_option(text: str) -> tuple[str, list[Any]]:
     Values are YAML scalars separated by commas; brackets group a list-valued value
     (``controller.Q=[1,1,1],[10,10,1]`` is two values).
     """
-    from mpc_tracking.scenario.core import parse_set_option
+    from mpc_tracking.cli.options import parse_set_option
 
     if not isinstance(text, str) or "=" not in text:
         raise InputError(f"--grid {text!r}: expected KEY=V1,V2,..., e.g. controller.horizon=10,20,30")
@@ -110,8 +112,8 @@ def format_table(result: SweepResult) -> str:
                       _fmt(p.get("solve_time_median"), 1e3), _fmt(p.get("solve_time_p95"), 1e3),
                       _fmt(p.get("infeasible_steps"))])
     widths = [max(len(h), *(len(r[i]) for r in lines)) for i, h in enumerate(head)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(head, widths))]
-    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in lines]
+    out = ["  ".join(h.rjust(w) for h, w in zip(head, widths, strict=True))]
+    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in lines]
     return "\n".join(out)
 
 
@@ -121,7 +123,8 @@ def _echo(text: str, stream: Any = None) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Run ``mpc-tracking sweep``; returns the exit code (1 when some run failed)."""
-    from mpc_tracking.scenario.core import default_scenario, load_scenario, parse_set_option
+    from mpc_tracking.cli.options import parse_set_option
+    from mpc_tracking.scenario.core import default_scenario, load_scenario
     from mpc_tracking.tuning.sweep import sweep
 
     if args.scenario == "default" and not Path(args.scenario).exists():

@@ -11,7 +11,7 @@ import numpy as np
 
 from mpc_tracking.errors import InputError
 
-__all__ = ["CircleObstacle", "MovingCircle", "PolygonObstacle"]
+__all__ = ["CircleObstacle", "MovingCircle", "PolygonObstacle", "obstacle_record"]
 
 
 def _xy(value: Any, name: str) -> np.ndarray:
@@ -88,3 +88,25 @@ class PolygonObstacle:
 
     def __repr__(self) -> str:
         return f"PolygonObstacle({len(self.vertices)} vertices)"
+
+
+def obstacle_record(obstacle: CircleObstacle | PolygonObstacle) -> dict[str, Any]:
+    """An obstacle as a plain record (saved with runs, read by the plots).
+
+    Keys: ``type`` (``"circle"`` or ``"polygon"``), ``center`` [m] + ``radius`` [m] or ``points``
+    [m], ``velocity`` [m/s] (None when static), ``t0`` [s] (when a moving circle is at ``center``),
+    ``name`` (None).
+
+    >>> obstacle_record(CircleObstacle((1.0, 2.0), 0.5))["center"]
+    [1.0, 2.0]
+    """
+    vel = getattr(obstacle, "velocity", None)
+    rec: dict[str, Any] = {"velocity": None if vel is None else [float(c) for c in vel],
+                           "t0": float(getattr(obstacle, "t0", 0.0)), "name": None}
+    if isinstance(obstacle, CircleObstacle):
+        rec.update(type="circle", center=[float(c) for c in obstacle.center], radius=float(obstacle.radius),
+                   points=None)
+    else:
+        rec.update(type="polygon", points=np.asarray(obstacle.vertices, dtype=float).tolist(), center=None,
+                   radius=None)
+    return rec

@@ -16,8 +16,8 @@ Example::
       - {type: moving_circle, center: [0, 0.5], radius: 0.1, velocity: [0.2, 0], t0: 0}
 
 Unknown keys are errors naming the key, the nearest valid key and the file. The obstacles are
-attached to the returned path as ``path.obstacles`` (use them with
-:class:`mpc_tracking.environment.corridor.ObstacleCorridor`).
+carried by the returned path as ``path.obstacles`` (use them with
+:class:`mpc_tracking.environment.ObstacleCorridor`).
 """
 from __future__ import annotations
 
@@ -115,5 +115,4 @@ def read_course(filename: str | Path, *, ds: float | None = None) -> ReferencePa
         )
     except (InputError, TypeError, ValueError) as exc:
         raise PathFormatError(f"{filename}: {exc}") from None
-    path.obstacles = obstacles
-    return path
+    return path.with_obstacles(obstacles)

@@ -66,7 +66,8 @@ class ReferencePath(ProjectionMixin):
         Total arc length [m] (for a closed path including the closing segment).
     obstacles : tuple
         Obstacles that came with the path (YAML courses), for
-        :class:`mpc_tracking.environment.corridor.ObstacleCorridor`; empty by default.
+        :class:`mpc_tracking.environment.ObstacleCorridor`; empty by default, set only through
+        :meth:`with_obstacles`.
     """
 
     obstacles: tuple = ()
@@ -395,6 +396,13 @@ class ReferencePath(ProjectionMixin):
     def summary(self, noise_window: float | None = None) -> str:
         """Text form of :meth:`describe`."""
         return format_description(self.describe(noise_window))
+
+    def with_obstacles(self, obstacles: Any) -> "ReferencePath":
+        """Return a shallow copy carrying ``obstacles`` (a sequence of obstacle objects) as :attr:`obstacles`."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.obstacles = tuple(obstacles)
+        return new
 
     def with_speed_profile(self, v_ref: Any = None, **limits: Any) -> "ReferencePath":
         """Return a shallow copy carrying a speed profile.

@@ -45,13 +45,10 @@ def _build_path(sc):
     if pc.width_left is not None or pc.width_right is not None or name:
         wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
         wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
-        obstacles = getattr(path, "obstacles", None)
         path = ReferencePath.from_waypoints(
             path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
             closed=path.closed, length=path.length, name=name or path.name,
-        )
-        if obstacles:
-            path.obstacles = obstacles
+        ).with_obstacles(path.obstacles)
     return path
 
 
@@ -80,7 +77,7 @@ def _apply_speed_profile(sc, path):
 
 def resolve_file(sc, name: str) -> str:
     """A file named in a scenario: as given when it exists, else relative to the scenario file."""
-    if not Path(name).exists() and sc.source not in ("<dict>", "--set", "<default scenario>"):
+    if not Path(name).exists() and sc.source not in ("<dict>", "overrides", "<default scenario>"):
         rel = Path(sc.source).parent / name
         if rel.exists():
             return str(rel)
@@ -93,28 +90,20 @@ def obstacle_records(scenario, path=None) -> list[dict[str, Any]]:
     Keys: ``type`` ("circle" or "polygon"), ``center`` + ``radius`` or ``points``, ``velocity``
     (None when static), ``t0`` [s] (time at which a moving circle is at ``center``).
     """
+    from mpc_tracking.environment.obstacles import obstacle_record
+
     out = [dict(asdict(o), t0=0.0) for o in scenario.environment.obstacles] if scenario is not None else []
-    for ob in getattr(path, "obstacles", None) or []:
-        vel = getattr(ob, "velocity", None)
-        rec: dict[str, Any] = {"velocity": None if vel is None else [float(c) for c in vel],
-                               "t0": float(getattr(ob, "t0", 0.0)), "name": None}
-        if hasattr(ob, "radius"):
-            rec.update(type="circle", center=[float(c) for c in ob.center], radius=float(ob.radius), points=None)
-        else:
-            rec.update(type="polygon", points=np.asarray(ob.vertices, dtype=float).tolist(), center=None, radius=None)
-        out.append(rec)
+    out.extend(obstacle_record(ob) for ob in (path.obstacles if path is not None else ()))
     return out
 
 
 def _build_corridor(sc, path):
     env_cfg = sc.environment
-    path_obstacles = list(getattr(path, "obstacles", None) or [])
+    path_obstacles = list(path.obstacles)
     if not env_cfg.obstacles and env_cfg.grid.image is None and not path_obstacles:
         return None
-    try:
-        from mpc_tracking.environment import corridor as env
-    except ImportError:
-        raise ScenarioError(f"{sc.source}: environment needs mpc_tracking.environment.corridor, not in this version") from None
+    from mpc_tracking import environment as env
+
     obstacles = []
     for i, o in enumerate(env_cfg.obstacles):
         where = f"{sc.source}: environment.obstacles.{i}"
@@ -183,9 +172,9 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     from mpc_tracking.mpc.controller import SpatialMPC
     from mpc_tracking.mpc.settings import MPCSettings
 
-    from mpc_tracking.scenario.core import Scenario
+    from mpc_tracking.scenario.schema import ScenarioBase
 
-    if not isinstance(scenario, Scenario):
+    if not isinstance(scenario, ScenarioBase):
         raise InputError(f"scenario: expected a Scenario (load_scenario), got {type(scenario).__name__}")
     sim = scenario.simulation
     settings = MPCSettings(**asdict(scenario.controller))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import difflib
 import logging
-import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -28,7 +27,7 @@ from mpc_tracking.scenario.build import build, obstacle_records, resolve_file
 from mpc_tracking.scenario.schema import Location, ScenarioBase, compose_marks, validate
 
 __all__ = [
-    "Scenario", "load_scenario", "default_scenario", "build", "run_scenario", "parse_set_option",
+    "Scenario", "load_scenario", "default_scenario", "build", "run_scenario",
     "DEFAULT_SCENARIO", "obstacle_records", "record_scenario",
 ]
 
@@ -77,7 +76,7 @@ class Scenario(ScenarioBase):
         data = self.to_dict()
         for key, value in overrides.items():
             _set_dotted(data, str(key), value)
-        out = _from_dict(data, Location("--set"))
+        out = _from_dict(data, Location("overrides"))
         out.source = self.source
         return out
 
@@ -96,13 +95,13 @@ def _set_dotted(data: dict, key: str, value: Any) -> None:
                 node = node[int(part)]
                 continue
             except (ValueError, IndexError):
-                raise ScenarioError(f"--set {key}: {'.'.join(parts[:i + 1])} is not an item of the list") from None
+                raise ScenarioError(f"override {key!r}: {'.'.join(parts[:i + 1])} is not an item of the list") from None
         if not isinstance(node, dict):
-            raise ScenarioError(f"--set {key}: {'.'.join(parts[:i])} is a value, not a section")
+            raise ScenarioError(f"override {key!r}: {'.'.join(parts[:i])} is a value, not a section")
         if part not in node:
             near = difflib.get_close_matches(part, [str(k) for k in node], n=1, cutoff=0.5)
             hint = f"; did you mean {'.'.join(parts[:i] + [near[0]])!r}?" if near else ""
-            raise ScenarioError(f"--set {key}: unknown section {part!r}{hint}")
+            raise ScenarioError(f"override {key!r}: unknown section {part!r}{hint}")
         if node[part] is None:
             node[part] = {}
         node = node[part]
@@ -111,9 +110,9 @@ def _set_dotted(data: dict, key: str, value: Any) -> None:
             node[int(parts[-1])] = value
             return
         except (ValueError, IndexError):
-            raise ScenarioError(f"--set {key}: no list item {parts[-1]!r}") from None
+            raise ScenarioError(f"override {key!r}: no list item {parts[-1]!r}") from None
     if not isinstance(node, dict):
-        raise ScenarioError(f"--set {key}: {'.'.join(parts[:-1])} is a value, not a section")
+        raise ScenarioError(f"override {key!r}: {'.'.join(parts[:-1])} is a value, not a section")
     node[parts[-1]] = value  # unknown leaf keys are caught by validation (with a suggestion)
 
 
@@ -217,28 +216,8 @@ def default_scenario() -> Scenario:
     return sc
 
 
-def parse_set_option(text: str) -> tuple[str, Any]:
-    """Split ``"controller.horizon=50"`` into ``("controller.horizon", 50)``; values are YAML scalars.
-
-    ``"a.b=[1, 2]"`` gives a list, ``"a.b=null"`` None, ``"a.b=true"`` True, ``"a.b=inf"`` inf.
-    """
-    if not isinstance(text, str) or "=" not in text:
-        raise ScenarioError(f"--set {text!r}: expected KEY=VALUE, e.g. controller.horizon=50")
-    key, _, raw = text.partition("=")
-    key = key.strip()
-    if not key or any(not part for part in key.split(".")):
-        raise ScenarioError(f"--set {text!r}: expected a dotted key before '=', e.g. controller.horizon=50")
-    raw = raw.strip()
-    if raw.lower() in ("inf", "+inf", "-inf"):
-        return key, -math.inf if raw.startswith("-") else math.inf
-    try:
-        value = yaml.safe_load(raw) if raw else None
-    except yaml.YAMLError:
-        value = raw
-    return key, value
-
-
-def run_scenario(scenario: Scenario, on_step: Callable[[int, float], None] | None = None):
+def run_scenario(scenario: Scenario, on_step: Callable[[int, float], None] | None = None, *,
+                 built: tuple | None = None):
     """Build and simulate a scenario; the result's ``info["scenario"]`` holds the resolved scenario.
 
     Parameters
@@ -246,6 +225,9 @@ def run_scenario(scenario: Scenario, on_step: Callable[[int, float], None] | Non
     scenario : Scenario
     on_step : callable, optional
         ``on_step(k, t)`` after every control step (progress bars).
+    built : tuple, optional
+        What :func:`build` returned for ``scenario`` (when the caller needed the objects first,
+        e.g. the path's length for a progress bar); default: built here.
 
     Returns
     -------
@@ -254,7 +236,7 @@ def run_scenario(scenario: Scenario, on_step: Callable[[int, float], None] | Non
     """
     from mpc_tracking.simulation import simulate
 
-    path, mpc, plant, actuator, kw = build(scenario)
+    path, mpc, plant, actuator, kw = build(scenario) if built is None else built
     result = simulate(path, mpc, plant, actuator, on_step=on_step, **kw)
     record_scenario(result, scenario)
     return result

@@ -51,7 +51,7 @@ TIMING_FIELDS = ("solve_time_median", "solve_time_p95", "solve_time_max", "step_
                  "wall_time", "cpu_time", "worker")
 _HEAD = ("index", "point", "repeat", "key")
 _TAIL = ("status", "error", "wall_time", "cpu_time", "worker")
-_NO_FILE = ("<dict>", "--set", "<default scenario>")
+_NO_FILE = ("<dict>", "overrides", "<default scenario>")
 
 Runner = Callable[[dict, dict], Mapping[str, Any]]
 

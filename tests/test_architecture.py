@@ -1,0 +1,78 @@
+"""The layout holds: imports flow one way down the layers, no import cycles, the public API is whole.
+
+The import graph comes from ``benchmarks/import_graph.py`` (function-level imports count;
+``if TYPE_CHECKING:`` imports do not, since they never run).
+"""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+import mpc_tracking as mt
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the layers, top to bottom: a node may import only nodes of lower layers
+LAYERS: list[set[str]] = [
+    {"mpc_tracking", "mpc_tracking.__main__"},
+    {"mpc_tracking.cli"},
+    {"mpc_tracking.tuning"},
+    {"mpc_tracking.scenario"},
+    {"mpc_tracking.simulation"},
+    {"mpc_tracking.results"},
+    {"mpc_tracking.viz"},
+    {"mpc_tracking.actuation"},
+    {"mpc_tracking.mpc"},
+    {"mpc_tracking.paths"},
+    {"mpc_tracking.environment", "mpc_tracking.models"},
+    {"mpc_tracking.fileio"},
+    {"mpc_tracking.errors"},
+]
+
+
+def _graph_module():
+    spec = importlib.util.spec_from_file_location("import_graph", ROOT / "benchmarks" / "import_graph.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def graphs():
+    g = _graph_module()
+    modules = g.module_graph()
+    return g, modules, g.collapse(modules)
+
+
+def test_every_node_has_a_layer(graphs):
+    _, _, nodes = graphs
+    layered = set().union(*LAYERS)
+    assert set(nodes) <= layered, f"give these a layer in LAYERS: {sorted(set(nodes) - layered)}"
+
+
+def test_imports_flow_down_the_layers(graphs):
+    _, _, nodes = graphs
+    rank = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+    upward = [(src, dst) for src, deps in nodes.items() for dst in deps if rank[dst] <= rank[src]]
+    assert upward == [], f"imports that go up or sideways: {upward}"
+
+
+def test_no_import_cycles_between_modules(graphs):
+    g, modules, _ = graphs
+    assert g.cycles(modules) == []
+
+
+def test_the_checker_sees_a_cycle_and_an_upward_edge(graphs):
+    """The checks above can fail: a made-up graph with a cycle is caught."""
+    g, _, _ = graphs
+    assert g.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert g.depth({"a": {"b"}, "b": {"c"}, "c": set()}) == 3
+
+
+def test_public_api_names_all_resolve():
+    missing = [name for name in mt.__all__ if not hasattr(mt, name)]
+    assert missing == []
+    assert len(set(mt.__all__)) == len(mt.__all__)
