@@ -1,6 +1,7 @@
 """Shared fixtures and settings of the test suite."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -12,6 +13,20 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def _logging_levels_unchanged():
+    """A test must not leave the package's or the root logger's level changed (use ``caplog.set_level``)."""
+    loggers = [logging.getLogger(), logging.getLogger("mpc_tracking")]
+    before = [lg.level for lg in loggers] + [logging.root.manager.disable]
+    yield
+    after = [lg.level for lg in loggers] + [logging.root.manager.disable]
+    if after != before:
+        for lg, level in zip(loggers, before):
+            lg.setLevel(level)
+        logging.disable(before[-1])
+        pytest.fail(f"logging levels changed by the test (root, mpc_tracking, disable): {before} -> {after}")
 
 
 @pytest.fixture

@@ -233,8 +233,8 @@ def test_bad_state_and_input():
 
 
 @pytest.mark.parametrize("drive", ["rwd", "fwd", "awd"])
-def test_rc_car_lap_under_mpc(drive):
-    logging.getLogger("mpc_tracking").setLevel(logging.ERROR)
+def test_rc_car_lap_under_mpc(drive, caplog):
+    caplog.set_level(logging.ERROR, logger="mpc_tracking")  # restored after the test
     th = np.linspace(0, 2 * np.pi, 80, endpoint=False)
     path = ReferencePath(2.5 * np.cos(th), 1.5 * np.sin(th), closed=True, ds=0.05, width_left=0.5, width_right=0.5,
                          name="rc_ellipse")
@@ -244,11 +244,11 @@ def test_rc_car_lap_under_mpc(drive):
     plant = create_model("ackermann3d", {"drive": drive})
     res = simulate(path, mpc, plant, control_period=0.05)
     assert res.reason == "completed", res.reason
-    assert np.max(np.abs(res.e_y)) < 0.15
+    assert np.max(np.abs(res.e_y)) < 0.15  # measured 0.026 (fwd) .. 0.061 (rwd)
 
 
-def test_sedan_lap_of_bundled_path():
-    logging.getLogger("mpc_tracking").setLevel(logging.ERROR)
+def test_sedan_lap_of_bundled_path(caplog):
+    caplog.set_level(logging.ERROR, logger="mpc_tracking")  # restored after the test
     from mpc_tracking import load_path
 
     path = load_path("oval", ds=0.5)
@@ -256,7 +256,7 @@ def test_sedan_lap_of_bundled_path():
     plant = create_model("ackermann3d", {"preset": "sedan"})
     mpc = SpatialMPC(path, VehicleParams(wheelbase=plant.vehicle.wheelbase), settings)
     res = simulate(path, mpc, plant, control_period=0.05)
-    assert res.reason == "completed" and np.max(np.abs(res.e_y)) < 1.0
+    assert res.reason == "completed" and np.max(np.abs(res.e_y)) < 1.0  # measured 0.30 (model mismatch)
 
 
 def test_rc_preset_matches_scenarios_json():

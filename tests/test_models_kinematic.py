@@ -112,12 +112,13 @@ def test_bad_input(call, exc, match):
     ("simple_car", {"wheelbase": 2.7}, None),
     ("kinematic_bicycle", {"wheelbase": 2.7, "speed_time_constant": 0.2, "steering_rate_max": 1.0, "dead_time": 0.02}, None),
 ])
-def test_lap_of_bundled_path(model, params, actuator):
-    logging.getLogger("mpc_tracking").setLevel(logging.ERROR)
+def test_lap_of_bundled_path(model, params, actuator, caplog):
+    caplog.set_level(logging.ERROR, logger="mpc_tracking")  # restored after the test
     path = load_path("oval", ds=0.5)
     settings = MPCSettings(horizon=20, v_max=12.0, a_y_max=4.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
     mpc = SpatialMPC(path, VehicleParams(), settings)
     act = make_actuator(actuator[0], **actuator[1]) if actuator else None
     res = simulate(path, mpc, create_model(model, params), act, control_period=0.05, sim_dt=0.025)
     assert res.reason == "completed" and res.laps_completed == 1
-    assert np.max(np.abs(res.e_y)) < 1.0
+    # measured max |e_y|: unicycle 0.014, simple_car 0.015, kinematic bicycle with lag and dead time 0.048
+    assert np.max(np.abs(res.e_y)) < {"unicycle": 0.05, "simple_car": 0.05, "kinematic_bicycle": 0.2}[model]

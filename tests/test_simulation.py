@@ -27,10 +27,11 @@ def test_full_lap_of_default_path(default_run):
     assert m["lap_completed"] and m["infeasible_steps"] == 0
     # lap time is consistent with the distance driven at the logged speeds
     dt = np.diff(res.t).mean()
-    assert res.lap_times[0] == pytest.approx(path.length / np.mean(res.v), rel=0.05)
-    assert abs(np.sum(res.v) * dt - path.length) < 0.03 * path.length
+    # measured: lap time 2.4e-4 and distance 3.1e-4 relative off (the speed is logged per control step)
+    assert res.lap_times[0] == pytest.approx(path.length / np.mean(res.v), rel=1e-3)
+    assert abs(np.sum(res.v) * dt - path.length) < 1.5e-3 * path.length
     # converges from the 1 m offset and stays near the centre line
-    assert np.abs(res.e_y[res.t > 10]).max() < 0.25
+    assert np.abs(res.e_y[res.t > 10]).max() < 0.05  # measured 0.013
     # commands respect the controller's limits
     assert np.abs(res.delta_cmd).max() <= 0.5 + 1e-9
     assert np.all(np.abs(np.diff(res.delta_cmd[1:])) <= 0.6 * 0.05 + 1e-4)  # solver tolerance
