@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import socket
 
 import matplotlib
@@ -69,7 +70,10 @@ def test_processes_and_dask_give_the_serial_rows(base, serial):
     ref, _ = serial
     procs = sweep(base, GRID, executor="processes", workers=2)
     _assert_same_rows(ref.rows, procs.rows)
-    assert len({r["worker"] for r in procs.rows}) >= 1
+    here = f"{socket.gethostname()}:{os.getpid()}"
+    assert {r["worker"] for r in ref.rows} == {here}  # serial runs in this process
+    workers = {r["worker"] for r in procs.rows}
+    assert here not in workers and 1 <= len(workers) <= 2  # in (at most 2) worker processes
     with_dask = sweep(base, GRID, dask="local", workers=2)
     _assert_same_rows(ref.rows, with_dask.rows)
 
