@@ -148,8 +148,9 @@ class WheelTorquePI(Actuator):
     ``F_i = F / n_driven`` clipped to ``traction_fraction * mu * F_z,i`` (traction limit, from the
     current normal loads), then ``tau_i = r F_i`` clipped to ``+-tau_max`` (torque limit). Braking
     (F < 0) is spread over all four wheels in proportion to their normal loads when the car's
-    ``brakes`` are ``"all"`` (the default), else it goes through the driven wheels. Needs a plant with ``vehicle`` (Ackermann3DParams) and
-    ``tire_forces()``, i.e. :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D`.
+    ``brakes`` are ``"all"`` (the default), else it goes through the driven wheels. Needs a plant
+    with ``vehicle`` (Ackermann3DParams) and ``tire_forces()``, i.e.
+    :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D`.
     """
 
     name = "wheel_torque_pi"
@@ -160,7 +161,8 @@ class WheelTorquePI(Actuator):
         if not (isinstance(tau_max, (int, float)) and tau_max > 0):
             raise InputError(f"actuator wheel_torque_pi: tau_max must be > 0 N m, got {tau_max!r}")
         if not (isinstance(traction_fraction, (int, float)) and 0 < traction_fraction <= 1):
-            raise InputError(f"actuator wheel_torque_pi: traction_fraction must be in (0, 1], got {traction_fraction!r}")
+            raise InputError(
+                f"actuator wheel_torque_pi: traction_fraction must be in (0, 1], got {traction_fraction!r}")
         self.pi = _SpeedPI(kp, ki, accel_max, decel_max)
         self.steer = SteeringLimiter(delta_max, delta_rate_max)
         self.tau_max, self.traction_fraction = float(tau_max), float(traction_fraction)

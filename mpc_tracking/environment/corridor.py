@@ -57,7 +57,8 @@ class TrackCorridor:
         return -q["width_right"], q["width_left"].copy()
 
 
-def choose_gaps(free: Sequence[Sequence[tuple[float, float]]], e_y0: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def choose_gaps(free: Sequence[Sequence[tuple[float, float]]],
+                e_y0: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Pick one free gap per point, consistently along s.
 
     Parameters
@@ -112,7 +113,8 @@ class ObstacleCorridor:
         self.obstacles = list(obstacles)
         for i, ob in enumerate(self.obstacles):
             if not hasattr(ob, "blocked"):
-                raise InputError(f"obstacles[{i}]: expected an obstacle with a blocked() method, got {type(ob).__name__}")
+                raise InputError(f"obstacles[{i}]: expected an obstacle with a blocked() method, "
+                                 f"got {type(ob).__name__}")
         self.grid = grid
         self.base = base if base is not None else TrackCorridor(path)
         self.max_range = float(max_range)
@@ -135,14 +137,14 @@ class ObstacleCorridor:
         if self.grid is not None:
             free = self.grid.free_intervals(px, py, nx, ny, lb0, ub0, self.grid_step)
         else:
-            free = [[(a, b)] if a <= b else [] for a, b in zip(lb0.tolist(), ub0.tolist())]
+            free = [[(a, b)] if a <= b else [] for a, b in zip(lb0.tolist(), ub0.tolist(), strict=True)]
         if self.obstacles:
             blocks = [ob.blocked(px, py, nx, ny, t) for ob in self.obstacles]
             lo = np.hstack([b[0] for b in blocks])
             hi = np.hstack([b[1] for b in blocks])
             for k in np.flatnonzero(np.any(np.isfinite(lo), axis=1)).tolist():
                 ok = np.isfinite(lo[k])
-                free[k] = _subtract(free[k], sorted(zip(lo[k][ok].tolist(), hi[k][ok].tolist())))
+                free[k] = _subtract(free[k], sorted(zip(lo[k][ok].tolist(), hi[k][ok].tolist(), strict=True)))
         return free
 
     def bounds(self, s: Any, t: Any = None, e_y0: float | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -129,6 +129,6 @@ class OccupancyGrid:
         r_start, c_start = np.nonzero(edges == 1)
         _, c_end = np.nonzero(edges == -1)
         out: list[list[tuple[float, float]]] = [[] for _ in range(free.shape[0])]
-        for r, a, b in zip(r_start.tolist(), c_start.tolist(), (c_end - 1).tolist()):
+        for r, a, b in zip(r_start.tolist(), c_start.tolist(), (c_end - 1).tolist(), strict=True):
             out[r].append((max(float(e[a]), float(lb[r])), min(float(e[b]), float(ub[r]))))
         return out

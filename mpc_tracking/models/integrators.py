@@ -44,7 +44,8 @@ def get_integrator(name: str) -> Callable:
         raise InputError(f"integrator: unknown name {name!r}; expected one of {sorted(INTEGRATORS)}") from None
 
 
-def integrate(f: RHS, x: np.ndarray, u: np.ndarray, dt: float, method: str = "rk4", max_substep: float | None = None) -> np.ndarray:
+def integrate(f: RHS, x: np.ndarray, u: np.ndarray, dt: float, method: str = "rk4",
+              max_substep: float | None = None) -> np.ndarray:
     """Advance ``x`` by ``dt`` seconds in ``ceil(dt / max_substep)`` equal substeps."""
     step = get_integrator(method)
     n = 1 if not max_substep else max(1, int(np.ceil(dt / max_substep - 1e-12)))

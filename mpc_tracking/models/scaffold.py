@@ -33,7 +33,7 @@ _FILES = {
 
 
 def _template(name: str) -> Template:
-    return Template(resources.files("mpc_tracking.models").joinpath("templates", name).read_text(encoding="utf-8"))
+    return Template((resources.files("mpc_tracking.models") / "templates" / name).read_text(encoding="utf-8"))
 
 
 def new_model(name: str, directory: str | Path, *, overwrite: bool = False) -> list[Path]:

@@ -12,6 +12,8 @@ The pose origin is the rear axle (``reference_offset = 0``).
 """
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 
 from mpc_tracking.errors import ModelError, NonFiniteStateError
@@ -29,7 +31,7 @@ class SimpleCar(MotionModel):
     INPUT_NAMES = ("v", "delta")
     STATE_UNITS = ("m", "m", "m", "rad")
     INPUT_UNITS = ("m/s", "rad")
-    PARAMS = {
+    PARAMS: ClassVar[dict[str, tuple[Any, str]]] = {
         "wheelbase": (2.7, "distance rear to front axle L [m]"),
         "max_wheel_angle": (np.pi / 4 - 1e-3, "wheel-angle saturation, must be < pi/4 [rad]"),
         "rtol": (1e-8, "solve_ivp relative tolerance"),

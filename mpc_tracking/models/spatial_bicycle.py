@@ -125,9 +125,9 @@ def _terms(x, u, kappa, L):
 
 
 def _f_from_terms(T, L):
-    ey, ep, v, d, k, g, ce, se, td, inv_ce, inv_v = T
+    _ey, _ep, _v, _d, k, g, _ce, se, td, inv_ce, inv_v = T
     g_ce = g * inv_ce
-    out = np.empty(np.shape(g) + (3,))
+    out = np.empty((*np.shape(g), 3))
     out[..., 0] = g_ce * se
     out[..., 1] = g_ce * td / L - k
     out[..., 2] = g_ce * inv_v
@@ -135,12 +135,12 @@ def _f_from_terms(T, L):
 
 
 def _jac_from_terms(T, L, Jx=None, Ju=None):
-    ey, ep, v, d, k, g, ce, se, td, inv_ce, inv_v = T
+    _ey, _ep, _v, _d, k, g, _ce, se, td, inv_ce, inv_v = T
     shape = np.shape(g)
     if Jx is None:
-        Jx = np.zeros(shape + (3, 3))
+        Jx = np.zeros((*shape, 3, 3))
     if Ju is None:
-        Ju = np.zeros(shape + (3, 2))
+        Ju = np.zeros((*shape, 3, 2))
     inv_ce2 = inv_ce * inv_ce
     Jx[..., 0, 0] = -k * se * inv_ce
     Jx[..., 0, 1] = g * inv_ce2
@@ -297,7 +297,8 @@ def linearize(
     return A, B, f
 
 
-def temporal_to_spatial(x: float, y: float, psi: float, x_ref: float, y_ref: float, psi_ref: float) -> tuple[float, float]:
+def temporal_to_spatial(x: float, y: float, psi: float, x_ref: float, y_ref: float,
+                        psi_ref: float) -> tuple[float, float]:
     """Lateral and heading error of a pose relative to a waypoint (t2s).
 
     Returns
@@ -312,7 +313,8 @@ def temporal_to_spatial(x: float, y: float, psi: float, x_ref: float, y_ref: flo
     return float(e_y), float(e_psi)
 
 
-def spatial_to_temporal(e_y: float, e_psi: float, x_ref: float, y_ref: float, psi_ref: float) -> tuple[float, float, float]:
+def spatial_to_temporal(e_y: float, e_psi: float, x_ref: float, y_ref: float,
+                        psi_ref: float) -> tuple[float, float, float]:
     """World pose ``(x, y, psi)`` of the spatial state at a waypoint (s2t)."""
     return (
         float(x_ref - e_y * np.sin(psi_ref)),

@@ -10,6 +10,8 @@ MPC's steering angle to a yaw rate ``u_omega = v tan(delta) / L`` with its own `
 """
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
@@ -25,7 +27,7 @@ class Unicycle(MotionModel):
     INPUT_NAMES = ("u_omega", "u_a")
     STATE_UNITS = ("m", "m", "rad", "m/s")
     INPUT_UNITS = ("rad/s", "m/s^2")
-    PARAMS = {"max_substep": (0.01, "longest RK4 substep [s]")}
+    PARAMS: ClassVar[dict[str, tuple[Any, str]]] = {"max_substep": (0.01, "longest RK4 substep [s]")}
     default_actuator = "unicycle_pi"
     reference_offset = 0.0
 

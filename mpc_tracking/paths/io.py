@@ -41,7 +41,8 @@ class _Table:
             raise PathFormatError(f"{filename}: no such file")
         self.names: list[str] = []
         self.meta: dict[str, str] = {}
-        rows, lines = [], []
+        rows: list[list[float]] = []
+        lines: list[int] = []
         try:
             text = filename.read_text()
         except UnicodeDecodeError:
@@ -87,7 +88,8 @@ class _Table:
         bad = ~np.isfinite(self.data[:, :finite_cols])
         if bad.any():
             r, c = np.argwhere(bad)[0]
-            raise PathFormatError(f"{filename}:{self.lines[r]}: column {c + 1} is {self.data[r, c]}; expected a finite number")
+            raise PathFormatError(
+                f"{filename}:{self.lines[r]}: column {c + 1} is {self.data[r, c]}; expected a finite number")
 
     def check_positive(self, cols: tuple[int, ...], label: str) -> None:
         for c in cols:
@@ -116,7 +118,8 @@ def _wrap_errors(filename: Path, build):
         raise PathFormatError(f"{filename}: {exc}") from exc
 
 
-def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0, name: str | None = None) -> ReferencePath:
+def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
+             name: str | None = None) -> ReferencePath:
     """Read a closed track in the TUM racetrack format (``# x_m,y_m,w_tr_right_m,w_tr_left_m``).
 
     Parameters
@@ -193,10 +196,12 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
     # heading convention: compare with the chord directions
     chord = np.arctan2(np.diff(y), np.diff(x))
     mid = 0.5 * (psi[:-1] + psi[1:])
-    errs = {off: float(np.median(np.abs((mid + off - chord + np.pi) % (2 * np.pi) - np.pi))) for off in (0.0, 0.5 * np.pi)}
-    off = min(errs, key=errs.get)
+    errs = {off: float(np.median(np.abs((mid + off - chord + np.pi) % (2 * np.pi) - np.pi)))
+            for off in (0.0, 0.5 * np.pi)}
+    off = min(errs, key=errs.__getitem__)
     if errs[off] > 0.2:
-        raise PathFormatError(f"{filename}: psi_rad does not match the x/y geometry (median mismatch {errs[off]:.2f} rad)")
+        raise PathFormatError(
+            f"{filename}: psi_rad does not match the x/y geometry (median mismatch {errs[off]:.2f} rad)")
     if off:
         logger.info("%s: psi_rad measured from north; converted with +pi/2", filename)
     label = name or filename.stem

@@ -57,7 +57,8 @@ def format_description(d: dict[str, Any]) -> str:
     lines = [
         f"{d['name']}: {kind}, length {d['length']:.2f} m, {d['n_waypoints']} waypoints (ds {d['ds']:.3f} m)",
         f"  min radius {d['min_radius']:.3g} m, max |kappa| {d['max_abs_kappa']:.4g} 1/m",
-        f"  curvature noise {d['curvature_noise']:.3g} 1/m (RMS of kappa - kappa smoothed over {d['noise_window']:.3g} m)",
+        f"  curvature noise {d['curvature_noise']:.3g} 1/m "
+        f"(RMS of kappa - kappa smoothed over {d['noise_window']:.3g} m)",
         "  width left {:.3g}..{:.3g} m, right {:.3g}..{:.3g} m".format(*d["width_left_range"], *d["width_right_range"]),
     ]
     if d["has_speed_profile"]:

@@ -128,8 +128,8 @@ class Ackermann3DBatch:
     def _forces(self, tau_masked: np.ndarray) -> dict[str, np.ndarray]:
         P = self.P
         R = self.R
-        R00, R01, R02 = R[0, 0], R[0, 1], R[0, 2]
-        R10, R11, R12 = R[1, 0], R[1, 1], R[1, 2]
+        R00, R01 = R[0, 0], R[0, 1]
+        R10, R11 = R[1, 0], R[1, 1]
         R20, R21, R22 = R[2, 0], R[2, 1], R[2, 2]
         wx, wy, wz = self.w
         rx, ry, rz = self._RX, self._RY, float(self._rz[0, 0])  # all contacts at body z = -h

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -73,13 +73,15 @@ class Ackermann3D(MotionModel):
 
     name = "ackermann3d"
     STATE_NAMES = ("x", "y", "z", "R00", "R01", "R02", "R10", "R11", "R12", "R20", "R21", "R22",
-                   "vx", "vy", "vz", "wx", "wy", "wz") + tuple(f"omega_{w}" for w in _WHEELS)
-    INPUT_NAMES = ("delta",) + tuple(f"tau_{w}" for w in _WHEELS)
+                   "vx", "vy", "vz", "wx", "wy", "wz", *(f"omega_{w}" for w in _WHEELS))
+    INPUT_NAMES = ("delta", *(f"tau_{w}" for w in _WHEELS))
     STATE_UNITS = ("m",) * 3 + ("-",) * 9 + ("m/s",) * 3 + ("rad/s",) * 3 + ("rad/s",) * len(_WHEELS)
     INPUT_UNITS = ("rad",) + ("N m",) * len(_WHEELS)
-    PARAMS = {"preset": ("rc_car", f"parameter set, one of {sorted(PRESETS)}")}
+    PARAMS: ClassVar[dict[str, tuple[Any, str]]] = {
+        "preset": ("rc_car", f"parameter set, one of {sorted(PRESETS)}")}
     PARAMS.update({f.name: (None, f"{_FIELD_DOCS[f.name]}; None = preset value") for f in fields(Ackermann3DParams)})
     default_actuator = "wheel_torque_pi"
+    max_substep: float  # from the vehicle parameters (_check_params)
     integrator = "semi_implicit_euler_so3"
 
     def _check_params(self, p: dict[str, Any]) -> None:
@@ -101,7 +103,7 @@ class Ackermann3D(MotionModel):
         self._st = [info["x"], info["y"], P.static_height + info["z"], c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0,
                     v * c, v * s, 0.0, 0.0, 0.0, 0.0, om, om, om, om]
         self._delta = 0.0
-        self._cs = None
+        self._cs: tuple | None = None  # wheel steering (cos, sin) of self._delta, computed on the first step
         return np.array(self._st)
 
     @property
@@ -142,9 +144,9 @@ class Ackermann3D(MotionModel):
         k = math.ceil(dt / self.max_substep - 1e-9) if dt > self.max_substep else 1
         h = dt / k
         st, K, tau = self._st, self._K, (t0, t1, t2, t3)
-        if delta != self._delta or self._cs is None:
-            self._cs = steering(delta, K)
         cs = self._cs
+        if delta != self._delta or cs is None:
+            cs = self._cs = steering(delta, K)
         for _ in range(k):
             substep(st, cs, tau, h, K)
         orthonormalize_list(st)
@@ -157,8 +159,8 @@ class Ackermann3D(MotionModel):
     def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Right-hand side (22,) with ``R' = R [w]x`` (for generic integrators; :meth:`step` uses SO(3))."""
         st = [float(a) for a in np.asarray(x, dtype=float).reshape(-1)]
-        u = [float(a) for a in np.asarray(u, dtype=float).reshape(-1)]
-        dv, dw, dom, _ = accelerations(st, steering(u[0], self._K), u[1:5], self._K)
+        uu = [float(a) for a in np.asarray(u, dtype=float).reshape(-1)]
+        dv, dw, dom, _ = accelerations(st, steering(uu[0], self._K), uu[1:5], self._K)
         acc = [*dv, *dw, *dom]
         R = np.array(st[3:12]).reshape(3, 3)
         w = np.array(st[15:18])
@@ -200,7 +202,7 @@ class Ackermann3D(MotionModel):
         """Total mechanical energy [J]: translation, body and wheel rotation, gravity, contact springs."""
         P, st = self.vehicle, self._st
         v2 = st[12] ** 2 + st[13] ** 2 + st[14] ** 2
-        rot = sum(I * w * w for I, w in zip(P.inertia, st[15:18]))
+        rot = sum(inertia * w * w for inertia, w in zip(P.inertia, st[15:18], strict=True))
         wheels = P.wheel_inertia * sum(o * o for o in st[18:22])
         R = self.rotation
         z = st[2] + R[2] @ P.contact_points().T

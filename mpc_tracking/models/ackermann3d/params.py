@@ -149,7 +149,8 @@ class Ackermann3DParams:
             elif f.name == "inertia":
                 arr = np.asarray(v, dtype=float).reshape(-1)
                 if arr.size != 3 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-                    raise ModelError(f"ackermann3d: parameter inertia must be 3 positive numbers (I_xx, I_yy, I_zz) [kg m^2], got {v!r}")
+                    raise ModelError("ackermann3d: parameter inertia must be 3 positive numbers (I_xx, I_yy, I_zz) "
+                                     f"[kg m^2], got {v!r}")
                 object.__setattr__(self, "inertia", tuple(float(a) for a in arr))
             else:
                 try:
@@ -169,7 +170,8 @@ class Ackermann3DParams:
                 raise ModelError(f"ackermann3d: parameter {k} must be >= 0, got {getattr(self, k)!r}")
         if not 0 < self.cg_to_front < self.wheelbase:
             raise ModelError(
-                f"ackermann3d: parameter cg_to_front must lie in (0, wheelbase = {self.wheelbase}), got {self.cg_to_front!r}"
+                f"ackermann3d: parameter cg_to_front must lie in (0, wheelbase = {self.wheelbase}), "
+                f"got {self.cg_to_front!r}"
             )
 
     # ------------------------------------------------------------------ derived
@@ -237,7 +239,7 @@ class Ackermann3DParams:
         """This parameter set with the numbers rounded to float32 when :attr:`float32_casts` (else self)."""
         if not self.float32_casts:
             return self
-        out = {}
+        out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "inertia":
