@@ -1,39 +1,55 @@
 """mpc_tracking: path tracking with model predictive control in the spatial (arc-length) domain."""
 from __future__ import annotations
 
+from mpc_tracking.actuation import ACTUATORS, Actuator, make_actuator, register_actuator
+from mpc_tracking.environment import (
+    CircleObstacle,
+    MovingCircle,
+    ObstacleCorridor,
+    OccupancyGrid,
+    PolygonObstacle,
+    TrackCorridor,
+    car_bounds,
+)
 from mpc_tracking.errors import (
     ClusterError,
     InputError,
     ModelError,
     MPCTrackingError,
+    NonFiniteStateError,
     PathError,
     PathFormatError,
     ScenarioError,
     SettingsError,
-    NonFiniteStateError,
     SimulationError,
     SolverError,
     UnknownModelError,
 )
-from mpc_tracking.paths.reference_path import Projection, ReferencePath, wrap_angle
-from mpc_tracking.models import MotionModel, available_models, create_model, get_model, register_model
 from mpc_tracking.models import (
-    Ackermann3D, Ackermann3DBatch, Ackermann3DParams, KinematicBicycle, SimpleCar, Unicycle,
-    plugin_errors, reload_plugins,
+    Ackermann3D,
+    Ackermann3DBatch,
+    Ackermann3DParams,
+    KinematicBicycle,
+    MotionModel,
+    SimpleCar,
+    Unicycle,
+    available_models,
+    create_model,
+    get_model,
+    plugin_errors,
+    register_model,
+    reload_plugins,
 )
-from mpc_tracking.actuation import ACTUATORS, Actuator, make_actuator, register_actuator
 from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.controller import SpatialMPC
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
-from mpc_tracking.results import Outcome, SimulationResult
-from mpc_tracking.simulation import simulate
-from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
-from mpc_tracking.paths.speed_profile import speed_profile
-from mpc_tracking.environment import (
-    CircleObstacle, MovingCircle, ObstacleCorridor, OccupancyGrid, PolygonObstacle, TrackCorridor, car_bounds,
-)
 from mpc_tracking.paths.bundled import list_bundled
+from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
+from mpc_tracking.paths import Projection, ReferencePath, wrap_angle
+from mpc_tracking.paths.speed_profile import speed_profile
+from mpc_tracking.results import Outcome, SimulationResult
 from mpc_tracking.scenario.core import Scenario, default_scenario, load_scenario, run_scenario
+from mpc_tracking.simulation import simulate
 from mpc_tracking.tuning.sweep import SweepResult, sweep
 
 __version__ = "0.1.0"

@@ -151,7 +151,8 @@ class SimulationResult:
         lines = [
             f"outcome            {m['reason']} (laps completed: {m['laps_completed']})"
             + (f": {self.message}" if self.message else ""),
-            f"lap time           {m['lap_time']:.2f} s" if self.lap_times else f"duration           {m['duration']:.2f} s",
+            (f"lap time           {m['lap_time']:.2f} s" if self.lap_times
+             else f"duration           {m['duration']:.2f} s"),
             f"lateral error      RMS {m['rms_e_y'] * 100:.2f} cm, max {m['max_abs_e_y'] * 100:.2f} cm",
             f"MPC solve time     median {m['solve_time_median'] * 1e3:.3f} ms, p95 {m['solve_time_p95'] * 1e3:.3f} ms "
             f"(whole step median {m['step_time_median'] * 1e3:.3f} ms)",
@@ -211,7 +212,7 @@ class SimulationResult:
         return filename
 
     @classmethod
-    def load(cls, filename: str | Path) -> "SimulationResult":
+    def load(cls, filename: str | Path) -> SimulationResult:
         """Read a run written by :meth:`save`."""
         filename = Path(filename)
         if not filename.is_file():

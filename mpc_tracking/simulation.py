@@ -8,8 +8,9 @@ details in :attr:`SimulationResult.message`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
 from mpc_tracking.results import SERIES, Outcome, SimulationResult
 
-__all__ = ["simulate", "SimulationResult", "Outcome"]
+__all__ = ["simulate", "STOPPED_SPEED"]
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ class _Timing:
         dt = _positive_seconds(min(0.01, T) if sim_dt is None else sim_dt, "sim_dt")
         if dt > T * (1 + 1e-9):
             raise SettingsError(f"sim_dt = {dt} s must not exceed control_period = {T} s")
-        n_sub = max(1, int(round(T / dt)))
+        n_sub = max(1, round(T / dt))
         if t_max is None:
             goal = laps * path.length if path.closed else path.length - s0
             t_max = 3.0 * goal / max(st.v_min, 0.2 * st.v_max) + 10.0

@@ -17,7 +17,8 @@ import pytest
 from mpc_tracking.cli.sweep import add_sweep_command, parse_grid_option
 from mpc_tracking.errors import ClusterError, InputError, ScenarioError
 from mpc_tracking.scenario.core import default_scenario
-from mpc_tracking.tuning.sweep import TIMING_FIELDS, expand_grid, point_key, sweep
+from mpc_tracking.tuning.grid import expand_grid, point_key
+from mpc_tracking.tuning.sweep import TIMING_FIELDS, sweep
 from mpc_tracking.tuning.analysis import aggregate, pareto_front, recommend
 from mpc_tracking.tuning.io import read_rows
 

@@ -87,7 +87,8 @@ def _load_with_overrides(args: argparse.Namespace):
 
 
 def _simulate(args: argparse.Namespace, sc):
-    from mpc_tracking.scenario.core import build, expected_duration, run_scenario
+    from mpc_tracking.scenario.build import build
+    from mpc_tracking.scenario.core import expected_duration, run_scenario
 
     built = build(sc)
     on_step, close = _progress(args, expected_duration(sc, built[0]), sc.name)
@@ -254,7 +255,7 @@ def _cmd_path_show(args: argparse.Namespace) -> int:
         pass
     obstacles = None
     if getattr(path, "obstacles", None):
-        from mpc_tracking.scenario.core import obstacle_records
+        from mpc_tracking.scenario.build import obstacle_records
 
         obstacles = obstacle_records(None, path)
     fig, _ = plot_path_view(path, v_max=args.v_max, a_y_max=args.a_y_max, v_profile=profile, obstacles=obstacles)

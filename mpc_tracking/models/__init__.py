@@ -8,17 +8,18 @@ and skipped; the others stay usable.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from importlib import metadata
-from typing import Any, Mapping
+from typing import Any
 
 from mpc_tracking.errors import ModelError, UnknownModelError
-from mpc_tracking.models.base import MotionModel, Pose, Velocity
-from mpc_tracking.models.kinematic_bicycle import KinematicBicycle
-from mpc_tracking.models.unicycle import Unicycle
-from mpc_tracking.models.simple_car import SimpleCar
+from mpc_tracking.models.ackermann3d.batch import Ackermann3DBatch
 from mpc_tracking.models.ackermann3d.car import Ackermann3D
 from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
-from mpc_tracking.models.ackermann3d.batch import Ackermann3DBatch
+from mpc_tracking.models.base import MotionModel, Pose, Velocity
+from mpc_tracking.models.kinematic_bicycle import KinematicBicycle
+from mpc_tracking.models.simple_car import SimpleCar
+from mpc_tracking.models.unicycle import Unicycle
 
 __all__ = [
     "MotionModel",
@@ -111,7 +112,9 @@ def get_model(name: str) -> type[MotionModel]:
     raise UnknownModelError(msg)
 
 
-def create_model(name: str, params: Mapping[str, Any] | None = None, info: Mapping[str, Any] | None = None) -> MotionModel:
+def create_model(
+    name: str, params: Mapping[str, Any] | None = None, info: Mapping[str, Any] | None = None
+) -> MotionModel:
     """Instantiate the model ``name`` with parameter overrides and an initial condition."""
     return get_model(name)(params=params, info=info)
 

@@ -13,7 +13,7 @@ dead time on both commands (``dead_time``).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class KinematicBicycle(MotionModel):
     INPUT_NAMES = ("v_cmd", "delta_cmd")
     STATE_UNITS = ("m", "m", "rad", "m/s", "rad")
     INPUT_UNITS = ("m/s", "rad")
-    PARAMS = {
+    PARAMS: ClassVar[dict[str, tuple[Any, str]]] = {
         "wheelbase": (2.7, "distance rear to front axle L [m]"),
         "delta_max": (0.6, "steering saturation |delta| [rad]"),
         "speed_time_constant": (0.0, "first-order speed lag [s]; 0 = speed follows the command"),

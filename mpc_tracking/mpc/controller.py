@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import osqp
@@ -23,17 +23,18 @@ import osqp
 from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SolverError
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
-from mpc_tracking.mpc.sampler import PathSample, PathSampler
-from mpc_tracking.paths.interpolation import LinearTable
-from mpc_tracking.paths.speed_profile import speed_profile
-from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
+from mpc_tracking.mpc.layout import NU, NX, QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP
-from mpc_tracking.mpc.layout import NU, NX, QPData, QPLayout, StepProblem
-from mpc_tracking.paths.reference_path import Projection, ReferencePath
+from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
+from mpc_tracking.mpc.sampler import PathSample, PathSampler
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
+from mpc_tracking.paths.interpolation import LinearTable
+from mpc_tracking.paths.projection import Projection
+from mpc_tracking.paths.reference_path import ReferencePath
+from mpc_tracking.paths.speed_profile import speed_profile
 
-__all__ = ["SpatialMPC", "MPCSettings", "MPCSolution", "Corridor", "QPData", "StepProblem"]
+__all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
 _OK = {osqp.SolverStatus.OSQP_SOLVED: Status.SOLVED, osqp.SolverStatus.OSQP_SOLVED_INACCURATE: Status.SOLVED_INACCURATE}
@@ -97,7 +98,7 @@ class SpatialMPC:
         s_grid = self._grid(0.0)
         q = self._sampler.sample(s_grid)
         x_op, u_op = self._reference_op(q)
-        A, B, f = self.qp.linearize(x_op, u_op, q.kappa, s_grid)
+        A, B, _f = self.qp.linearize(x_op, u_op, q.kappa, s_grid)
         self.layout.fill_dynamics(self.data.A_data, A, B)
         setup_data = self.data.A_data.copy()
         dyn = np.concatenate([self.layout.dyn_pos_A, self.layout.dyn_pos_B])
@@ -179,7 +180,9 @@ class SpatialMPC:
         v_start = None
         if self._u_prev is not None:
             v_start = self._u_prev[0] + 0.9 * st.accel_max * st.control_period
-        return feasible_speed_profile(lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min)
+        return feasible_speed_profile(
+            lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min
+        )
 
     def _shifted_op(self, s_grid: np.ndarray):
         """Previous solution interpolated onto the new grid (real-time iteration)."""
@@ -240,7 +243,7 @@ class SpatialMPC:
         np.maximum(u_op[:, 0], st.v_min, out=u_op[:, 0])
         return x0, x_op, u_op, u_ref, q, s_grid, lim, s0
 
-    def prepare_qp(self, state: Any, t: float = 0.0) -> "StepProblem":
+    def prepare_qp(self, state: Any, t: float = 0.0) -> StepProblem:
         """Build this step's QP without solving it and return its data (for cross-checks).
 
         The controller's internal memory (previous plan and command) is not changed.

@@ -125,7 +125,7 @@ class CvxpyMPC:
             raise InputError("CvxpyMPC: delay > 0 and iterations > 1 are not modelled")
         self.path, self.vehicle, self.settings, self.corridor = path, vehicle, settings, corridor
         st = settings
-        self.N = N = st.horizon
+        self.N = st.horizon
         self.ds = float(st.ds if st.ds is not None else path.ds)
         self.front, self.rear = vehicle.length - vehicle.rear_overhang, vehicle.rear_overhang
         # whole-path speed ceilings (same public function as the controller, see the module doc)
@@ -169,7 +169,8 @@ class CvxpyMPC:
         cost += 0.5 * cp.sum_squares((u - p["u_ref"]) @ Mr)
         du = cp.vstack([cp.reshape(u[0] - p["u_prev"], (1, 2), order="C"), u[1:] - u[:-1]])
         cost += 0.5 * cp.sum_squares(du @ Mrd)
-        cost += st.slack_weight * (cp.sum(sl) + cp.sum(su)) + 0.5 * SLACK_QUAD * (cp.sum_squares(sl) + cp.sum_squares(su))
+        cost += st.slack_weight * (cp.sum(sl) + cp.sum(su))
+        cost += 0.5 * SLACK_QUAD * (cp.sum_squares(sl) + cp.sum_squares(su))
         if st.mode == "time_optimal":
             cost += st.time_weight * x[N, 2]
         cons = [x[0] == p["x0"]]
@@ -307,7 +308,9 @@ class CvxpyMPC:
             rate_hi[0] += u_prev
             if math.isfinite(st.accel_max) or math.isfinite(st.decel_max):
                 v_start = u_prev[0] + 0.95 * st.accel_max * st.control_period
-                v_hi = _reachable(v_hi, self.ds * np.arange(N), 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min)
+                v_hi = _reachable(
+                    v_hi, self.ds * np.arange(N), 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
+                )
             if math.isfinite(st.decel_max):
                 v_hi = np.maximum(v_hi, u_prev[0] - st.decel_max * np.cumsum(dt) + 1e-6)
         # corridor for the reference point, and the lateral reference inside it

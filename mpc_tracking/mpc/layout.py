@@ -137,7 +137,9 @@ class QPLayout:
         data[self.dyn_pos_A] = A.reshape(-1)
         data[self.dyn_pos_B] = B.reshape(-1)
 
-    def cost_matrix(self, Q: np.ndarray, QN: np.ndarray, R: np.ndarray, Rd: np.ndarray, slack_quad: float) -> sparse.csc_matrix:
+    def cost_matrix(
+        self, Q: np.ndarray, QN: np.ndarray, R: np.ndarray, Rd: np.ndarray, slack_quad: float
+    ) -> sparse.csc_matrix:
         """Upper-triangular CSC Hessian P of the cost (constant for fixed weights)."""
         N = self.N
         blocks_x = [np.zeros((NX, NX))] + [Q] * (N - 1) + [QN]
@@ -159,7 +161,8 @@ class StepProblem:
               + slack_quad/2 |(sl, su)|^2 + time_weight t_N,     r_k = (e_ref_k, 0, 0)
     s.t.      x_0 = x0,  x_{k+1} = A_k x_k + B_k u_k + f_k,  u_lo <= u_k <= u_hi,
               rate_lo_0 <= u_0 <= rate_hi_0,  rate_lo_k <= u_k - u_{k-1} <= rate_hi_k (k >= 1),
-              corr_lo <= e_y + front e_psi + sl_f - su_f <= corr_hi,  corr_lo <= e_y - rear e_psi + sl_r - su_r <= corr_hi,
+              corr_lo <= e_y + front e_psi + sl_f - su_f <= corr_hi,
+              corr_lo <= e_y - rear e_psi + sl_r - su_r <= corr_hi,
               all slacks >= 0
     """
 

@@ -14,10 +14,10 @@ import osqp
 
 from mpc_tracking.models import spatial_bicycle as sb
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference, speed_limit
-from mpc_tracking.mpc.settings import MPCSettings
-from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
 from mpc_tracking.mpc.layout import NU, NX, QPData, QPLayout, StepProblem
+from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference, speed_limit
+from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
+from mpc_tracking.mpc.settings import MPCSettings
 
 __all__ = ["StepQP", "INF"]
 
@@ -103,7 +103,9 @@ class StepQP:
         ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
         return sb.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.vehicle, self.settings.discretization)
 
-    def bounds(self, s_grid: np.ndarray, q: PathSample, t_pred: np.ndarray, e_y0: float) -> tuple[np.ndarray, np.ndarray]:
+    def bounds(
+        self, s_grid: np.ndarray, q: PathSample, t_pred: np.ndarray, e_y0: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Corridor bounds for the car at each grid point: the tightest bound along the body.
 
         The body spans ``[s - rear_overhang, s + front_extent]`` along the path, so the bounds are

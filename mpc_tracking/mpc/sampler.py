@@ -75,8 +75,13 @@ class PathSampler:
         v = v_ref if self.has_v_ref else np.zeros(path.n)
         vb = v_box if self.has_v_box else np.zeros(path.n)
         self.has_body = body is not None
-        wl_b, wr_b = (body_minimum(path, body, path.width_left), body_minimum(path, body, path.width_right)) if body else (vb, vb)
-        table = np.column_stack([path.kappa, path.width_left, path.width_right, v, path.x, path.y, path.psi, vb, wl_b, wr_b])
+        if body:
+            wl_b, wr_b = body_minimum(path, body, path.width_left), body_minimum(path, body, path.width_right)
+        else:
+            wl_b, wr_b = vb, vb
+        table = np.column_stack(
+            [path.kappa, path.width_left, path.width_right, v, path.x, path.y, path.psi, vb, wl_b, wr_b]
+        )
         s = path.s
         if path.closed:
             turn = path.psi[-1] + path.kappa[-1] * path.ds - path.psi[0]

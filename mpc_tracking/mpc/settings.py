@@ -146,7 +146,8 @@ class MPCSettings:
             v = float(v)
             if np.isnan(v) or (np.isinf(v) and not allow_inf) or v < lo or (strict and v == lo):
                 rel = ">" if strict else ">="
-                raise SettingsError(f"MPCSettings.{name}: expected a {'' if allow_inf else 'finite '}number {rel} {lo}, got {v!r}")
+                kind = "number" if allow_inf else "finite number"
+                raise SettingsError(f"MPCSettings.{name}: expected a {kind} {rel} {lo}, got {v!r}")
             return v
 
         integer("horizon", 1)
@@ -187,7 +188,7 @@ class MPCSettings:
         object.__setattr__(self, "R_matrix", _weight_matrix(self.R, 2, "MPCSettings.R"))
         object.__setattr__(self, "R_rate_matrix", _weight_matrix(self.R_rate, 2, "MPCSettings.R_rate"))
 
-    def replace(self, **changes: Any) -> "MPCSettings":
+    def replace(self, **changes: Any) -> MPCSettings:
         """A copy with some fields changed (validated again)."""
         kw = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
         unknown = set(changes) - set(kw)
@@ -196,7 +197,8 @@ class MPCSettings:
 
             k = sorted(unknown)[0]
             near = difflib.get_close_matches(k, list(kw), n=1)
-            raise SettingsError(f"MPCSettings: unknown setting {k!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise SettingsError(f"MPCSettings: unknown setting {k!r}{hint}")
         kw.update(changes)
         return MPCSettings(**kw)
 
@@ -226,7 +228,7 @@ class Status(str, Enum):
         return self in (Status.SOLVED, Status.SOLVED_INACCURATE)
 
     @classmethod
-    def from_code(cls, code: int) -> "Status":
+    def from_code(cls, code: int) -> Status:
         """The status of a logged integer code."""
         return _STATUS_ORDER[int(code)]
 

@@ -19,14 +19,14 @@ from scipy.integrate import cumulative_simpson
 from scipy.spatial import cKDTree
 
 from mpc_tracking.errors import PathError
-from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths._checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
 from mpc_tracking.paths.corners import corner_path
+from mpc_tracking.paths.interpolation import LinearTable
+from mpc_tracking.paths.projection import ProjectionMixin
 from mpc_tracking.paths.smoothing import smooth_points
 from mpc_tracking.paths.summary import describe_path, fit_smoothing, format_description
-from mpc_tracking.paths.projection import Projection, ProjectionMixin, wrap_angle
 
-__all__ = ["ReferencePath", "Projection", "wrap_angle"]
+__all__ = ["ReferencePath"]
 
 
 
@@ -114,7 +114,7 @@ class ReferencePath(ProjectionMixin):
         width_left: Any = None,
         width_right: Any = None,
         name: str = "corners",
-    ) -> "ReferencePath":
+    ) -> ReferencePath:
         """Build a path from corner points: straight edges, corners rounded by clothoid-arc blends.
 
         Straight edges stay straight (curvature exactly 0) and every corner keeps the sign of its
@@ -156,7 +156,7 @@ class ReferencePath(ProjectionMixin):
         closed: bool = False,
         length: float | None = None,
         name: str = "path",
-    ) -> "ReferencePath":
+    ) -> ReferencePath:
         """Wrap already uniform waypoints (e.g. a file written by :func:`mpc_tracking.paths.io.write_path`) as is.
 
         No resampling or smoothing is done, so writing and reading back is lossless.
@@ -193,7 +193,7 @@ class ReferencePath(ProjectionMixin):
 
     @classmethod
     def with_target_noise(cls, x: Any, y: Any, target_noise: float, *, noise_window: float | None = None,
-                          max_smoothing: float = 5.0, **kwargs: Any) -> "ReferencePath":
+                          max_smoothing: float = 5.0, **kwargs: Any) -> ReferencePath:
         """Like the constructor, with the least ``smoothing`` [m] that brings the curvature noise
         (:meth:`describe`) down to ``target_noise`` [1/m] (bisection, about a dozen fits)."""
         target = _check_positive(target_noise, "target_noise")
@@ -238,10 +238,10 @@ class ReferencePath(ProjectionMixin):
         if not np.isfinite(length) or length <= 0:
             raise PathError("ReferencePath(x, y): the path has zero total length")
         if self.closed:
-            n = max(3, int(round(length / ds)))
+            n = max(3, round(length / ds))
             s_new = np.arange(n) * (length / n)
         else:
-            n = max(2, int(round(length / ds)) + 1)
+            n = max(2, round(length / ds) + 1)
             s_new = np.linspace(0.0, length, n)
         u_new = np.interp(s_new, sf, uf)
         x, y = interpolate.splev(u_new, tck)
@@ -256,7 +256,7 @@ class ReferencePath(ProjectionMixin):
         self.kappa = (d1x * d2y - d1y * d2x) / np.hypot(d1x, d1y) ** 3
         self.length = length
         self.ds = float(s_new[1] - s_new[0])
-        u_src = u_in if self.closed else u_in
+        u_src = u_in
         self.width_left = self._resample(u_src, wl, u_new, np.inf)
         self.width_right = self._resample(u_src, wr, u_new, np.inf)
         self.v_ref = None if vr is None else self._resample(u_src, vr, u_new, np.nan)
@@ -397,14 +397,14 @@ class ReferencePath(ProjectionMixin):
         """Text form of :meth:`describe`."""
         return format_description(self.describe(noise_window))
 
-    def with_obstacles(self, obstacles: Any) -> "ReferencePath":
+    def with_obstacles(self, obstacles: Any) -> ReferencePath:
         """Return a shallow copy carrying ``obstacles`` (a sequence of obstacle objects) as :attr:`obstacles`."""
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new.obstacles = tuple(obstacles)
         return new
 
-    def with_speed_profile(self, v_ref: Any = None, **limits: Any) -> "ReferencePath":
+    def with_speed_profile(self, v_ref: Any = None, **limits: Any) -> ReferencePath:
         """Return a shallow copy carrying a speed profile.
 
         Either ``v_ref`` (shape (n,), m/s) or the limits of

@@ -59,7 +59,9 @@ def _apply_speed_profile(sc, path):
     try:
         from mpc_tracking.paths.speed_profile import speed_profile
     except ImportError:
-        raise ScenarioError(f"{sc.source}: speed_profile.enabled needs mpc_tracking.paths.speed_profile, not in this version") from None
+        raise ScenarioError(
+            f"{sc.source}: speed_profile.enabled needs mpc_tracking.paths.speed_profile, not in this version"
+        ) from None
     c = sc.controller
     try:
         v = speed_profile(
@@ -171,7 +173,6 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     from mpc_tracking.actuation import default_actuator, make_actuator
     from mpc_tracking.mpc.controller import SpatialMPC
     from mpc_tracking.mpc.settings import MPCSettings
-
     from mpc_tracking.scenario.schema import ScenarioBase
 
     if not isinstance(scenario, ScenarioBase):
@@ -187,6 +188,6 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     plant = _build_plant(scenario, vehicle, settings)
     act = scenario.actuation
     actuator = make_actuator(act.name, **act.params) if act.name else default_actuator(plant)
-    sim_kwargs = {k: v for k, v in asdict(sim).items()}
+    sim_kwargs = dict(asdict(sim).items())
     sim_kwargs["control_period"] = settings.control_period
     return path, mpc, plant, actuator, sim_kwargs

@@ -16,9 +16,10 @@ from __future__ import annotations
 import copy
 import difflib
 import logging
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import yaml
 
@@ -27,8 +28,7 @@ from mpc_tracking.scenario.build import build, obstacle_records, resolve_file
 from mpc_tracking.scenario.schema import Location, ScenarioBase, compose_marks, validate
 
 __all__ = [
-    "Scenario", "load_scenario", "default_scenario", "build", "run_scenario",
-    "DEFAULT_SCENARIO", "obstacle_records", "record_scenario",
+    "Scenario", "load_scenario", "default_scenario", "run_scenario", "DEFAULT_SCENARIO", "record_scenario",
 ]
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class Scenario(ScenarioBase):
         """The resolved scenario as plain lists/dicts/scalars (YAML-able; JSON-able except inf)."""
         return asdict(self)
 
-    def with_overrides(self, overrides: Mapping[str, Any]) -> "Scenario":
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
         """A new validated scenario with dotted keys changed, e.g. ``{"controller.horizon": 50}``.
 
         Keys below a free-form mapping (``plant.params.wheelbase``) are created as needed; any
@@ -100,7 +100,7 @@ def _set_dotted(data: dict, key: str, value: Any) -> None:
             raise ScenarioError(f"override {key!r}: {'.'.join(parts[:i])} is a value, not a section")
         if part not in node:
             near = difflib.get_close_matches(part, [str(k) for k in node], n=1, cutoff=0.5)
-            hint = f"; did you mean {'.'.join(parts[:i] + [near[0]])!r}?" if near else ""
+            hint = f"; did you mean {'.'.join([*parts[:i], near[0]])!r}?" if near else ""
             raise ScenarioError(f"override {key!r}: unknown section {part!r}{hint}")
         if node[part] is None:
             node[part] = {}
@@ -151,7 +151,8 @@ def _check_plant(sc: Scenario, loc: Location) -> None:
     if name is not None and name not in ACTUATORS:
         near = difflib.get_close_matches(name, list(ACTUATORS), n=1, cutoff=0.5)
         hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise ScenarioError(f"{loc.at('actuation.name')}: unknown actuator {name!r}{hint} (known: {', '.join(sorted(ACTUATORS))})")
+        known = ", ".join(sorted(ACTUATORS))
+        raise ScenarioError(f"{loc.at('actuation.name')}: unknown actuator {name!r}{hint} (known: {known})")
 
 
 def _from_dict(data: Any, loc: Location) -> Scenario:

@@ -22,7 +22,8 @@ from mpc_tracking.mpc.settings import LINEARIZATIONS, MODES, WARM_STARTS, MPCSet
 __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
     "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
-    "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS", "scenario_keys",
+    "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS",
+    "scenario_keys",
 ]
 
 #: path file formats (``read_<format>`` in :mod:`mpc_tracking.paths.io`)
@@ -31,7 +32,8 @@ PATH_FORMATS = ("auto", "tum", "raceline", "xy", "waypoints", "yaml")
 PLOT_KINDS = ("track", "timeseries", "path")
 _EXPECT = {
     "float": "a number", "float?": "a number or null", "int": "an integer", "int?": "an integer or null",
-    "bool": "true or false", "bool?": "true, false or null", "str": "a string", "str?": "a string or null", "dict": "a mapping",
+    "bool": "true or false", "bool?": "true, false or null", "str": "a string", "str?": "a string or null",
+    "dict": "a mapping",
     "points?": "a list of [x, y] pairs or null", "point?": "an [x, y] pair or null",
     "weights": "a number, a list of numbers or a matrix (list of lists)",
     "strlist": "a list of strings", "obstacles": "a list of obstacle mappings",
@@ -416,7 +418,6 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "") -> Any:
 def _section_type(cls: type, key: str) -> type:
     """The dataclass type of a nested section (annotations may be strings)."""
     for f in fields(cls):
-        if f.name == key:
-            if f.default_factory is not MISSING:
-                return type(f.default_factory())
+        if f.name == key and f.default_factory is not MISSING:
+            return type(f.default_factory())
     raise ScenarioError(f"schema: {cls.__name__}.{key} is not a section")  # pragma: no cover

@@ -33,7 +33,7 @@ from mpc_tracking.tuning.executors import check_executor, iter_runs
 from mpc_tracking.tuning.grid import check_keys, expand_grid, point_key
 from mpc_tracking.tuning.io import META_NAME, SweepWriter, read_rows, write_json_atomic
 
-__all__ = ["sweep", "SweepResult", "run_point", "expand_grid", "point_key", "METRIC_FIELDS", "TIMING_FIELDS",
+__all__ = ["sweep", "SweepResult", "run_point", "METRIC_FIELDS", "TIMING_FIELDS",
            "DEFAULT_MAX_RUNS"]
 
 logger = logging.getLogger(__name__)
