@@ -26,6 +26,12 @@ def test_xdot_and_pose_usable_right_after_construction(name):
     assert car.speed == pytest.approx(2.0)
 
 
+def test_kinematic_bicycle_with_steering_dynamics_xdot_before_step():
+    car = create_model("kinematic_bicycle", {"steering_time_constant": 0.1}, info={"speed": 2.0})
+    dx = car.xdot(car.state, np.array([2.0, 0.2]))
+    assert dx[4] == pytest.approx(0.2 / 0.1)  # steering lag (delta_cmd - delta) / tau
+
+
 def test_initial_yaw_is_radians_and_heading_degrees_is_deprecated():
     car = create_model("unicycle", info={"yaw": np.pi / 2})
     assert car.pose.yaw == pytest.approx(np.pi / 2)
@@ -38,7 +44,7 @@ def test_initial_yaw_is_radians_and_heading_degrees_is_deprecated():
 
 def test_units_must_match_names_when_a_plugin_is_defined():
     with pytest.raises(ModelError, match="STATE_UNITS has 1 entries, STATE_NAMES has 2"):
-        class Bad(MotionModel):  # noqa: F841 - defining the class is the test
+        class Bad(MotionModel):
             STATE_NAMES = ("x", "y")
             STATE_UNITS = ("m",)
 

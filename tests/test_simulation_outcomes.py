@@ -64,6 +64,14 @@ def test_left_corridor_message_names_where():
     assert "e_y = " in res.message and "s = " in res.message
 
 
+def test_corridor_tolerance_lets_a_car_rejoin_from_just_outside():
+    path = _circle()  # widths 3 m; the car starts 0.5 m beyond the left edge
+    res = mt.simulate(path, _mpc(path), mt.create_model("kinematic_bicycle"), e_y0=3.5, t_max=3.0)
+    assert res.reason is mt.Outcome.TIME_LIMIT and abs(res.e_y[-1]) < 3.0
+    res = mt.simulate(path, _mpc(path), mt.create_model("kinematic_bicycle"), e_y0=3.5, corridor_tolerance=0.2)
+    assert res.reason is mt.Outcome.LEFT_CORRIDOR and len(res) == 0
+
+
 def test_status_codes_are_the_status_enum():
     assert [mt.Status.from_code(c) for c in range(4)] == list(mt.Status)
     assert mt.results.STATUS_CODES == {"solved": 0, "solved_inaccurate": 1, "fallback": 2, "safe_stop": 3}
