@@ -6,13 +6,12 @@ function-level imports included, ``if TYPE_CHECKING:`` imports excluded (they do
 "Upward" edges go against ``LAYERS`` in ``tests/test_architecture.py`` (the same ordering is
 defined there, where it is enforced; this script only reports).
 
-    python benchmarks/import_graph.py [--modules]    # --modules: one node per module file
+    python benchmarks/import_graph.py [--modules] [--save]    # --modules: one node per module file
 """
 from __future__ import annotations
 
 import argparse
 import ast
-import json
 import sys
 from pathlib import Path
 
@@ -147,7 +146,9 @@ def depth(graph: dict[str, set[str]]) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modules", action="store_true", help="one node per module file")
+    ap.add_argument("--save", action="store_true", help="write benchmarks/results/import_graph.json")
     args = ap.parse_args()
+    from _provenance import RESULTS, dumps, provenance, save_json  # only when run as a script
     graph = module_graph()
     if not args.modules:
         graph = collapse(graph)
@@ -155,13 +156,17 @@ def main() -> None:
     for p in ROOT.rglob("*.py"):
         key = str(p.parent.relative_to(ROOT.parent))
         folders[key] = folders.get(key, 0) + 1
-    print(json.dumps({
+    out = {
+        "provenance": provenance(),
         "nodes": len(graph),
         "edges": sum(len(d) for d in graph.values()),
         "levels": depth(graph),
         "cycles": cycles(graph),
         "modules_per_folder": dict(sorted(folders.items())),
-    }, indent=2))
+    }
+    print(dumps(out))
+    if args.save:
+        save_json(RESULTS / ("import_graph_modules.json" if args.modules else "import_graph.json"), out)
 
 
 if __name__ == "__main__":
