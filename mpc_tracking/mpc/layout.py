@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 
 from mpc_tracking.models import spatial_bicycle as sb
@@ -60,32 +61,36 @@ class QPLayout:
         self.isl0 = self.nX + self.nU  # first slack
         self._build_A(front, rear)
 
-    def x_index(self, k, i):
+    def x_index(self, k: ArrayLike, i: int) -> np.ndarray:
+        """Index in ``z`` of state component ``i`` at stage(s) ``k`` (same shape as ``k``)."""
         return NX * np.asarray(k) + i
 
-    def u_index(self, k, j):
+    def u_index(self, k: ArrayLike, j: int) -> np.ndarray:
+        """Index in ``z`` of input component ``j`` at stage(s) ``k`` (same shape as ``k``)."""
         return self.nX + NU * np.asarray(k) + j
 
     def _build_A(self, front: float, rear: float) -> None:
         N = self.N
-        rows, cols, vals = [], [], []
-        tags = []  # 0 = constant, 1 = dynamic
+        row_parts: list[np.ndarray] = []
+        col_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
+        tag_parts: list[np.ndarray] = []  # False = constant, True = dynamic
 
-        def add(r, c, v, dyn=False):
-            r = np.asarray(r).ravel()
-            c = np.asarray(c).ravel()
-            v = np.broadcast_to(np.asarray(v, dtype=float), r.shape).ravel()
-            rows.append(r)
-            cols.append(c)
-            vals.append(v)
-            tags.append(np.full(r.size, dyn))
+        def add(r: ArrayLike, c: ArrayLike, v: ArrayLike, dyn: bool = False) -> None:
+            r_arr = np.asarray(r).ravel()
+            c_arr = np.asarray(c).ravel()
+            v_arr = np.broadcast_to(np.asarray(v, dtype=float), r_arr.shape).ravel()
+            row_parts.append(r_arr)
+            col_parts.append(c_arr)
+            val_parts.append(v_arr)
+            tag_parts.append(np.full(r_arr.size, dyn))
 
         k = np.arange(N)
         # x_0 rows
         add(np.arange(NX), np.arange(NX), 1.0)
         # -x_{k+1}
-        kk, ii = np.meshgrid(k, np.arange(NX), indexing="ij")
-        add(NX * (kk + 1) + ii, NX * (kk + 1) + ii, -1.0)
+        kk2, ii2 = np.meshgrid(k, np.arange(NX), indexing="ij")
+        add(NX * (kk2 + 1) + ii2, NX * (kk2 + 1) + ii2, -1.0)
         # A_k blocks (dynamic, dense 3x3), ordered (k, i, j)
         kk, ii, jj = np.meshgrid(k, np.arange(NX), np.arange(NX), indexing="ij")
         add(NX * (kk + 1) + ii, NX * kk + jj, 1.0, True)
@@ -110,11 +115,11 @@ class QPLayout:
         # slack >= 0
         add(self.r_slack + np.arange(self.nS), self.isl0 + np.arange(self.nS), 1.0)
 
-        rows = np.concatenate(rows)
-        cols = np.concatenate(cols)
-        vals = np.concatenate(vals)
-        tags = np.concatenate(tags)
-        order = np.arange(1, rows.size + 1, dtype=float)
+        rows = np.concatenate(row_parts)
+        cols = np.concatenate(col_parts)
+        vals = np.concatenate(val_parts)
+        tags = np.concatenate(tag_parts)
+        order = np.arange(1, rows.size + 1, dtype=np.float64)
         probe = sparse.csc_matrix((order, (rows, cols)), shape=(self.m, self.n))
         probe.sort_indices()
         perm = probe.data.astype(np.int64) - 1  # csc position -> original entry
@@ -200,5 +205,6 @@ class QPData:
         self.u = np.zeros(layout.m)
         self.A_data = layout.A_data0.copy()
 
-    def A(self):
+    def A(self) -> sparse.csc_matrix:
+        """The constraint matrix, shape ``(m, n)``, with this step's data."""
         return self.layout.A_matrix(self.A_data)
