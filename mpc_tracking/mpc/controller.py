@@ -134,11 +134,12 @@ class SpatialMPC:
         """
         if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
             return None, None
-        limits = {"v_max": st.v_max, "a_y_max": st.a_y_max}
-        v_ref = speed_profile(path, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max, **limits)
+        v_ref = speed_profile(
+            path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max
+        )
         if path.v_ref is not None:
             v_ref = np.minimum(v_ref, path.v_ref)
-        v_box = speed_profile(path, a_max=np.inf, a_brake=0.95 * st.decel_max, **limits)
+        v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max)
         return v_ref, v_box
 
     def reset(self) -> None:
@@ -184,9 +185,23 @@ class SpatialMPC:
             lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min
         )
 
-    def _shifted_op(self, s_grid: np.ndarray):
-        """Previous solution interpolated onto the new grid (real-time iteration)."""
-        prev = self._prev
+    def _shifted_op(self, prev: MPCSolution, s_grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Previous solution interpolated onto the new grid (real-time iteration).
+
+        Parameters
+        ----------
+        prev : MPCSolution
+            The last successful plan (``self._prev``; ``self._prev_table`` holds its x and u).
+        s_grid : ndarray, shape (N+1,)
+            The new prediction grid [m].
+
+        Returns
+        -------
+        x_op : ndarray, shape (N+1, 3)
+            States ``(e_y [m], e_psi [rad], t [s])``, time counted from the grid's start.
+        u_op : ndarray, shape (N, 2)
+            Inputs ``(v [m/s], delta [rad])``.
+        """
         s_prev = prev.s
         s_new = s_grid
         if self.path.closed:
@@ -230,7 +245,7 @@ class SpatialMPC:
         st = self.settings
         x_ref_op, u_ref = self._reference_op(q)
         if st.linearization == "previous" and self._prev is not None:
-            x_op, u_op = self._shifted_op(s_grid)
+            x_op, u_op = self._shifted_op(self._prev, s_grid)
         else:
             x_op, u_op = x_ref_op, u_ref.copy()
         x_op[0] = x0
@@ -360,7 +375,7 @@ class SpatialMPC:
         prev = self._prev
         if prev is not None and self._fail_count <= st.max_fallback_steps:
             s_grid = self._grid(s0)
-            x_op, u_op = self._shifted_op(s_grid)
+            x_op, u_op = self._shifted_op(prev, s_grid)
             status = Status.FALLBACK
             v, delta = float(u_op[0, 0]), float(u_op[0, 1])
             x_pred, u_pred = x_op, u_op

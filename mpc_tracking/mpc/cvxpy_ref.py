@@ -129,14 +129,18 @@ class CvxpyMPC:
         self.ds = float(st.ds if st.ds is not None else path.ds)
         self.front, self.rear = vehicle.length - vehicle.rear_overhang, vehicle.rear_overhang
         # whole-path speed ceilings (same public function as the controller, see the module doc)
-        self.v_ref_path = path.v_ref
-        self.v_box_path = None
+        self.v_ref_path: np.ndarray | None = path.v_ref
+        self.v_box_path: np.ndarray | None = None
         if math.isfinite(st.decel_max) or math.isfinite(st.accel_max):
-            lim = {"v_max": st.v_max, "a_y_max": st.a_y_max}
-            v_ref = speed_profile(path, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max, **lim)
+            v_ref = speed_profile(
+                path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max
+            )
             self.v_ref_path = v_ref if path.v_ref is None else np.minimum(v_ref, path.v_ref)
-            self.v_box_path = speed_profile(path, a_max=np.inf, a_brake=0.95 * st.decel_max, **lim)
-        self._body_widths = None
+            self.v_box_path = speed_profile(
+                path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max
+            )
+        # (width_left, width_right) per waypoint reduced over the body, computed on first use
+        self._body_widths: tuple[np.ndarray, np.ndarray] | None = None
         self._build_problem()
 
     # ---------------------------------------------------------------- the QP on paper
@@ -146,9 +150,10 @@ class CvxpyMPC:
         u = cp.Variable((N, 2), name="u")
         sl = cp.Variable((N + 1, 2), nonneg=True, name="slack_lower")  # column 0 front, 1 rear corner
         su = cp.Variable((N + 1, 2), nonneg=True, name="slack_upper")
+        # per-step dynamics matrices (one parameter each), then the vector/matrix parameters by name
+        self.A_params = [cp.Parameter((3, 3), name=f"A{k}") for k in range(N)]
+        self.B_params = [cp.Parameter((3, 2), name=f"B{k}") for k in range(N)]
         p = {
-            "A": [cp.Parameter((3, 3), name=f"A{k}") for k in range(N)],
-            "B": [cp.Parameter((3, 2), name=f"B{k}") for k in range(N)],
             "f": cp.Parameter((N, 3), name="f"),
             "x0": cp.Parameter(3, name="x0"),
             "v_hi": cp.Parameter(N, name="v_hi"),
@@ -175,7 +180,7 @@ class CvxpyMPC:
             cost += st.time_weight * x[N, 2]
         cons = [x[0] == p["x0"]]
         for k in range(N):
-            cons.append(x[k + 1] == p["A"][k] @ x[k] + p["B"][k] @ u[k] + p["f"][k])
+            cons.append(x[k + 1] == self.A_params[k] @ x[k] + self.B_params[k] @ u[k] + p["f"][k])
         cons += [u[:, 0] >= st.v_min, u[:, 0] <= p["v_hi"], cp.abs(u[:, 1]) <= st.delta_max]
         du_all = cp.vstack([cp.reshape(u[0], (1, 2), order="C"), u[1:] - u[:-1]])
         cons += [du_all >= p["rate_lo"], du_all <= p["rate_hi"]]
@@ -339,8 +344,8 @@ class CvxpyMPC:
         d = self.step_data(state, t, previous)
         p = self.params
         for k in range(self.N):
-            p["A"][k].value = d["A"][k]
-            p["B"][k].value = d["B"][k]
+            self.A_params[k].value = d["A"][k]
+            self.B_params[k].value = d["B"][k]
         p["f"].value = d["f"]
         p["x0"].value = d["x0"]
         for name in ("v_hi", "rate_lo", "rate_hi", "corr_lo", "corr_hi"):

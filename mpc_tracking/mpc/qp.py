@@ -52,7 +52,9 @@ class StepQP:
         # a provider may declare itself static (no moving obstacles) to be queried once per step
         self._corridor_moves = bool(getattr(corridor, "time_varying", True))
         self.data = QPData(layout)
-        self.lb = self.ub = None
+        # raw corridor bounds (before the half width) of the last :meth:`build`, shape (N+1,) [m]
+        self.lb: np.ndarray | None = None
+        self.ub: np.ndarray | None = None
         st, lay, N = settings, layout, layout.N
         Q = st.Q_matrix
         self._Q, self._QN = Q, st.terminal_weight * Q
@@ -111,7 +113,7 @@ class StepQP:
         The body spans ``[s - rear_overhang, s + front_extent]`` along the path, so the bounds are
         queried on a grid extended by the footprint and reduced with a sliding min/max window.
         """
-        if self.corridor is None and q.width_left_body is not None:
+        if self.corridor is None and q.width_left_body is not None and q.width_right_body is not None:
             return -q.width_right_body, q.width_left_body  # widths pre-reduced over the body length
         s_ext = s_grid[0] + self._ext_offsets
         if not self.closed:

@@ -69,11 +69,11 @@ class PathSampler:
         ``body = (rear, front)`` [m] adds the widths' minimum over the car's length behind/ahead."""
         self.closed = path.closed
         self.length = path.length
-        v_ref = path.v_ref if v_ref is None else v_ref
-        self.has_v_ref = v_ref is not None
+        v_ref_col = path.v_ref if v_ref is None else v_ref
+        self.has_v_ref = v_ref_col is not None
         self.has_v_box = v_box is not None
-        v = v_ref if self.has_v_ref else np.zeros(path.n)
-        vb = v_box if self.has_v_box else np.zeros(path.n)
+        v = v_ref_col if v_ref_col is not None else np.zeros(path.n)
+        vb = v_box if v_box is not None else np.zeros(path.n)
         self.has_body = body is not None
         if body:
             wl_b, wr_b = body_minimum(path, body, path.width_left), body_minimum(path, body, path.width_right)
