@@ -11,8 +11,9 @@ from __future__ import annotations
 import abc
 import difflib
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -116,6 +117,8 @@ class MotionModel(abc.ABC):
     default_actuator: ClassVar[str] = "direct"
     integrator: ClassVar[str] = "rk4"
     max_substep: float | None = 0.01
+    #: height [m] of a planar model's pose, set by its :meth:`_initial_state` (see :meth:`_planar_pose`)
+    _z: float
     #: keys of the initial condition, see :meth:`init`
     INFO_KEYS: ClassVar[tuple[str, ...]] = ("x", "y", "z", "yaw", "speed")
 

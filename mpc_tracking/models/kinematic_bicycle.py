@@ -40,6 +40,8 @@ class KinematicBicycle(MotionModel):
         "dead_time": (0.0, "delay of both commands [s]"),
         "max_substep": (0.01, "longest RK4 substep [s]"),
     }
+    #: always a number here (set from the parameter ``max_substep`` in :meth:`_check_params`)
+    max_substep: float = 0.01
 
     def _check_params(self, p: dict[str, Any]) -> None:
         super()._check_params(p)
@@ -58,7 +60,7 @@ class KinematicBicycle(MotionModel):
         return ModelError(f"{self.name}: {msg}")
 
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
-        self._queue: deque = deque()
+        self._queue: deque[tuple[float, np.ndarray]] = deque()  # (release time [s], command)
         self._z = info["z"]
         return np.array([info["x"], info["y"], info["yaw"], info["speed"], 0.0])
 
@@ -80,7 +82,7 @@ class KinematicBicycle(MotionModel):
         u[1] = np.clip(u[1], -p["delta_max"], p["delta_max"])
         if p["dead_time"] > 0:
             self._queue.append((t + p["dead_time"], u))
-            applied = None
+            applied: np.ndarray | None = None
             while self._queue and self._queue[0][0] <= t + 1e-12:
                 applied = self._queue.popleft()[1]
             if applied is not None:
