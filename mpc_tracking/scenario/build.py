@@ -10,11 +10,14 @@ from __future__ import annotations
 import inspect
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
+
+if TYPE_CHECKING:  # types only: this module imports the packages it builds from inside its functions
+    from mpc_tracking.environment.obstacles import CircleObstacle, PolygonObstacle
 
 __all__ = ["build", "obstacle_records", "resolve_file"]
 
@@ -106,7 +109,7 @@ def _build_corridor(sc, path):
         return None
     from mpc_tracking import environment as env
 
-    obstacles = []
+    obstacles: list[CircleObstacle | PolygonObstacle] = []  # MovingCircle is a CircleObstacle
     for i, o in enumerate(env_cfg.obstacles):
         where = f"{sc.source}: environment.obstacles.{i}"
         if o.type == "circle":

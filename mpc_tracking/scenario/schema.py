@@ -12,7 +12,7 @@ import difflib
 import math
 import re
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -40,11 +40,20 @@ _EXPECT = {
 }
 
 
-def _f(default: Any, kind: str, doc: str = "", choices: tuple | None = None):
-    """A schema field: default, expected kind, description (shown by ``--help``-like listings)."""
+def _f(default: Any, kind: str, doc: str = "", choices: tuple | None = None) -> Any:
+    """A schema field: default, expected kind, description (shown by ``--help``-like listings).
+
+    Returns the :func:`dataclasses.field` (typed ``Any``, as it stands in for the field's value);
+    a list or dict default is copied for every instance.
+    """
     meta = {"kind": kind, "doc": doc, "choices": choices}
     if isinstance(default, (list, dict)):
-        return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+        template: list | dict = default
+
+        def copy_default() -> list | dict:
+            return type(template)(template)
+
+        return field(default_factory=copy_default, metadata=meta)
     return field(default=default, metadata=meta)
 
 
@@ -147,13 +156,16 @@ def _attribute_docs(doc: str) -> dict[str, str]:
     return out
 
 
-def _controller_fields() -> list:
+def _controller_fields() -> list[tuple[str, Any, Any]]:
+    """``(name, type, field)`` of every init field of :class:`MPCSettings`, for :func:`make_dataclass`."""
     choices = {"mode": MODES, "linearization": LINEARIZATIONS, "warm_start": WARM_STARTS}
     docs = _attribute_docs(MPCSettings.__doc__ or "")
-    out = []
+    out: list[tuple[str, Any, Any]] = []
     for f in fields(MPCSettings):
         if not f.init:
             continue
+        if f.default is MISSING:  # pragma: no cover - MPCSettings gives every init field a plain default
+            raise ScenarioError(f"schema: MPCSettings.{f.name} has no plain default")
         d = f.default
         if f.name in ("Q", "R", "R_rate"):
             kind, d = "weights", list(d)
@@ -171,9 +183,19 @@ def _controller_fields() -> list:
     return out
 
 
-#: the MPC settings (one field per :class:`~mpc_tracking.mpc.settings.MPCSettings` field)
-ControllerConfig = make_dataclass("ControllerConfig", _controller_fields())
-ControllerConfig.__doc__ = "MPC settings: the fields of MPCSettings, same names and defaults."
+if TYPE_CHECKING:
+
+    @dataclass
+    class ControllerConfig:
+        """What type checkers see of the class made below: a dataclass whose fields (those of
+        :class:`MPCSettings`, values as read from the file) are typed ``Any``."""
+
+        def __getattr__(self, name: str) -> Any: ...
+
+else:
+    #: the MPC settings (one field per :class:`~mpc_tracking.mpc.settings.MPCSettings` field)
+    ControllerConfig = make_dataclass("ControllerConfig", _controller_fields())
+    ControllerConfig.__doc__ = "MPC settings: the fields of MPCSettings, same names and defaults."
 
 
 @dataclass
@@ -210,7 +232,8 @@ class OutputsConfig:
     animation: AnimationConfig = field(default_factory=AnimationConfig, metadata={"kind": "section"})
 
 
-def _section(cls):
+def _section(cls: type) -> Any:
+    """A field holding a nested section (a fresh ``cls()`` per instance)."""
     return field(default_factory=cls, metadata={"kind": "section"})
 
 
@@ -239,7 +262,12 @@ def scenario_keys(cls: type = ScenarioBase, prefix: str = "") -> list[tuple[str,
         if kind == "section":
             out += scenario_keys(_section_type(cls, f.name), f"{prefix}{f.name}.")
             continue
-        default = f.default_factory() if f.default is MISSING else f.default
+        if f.default is not MISSING:
+            default = f.default
+        elif f.default_factory is not MISSING:
+            default = f.default_factory()
+        else:  # pragma: no cover - schema bug
+            raise ScenarioError(f"schema: {cls.__name__}.{f.name} has no default")
         doc = f.metadata.get("doc", "")
         if f.metadata.get("choices"):
             doc += f" (one of {', '.join(map(str, f.metadata['choices']))})"
@@ -405,7 +433,8 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "") -> Any:
         f = known[key]
         kind = f.metadata.get("kind", "section")
         if kind == "section":
-            kw[key] = validate(f.type if is_dataclass(f.type) else _section_type(cls, key), value, loc, dotted + ".")
+            section = f.type if isinstance(f.type, type) and is_dataclass(f.type) else _section_type(cls, key)
+            kw[key] = validate(section, value, loc, dotted + ".")
         elif kind == "obstacles":
             if not isinstance(value, list):
                 raise _fail(loc, dotted, f"expected {_EXPECT[kind]}, got {value!r}")
