@@ -196,7 +196,9 @@ class SimulationResult:
             "lap_times": self.lap_times,
             "info": self.info,
         }
-        arrays = {f"series_{k}": v for k, v in self.series.items()}
+        # values typed Any: numpy 2.x stubs let ``**kwds`` of savez_compressed bind its ``allow_pickle: bool``,
+        # so a dict of arrays is rejected although no key here is ``allow_pickle``
+        arrays: dict[str, Any] = {f"series_{k}": v for k, v in self.series.items()}
         if self.path is not None:
             p = self.path
             arrays.update(
