@@ -41,7 +41,7 @@ def save(fig, args: argparse.Namespace, name: str) -> Path:
     return f
 
 
-def row(label: str, result: "mt.SimulationResult") -> str:
+def row(label: str, result: mt.SimulationResult) -> str:
     m = result.metrics
     lap = f"{result.lap_times[0]:7.2f}" if result.lap_times else "      -"
     return (f"{label:<22} {m['reason']:<14} {lap} {m['rms_e_y'] * 100:8.2f} {m['max_abs_e_y'] * 100:8.2f} "

@@ -6,8 +6,8 @@ solve time. Too short a horizon cannot see the bends coming.
 """
 from _common import HEADER, parse_args, row, save, scenario
 
-from mpc_tracking.viz.plotting import new_figure
 from mpc_tracking.scenario.core import run_scenario
+from mpc_tracking.viz.plotting import new_figure
 
 args = parse_args("horizon_comparison", __doc__.splitlines()[0])
 horizons = (5, 10, 20, 40)

@@ -14,8 +14,8 @@ see mpc_tracking.environment.corridor for circles, moving circles, polygons and 
 import numpy as np
 from _common import parse_args, save, scenario
 
-from mpc_tracking.viz.plotting import plot_timeseries, plot_track, scenario_obstacles
 from mpc_tracking.scenario.core import run_scenario
+from mpc_tracking.viz.plotting import plot_timeseries, plot_track, scenario_obstacles
 
 
 def passing_instants(result) -> list[int]:
@@ -31,7 +31,8 @@ def passing_instants(result) -> list[int]:
 args = parse_args("obstacle_avoidance", __doc__.splitlines()[0])
 for label, file, overrides in (
     ("obstacles", "obstacles.yaml", {}),
-    ("slalom", "obstacles.yaml", {"path.source": "hairpin_slalom", "environment.obstacles": [], "controller.v_max": 8.0}),
+    ("slalom", "obstacles.yaml",
+     {"path.source": "hairpin_slalom", "environment.obstacles": [], "controller.v_max": 8.0}),
 ):
     sc = scenario(file, args, **overrides)
     result = run_scenario(sc)

@@ -7,8 +7,8 @@ not registered in this installation are skipped with a message.
 from _common import HEADER, parse_args, row, save, scenario
 
 from mpc_tracking.models import available_models
-from mpc_tracking.viz.plotting import new_figure, plot_path
 from mpc_tracking.scenario.core import run_scenario
+from mpc_tracking.viz.plotting import new_figure, plot_path
 
 args = parse_args("plant_comparison", __doc__.splitlines()[0])
 PLANTS = {  # plant -> its scenario file (same path, controller and start; plant parameters differ)

@@ -5,9 +5,9 @@
 """
 from _common import parse_args, save, scenario
 
+from mpc_tracking.scenario.core import run_scenario
 from mpc_tracking.viz.animation import animate
 from mpc_tracking.viz.plotting import plot_timeseries, plot_track
-from mpc_tracking.scenario.core import run_scenario
 
 args = parse_args("quickstart", __doc__.splitlines()[0])
 sc = scenario("quickstart.yaml", args)

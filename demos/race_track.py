@@ -8,10 +8,10 @@ import sys
 
 from _common import parse_args, save, scenario
 
-from mpc_tracking.viz.animation import animate
 from mpc_tracking.paths.bundled import list_bundled
-from mpc_tracking.viz.plotting import plot_path_view, plot_timeseries, plot_track
 from mpc_tracking.scenario.core import run_scenario
+from mpc_tracking.viz.animation import animate
+from mpc_tracking.viz.plotting import plot_path_view, plot_timeseries, plot_track
 
 track = None
 if "--track" in sys.argv:  # consumed here; the rest goes to the common options

@@ -6,8 +6,8 @@ minimising lap time (the MPC trades lateral position for speed inside the corrid
 import numpy as np
 from _common import HEADER, parse_args, row, save, scenario
 
-from mpc_tracking.viz.plotting import new_figure, plot_path
 from mpc_tracking.scenario.core import run_scenario
+from mpc_tracking.viz.plotting import new_figure, plot_path
 
 args = parse_args("time_optimal", __doc__.splitlines()[0])
 runs = {}
@@ -21,7 +21,7 @@ for mode, r in runs.items():
 fig = new_figure(figsize=(13, 5.5), layout="constrained")
 ax_map, ax_v = fig.subplots(1, 2, width_ratios=(1.2, 1.0))
 plot_path(runs["tracking"].path, ax=ax_map)
-for (mode, r), col in zip(runs.items(), ("tab:blue", "tab:red")):
+for (mode, r), col in zip(runs.items(), ("tab:blue", "tab:red"), strict=True):
     ax_map.plot(r.x, r.y, color=col, lw=1.5, label=mode)
     order = np.argsort(r.s)
     ax_v.plot(r.s[order], r.v[order], ".", ms=2, color=col, label=mode)

@@ -46,8 +46,8 @@ def write_yaml(name: str, doc: dict, comment: str) -> Path:
 
 def oval(straight: float = 60.0, radius: float = 20.0, spacing: float = 1.0):
     """Stadium oval: two straights joined by semicircles (counter-clockwise)."""
-    n_s = int(round(straight / spacing))
-    n_c = int(round(np.pi * radius / spacing))
+    n_s = round(straight / spacing)
+    n_c = round(np.pi * radius / spacing)
     xs = np.linspace(-straight / 2, straight / 2, n_s, endpoint=False)
     a = np.linspace(-np.pi / 2, np.pi / 2, n_c, endpoint=False)
     right = np.column_stack([straight / 2 + radius * np.cos(a), radius * np.sin(a)])

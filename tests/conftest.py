@@ -23,7 +23,7 @@ def _logging_levels_unchanged():
     yield
     after = [lg.level for lg in loggers] + [logging.root.manager.disable]
     if after != before:
-        for lg, level in zip(loggers, before):
+        for lg, level in zip(loggers, before, strict=False):
             lg.setLevel(level)
         logging.disable(before[-1])
         pytest.fail(f"logging levels changed by the test (root, mpc_tracking, disable): {before} -> {after}")

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mpc_tracking.viz.animation import animate, available_formats, frame_indices, render_frames
 from mpc_tracking.errors import InputError
 from mpc_tracking.scenario.core import default_scenario, run_scenario
+from mpc_tracking.viz.animation import animate, available_formats, frame_indices, render_frames
 
 
 @pytest.fixture(scope="module")

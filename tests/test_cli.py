@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mpc_tracking.viz.animation import frame_indices
 from mpc_tracking.cli.main import build_parser, main
+from mpc_tracking.viz.animation import frame_indices
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = str(ROOT / "demos" / "quickstart.yaml")

@@ -6,7 +6,14 @@ import pytest
 
 from mpc_tracking import InputError, PathFormatError, ReferencePath
 from mpc_tracking.environment import (
-    CircleObstacle, MovingCircle, ObstacleCorridor, OccupancyGrid, PolygonObstacle, TrackCorridor, car_bounds, choose_gaps,
+    CircleObstacle,
+    MovingCircle,
+    ObstacleCorridor,
+    OccupancyGrid,
+    PolygonObstacle,
+    TrackCorridor,
+    car_bounds,
+    choose_gaps,
 )
 from mpc_tracking.paths.io import load_path
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpc_tracking import MPCSettings, ModelError, ReferencePath, SpatialMPC, VehicleParams, simulate
+from mpc_tracking import ModelError, MPCSettings, ReferencePath, SpatialMPC, VehicleParams, simulate
 from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Ackermann3D, Ackermann3DBatch, Ackermann3DParams, create_model
 from mpc_tracking.models.ackermann3d.batch import ackermann_angles
@@ -17,7 +17,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "plants" / "ackermann3
 
 def _run(car: Ackermann3D, u, T: float, dt: float, log_every: int = 1) -> np.ndarray:
     rows = []
-    n = int(round(T / dt))
+    n = round(T / dt)
     for k in range(n + 1):
         if k % log_every == 0:
             rows.append(np.r_[car.state, car.pose.yaw])

@@ -6,7 +6,14 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from mpc_tracking import InputError
-from mpc_tracking.models.integrators import get_integrator, integrate, orthonormalize, semi_implicit_euler_so3, so3_exp, solve_ivp_step
+from mpc_tracking.models.integrators import (
+    get_integrator,
+    integrate,
+    orthonormalize,
+    semi_implicit_euler_so3,
+    so3_exp,
+    solve_ivp_step,
+)
 
 
 @pytest.mark.parametrize("phi", [[0.3, -0.2, 0.5], [1e-9, 0.0, -2e-9], [0.0, 0.0, 3.0], [2.0, 1.0, -1.0]])

@@ -6,7 +6,7 @@ import logging
 import numpy as np
 import pytest
 
-from mpc_tracking import MPCSettings, ModelError, SpatialMPC, UnknownModelError, VehicleParams, load_path, simulate
+from mpc_tracking import ModelError, MPCSettings, SpatialMPC, UnknownModelError, VehicleParams, load_path, simulate
 from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Unicycle, available_models, create_model
 

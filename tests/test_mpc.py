@@ -346,7 +346,7 @@ def test_corridor_is_evaluated_at_the_predicted_time():
     assert len(seen) == 4  # time-varying provider: asked twice per step (front arrives, rear leaves)
     veh = mpc.vehicle
     s0, horizon_end = 0.3, 0.3 + mpc.N * mpc.ds
-    for (s, t, e_y0), shift in zip(seen[2:], (-veh.front_extent, veh.rear_overhang)):
+    for (s, t, e_y0), shift in zip(seen[2:], (-veh.front_extent, veh.rear_overhang), strict=False):
         assert e_y0 == pytest.approx(0.3)
         # time at which the body covers s: predicted time grows by ds / v (v ~ 6 m/s) along the horizon
         at = s + shift

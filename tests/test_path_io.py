@@ -141,7 +141,7 @@ def test_bad_yaml(tmp_path, text, match):
 
 
 def test_unknown_source():
-    with pytest.raises(PathError, match="unknown bundled path 'nope'.*oval"):
+    with pytest.raises(PathError, match=r"unknown bundled path 'nope'.*oval"):
         load_path("nope")
     with pytest.raises(PathFormatError, match="no such file"):
         load_path("does/not/exist.csv")

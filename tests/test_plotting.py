@@ -5,10 +5,16 @@ import numpy as np
 import pytest
 
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.viz.plotting import (
-    car_outline, draw_car, new_figure, plot_path, plot_path_view, plot_timeseries, plot_track,
-)
 from mpc_tracking.scenario.core import default_scenario, run_scenario
+from mpc_tracking.viz.plotting import (
+    car_outline,
+    draw_car,
+    new_figure,
+    plot_path,
+    plot_path_view,
+    plot_timeseries,
+    plot_track,
+)
 
 
 @pytest.fixture(scope="module")

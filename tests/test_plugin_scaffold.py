@@ -9,8 +9,7 @@ from importlib import metadata
 import numpy as np
 import pytest
 
-from mpc_tracking import InputError, MPCSettings, ReferencePath, SpatialMPC, VehicleParams, simulate
-from mpc_tracking import models
+from mpc_tracking import InputError, MPCSettings, ReferencePath, SpatialMPC, VehicleParams, models, simulate
 from mpc_tracking.models import available_models, create_model, plugin_errors, reload_plugins
 from mpc_tracking.models.scaffold import describe_models, new_model
 
@@ -92,7 +91,7 @@ def test_broken_plugin_reported_others_usable(monkeypatch):
         assert "not a MotionModel subclass" in errs["not_a_model"]
         assert "good_plugin" in available_models() and "unicycle" in available_models()
         create_model("good_plugin").step(0.0, 0.1, [0.0, 1.0])
-        with pytest.raises(KeyError, match="broken_plugin.*failed to load.*nowhere"):
+        with pytest.raises(KeyError, match=r"broken_plugin.*failed to load.*nowhere"):
             models.get_model("broken_plugin")
         assert "broken_plugin" in describe_models()
     finally:

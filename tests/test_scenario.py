@@ -157,7 +157,7 @@ def test_run_scenario_short_and_records_scenario():
 
 
 def test_unknown_plant_names_known_ones():
-    with pytest.raises(ScenarioError, match="known models: .*kinematic_bicycle"):
+    with pytest.raises(ScenarioError, match=r"known models: .*kinematic_bicycle"):
         default_scenario().with_overrides({"plant.name": "hovercraft"})
 
 

@@ -42,8 +42,8 @@ def test_jacobians_match_finite_differences():
     xs, us, ks = _random_points()
     Jx, Ju = sb.jacobians(xs, us, ks, P)
     for i in range(len(ks)):
-        fx = _fd_jac(lambda z: sb.derivatives(z, us[i], ks[i], P), xs[i])
-        fu = _fd_jac(lambda z: sb.derivatives(xs[i], z, ks[i], P), us[i])
+        fx = _fd_jac(lambda z, i=i: sb.derivatives(z, us[i], ks[i], P), xs[i])
+        fu = _fd_jac(lambda z, i=i: sb.derivatives(xs[i], z, ks[i], P), us[i])
         np.testing.assert_allclose(Jx[i], fx, atol=1e-6, rtol=1e-6)
         np.testing.assert_allclose(Ju[i], fu, atol=1e-6, rtol=1e-6)
 
@@ -54,8 +54,12 @@ def test_linearize_matches_finite_differences_of_discrete_map(method):
     ds = 0.5
     A, B, f = sb.linearize(xs, us, ks, ds, P, method)
     for i in range(len(ks)):
-        step_x = lambda z: sb.discrete_step(z, us[i], ks[i], ds, P, method)
-        step_u = lambda z: sb.discrete_step(xs[i], z, ks[i], ds, P, method)
+        def step_x(z, i=i):
+            return sb.discrete_step(z, us[i], ks[i], ds, P, method)
+
+        def step_u(z, i=i):
+            return sb.discrete_step(xs[i], z, ks[i], ds, P, method)
+
         np.testing.assert_allclose(A[i], _fd_jac(step_x, xs[i]), atol=1e-6, rtol=1e-6)
         np.testing.assert_allclose(B[i], _fd_jac(step_u, us[i]), atol=1e-6, rtol=1e-6)
         # exact at the operating point

@@ -17,10 +17,10 @@ import pytest
 from mpc_tracking.cli.sweep import add_sweep_command, parse_grid_option
 from mpc_tracking.errors import ClusterError, InputError, ScenarioError
 from mpc_tracking.scenario.core import default_scenario
-from mpc_tracking.tuning.grid import expand_grid, point_key
-from mpc_tracking.tuning.sweep import TIMING_FIELDS, sweep
 from mpc_tracking.tuning.analysis import aggregate, pareto_front, recommend
+from mpc_tracking.tuning.grid import expand_grid, point_key
 from mpc_tracking.tuning.io import read_rows
+from mpc_tracking.tuning.sweep import TIMING_FIELDS, sweep
 
 GRID = {"controller.horizon": [5, 10], "controller.ds": [0.5, 1.0]}
 
@@ -50,7 +50,7 @@ def _strip(rows):
 def _assert_same_rows(rows_a, rows_b):
     a, b = _strip(rows_a), _strip(rows_b)
     assert [r["index"] for r in a] == [r["index"] for r in b]
-    for ra, rb in zip(a, b):
+    for ra, rb in zip(a, b, strict=True):
         assert ra.keys() == rb.keys()
         diff = {k: (ra[k], rb[k]) for k in ra if not _same(ra[k], rb[k])}
         assert not diff, f"run {ra['index']} differs: {diff}"
@@ -221,7 +221,7 @@ def test_unreachable_dask_scheduler_is_a_clear_error(base):
 def _rows(rms, cost, laps=None):
     laps = laps or [True] * len(rms)
     return [{"index": i, "point": i, "controller.horizon": n, "status": "ok", "rms_e_y": e, "solve_time_median": c,
-             "lap_completed": lap} for i, (n, e, c, lap) in enumerate(zip((10, 20, 30, 50), rms, cost, laps))]
+             "lap_completed": lap} for i, (n, e, c, lap) in enumerate(zip((10, 20, 30, 50), rms, cost, laps, strict=False))]
 
 
 def test_recommend_smallest_horizon_within_tolerance():

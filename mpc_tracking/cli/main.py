@@ -217,42 +217,22 @@ def _fmt(v: Any) -> str:
 
 
 def _describe(path) -> str:
-    if hasattr(path, "describe"):
-        d = path.describe()
-        if isinstance(d, dict):
-            return "\n".join(f"  {k:<18} {_fmt(v)}" for k, v in d.items())
-        return str(d)
-    import numpy as np
-
-    k = np.abs(path.kappa)
-    rows = [
-        ("name", path.name), ("length", f"{path.length:.2f} m"), ("closed", path.closed),
-        ("waypoints", f"{path.n} (ds = {path.ds:.3f} m)"), ("max |kappa|", f"{k.max():.4f} 1/m"),
-        ("min radius", f"{1 / k.max():.2f} m" if k.max() > 0 else "inf"),
-    ]
-    if path.has_widths:
-        rows.append(("width left", f"{path.width_left.min():.2f} .. {path.width_left.max():.2f} m"))
-        rows.append(("width right", f"{path.width_right.min():.2f} .. {path.width_right.max():.2f} m"))
-    return "\n".join(f"  {k:<12} {v}" for k, v in rows)
+    """The path's :meth:`~mpc_tracking.paths.reference_path.ReferencePath.describe` as an aligned table."""
+    return "\n".join(f"  {k:<18} {_fmt(v)}" for k, v in path.describe().items())
 
 
 def _cmd_path_show(args: argparse.Namespace) -> int:
     from mpc_tracking.cli.outputs import prepare_folder, save_figure
     from mpc_tracking.paths.io import load_path
+    from mpc_tracking.paths.speed_profile import speed_profile
     from mpc_tracking.viz.plotting import plot_path_view
 
     path = load_path(args.source, ds=args.ds)
     print(_describe(path))
     out = Path(args.out) if args.out else Path("out") / f"path_{path.name}.png"
     prepare_folder(out.parent)
-    profile = None
-    try:
-        from mpc_tracking.paths.speed_profile import speed_profile
-
-        profile = speed_profile(path, v_max=args.v_max, a_y_max=args.a_y_max, a_max=args.accel_max,
-                                a_brake=args.decel_max)
-    except ImportError:  # pragma: no cover - older installation
-        pass
+    profile = speed_profile(path, v_max=args.v_max, a_y_max=args.a_y_max, a_max=args.accel_max,
+                            a_brake=args.decel_max)
     obstacles = None
     if getattr(path, "obstacles", None):
         from mpc_tracking.scenario.build import obstacle_records

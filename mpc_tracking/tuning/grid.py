@@ -42,6 +42,14 @@ def expand_grid(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> tuple[
     Returns
     -------
     (params, points) : list of str, list of dict
+
+    Examples
+    --------
+    >>> params, points = expand_grid({"controller.horizon": [10, 20], "controller.v_max": 8.0})
+    >>> params
+    ['controller.horizon', 'controller.v_max']
+    >>> points
+    [{'controller.horizon': 10, 'controller.v_max': 8.0}, {'controller.horizon': 20, 'controller.v_max': 8.0}]
     """
     if isinstance(grid, Mapping):
         if not grid:

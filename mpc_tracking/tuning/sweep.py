@@ -9,9 +9,17 @@ from the timing fields :data:`TIMING_FIELDS`). A run that fails records its erro
 
 Examples
 --------
+Two horizons on the first 2 s of the default lap, in this process (a real sweep drops
+``simulation.t_max`` and ``executor``, and passes ``out="out/sweep"`` to keep the files):
+
 >>> from mpc_tracking.scenario.core import default_scenario
->>> res = sweep(default_scenario(), {"controller.horizon": [10, 20, 30]}, out="out/sweep")  # doctest: +SKIP
->>> print(res.recommend().summary())                                                       # doctest: +SKIP
+>>> short = default_scenario().with_overrides({"simulation.t_max": 2.0})
+>>> res = sweep(short, {"controller.horizon": [10, 20]}, executor="serial", progress=False)
+>>> [(row["controller.horizon"], row["status"]) for row in res.rows]
+[(10, 'ok'), (20, 'ok')]
+>>> rec = res.recommend()
+>>> rec.param, rec.value in (10, 20)
+('controller.horizon', True)
 """
 from __future__ import annotations
 

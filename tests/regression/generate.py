@@ -93,7 +93,7 @@ def run_case(name: str, perturbation: dict[str, Any] | None = None) -> dict[str,
     s = res.series
     progress = np.unwrap(s["s"] * 2 * np.pi / path.length) * path.length / (2 * np.pi)
     out = {
-        "steps": int(len(res)),
+        "steps": len(res),
         "infeasible_steps": int(np.sum(s["status"] >= 2)),
         "corridor_violation_steps": int(np.sum(np.nan_to_num(s["corridor_violation"]) > 1e-3)),
         "distance": float(progress[-1] - progress[0]),
@@ -127,7 +127,7 @@ def generate() -> dict[str, Any]:
     }}
     for name in CASES:
         nominal = run_case(name)
-        spread = {k: 0.0 for k in nominal}
+        spread = dict.fromkeys(nominal, 0.0)
         for pert in PERTURBATIONS.values():
             other = run_case(name, pert)
             for k in nominal:
