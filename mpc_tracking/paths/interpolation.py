@@ -8,8 +8,8 @@ carries ``inf`` widths, and ``inf`` must stay ``inf`` between two waypoints inst
 
 >>> import numpy as np
 >>> table = LinearTable(np.array([0.0, 1.0, 2.0]), np.array([[0.0, np.inf], [2.0, np.inf], [4.0, 1.0]]))
->>> table(np.array([0.5, 1.0, 1.5, 9.0])).tolist()
-[[1.0, inf], [2.0, inf], [3.0, inf], [4.0, 1.0]]
+>>> table(np.array([0.5, 1.0, 1.25, 9.0])).tolist()
+[[1.0, inf], [2.0, inf], [2.5, inf], [4.0, 1.0]]
 """
 from __future__ import annotations
 
