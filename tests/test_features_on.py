@@ -174,7 +174,7 @@ def test_osqp_is_set_up_once_and_iterations_are_reported(monkeypatch):
     # MPCSolution.iterations (logged per step) is OSQP's own count summed over the re-linearizations
     np.testing.assert_array_equal(res.series["iterations"], np.add.reduceat(iters, np.arange(0, 2 * n, 2)))
     assert np.all(res.series["iterations"] >= 2)  # at least one ADMM iteration per solve
-    # warm-started: a converged loop needs few iterations (measured median 25, max 175 with
-    # check_termination=10); the limit is max_iter = 4000
-    assert np.median(res.series["iterations"]) <= 100
+    # warm-started: a converged loop needs few iterations (measured: median 20, p95 70, max 180 per
+    # step over both solves); the limit is max_iter = 4000
+    assert np.median(res.series["iterations"]) <= 60
     assert res.series["iterations"].max() < st.max_iter
