@@ -156,8 +156,11 @@ class SpatialMPC:
             s = np.minimum(s, self.path.length)  # horizon shrinks gracefully at the end
         return s
 
-    def _reference_op(self, q: PathSample):
-        """Operating point on the reference: e = 0, v = v_ref, delta = atan(L kappa)."""
+    def _reference_op(self, q: PathSample) -> tuple[np.ndarray, np.ndarray]:
+        """Operating point on the reference: e = 0, v = v_ref, delta = atan(L kappa).
+
+        Returns ``x_op`` (N+1, 3) with the time [s] along the reference in column 2, and ``u_op`` (N, 2).
+        """
         N = self.N
         x_op = np.zeros((N + 1, NX))
         u_op = np.empty((N, NU))
@@ -224,8 +227,14 @@ class SpatialMPC:
         return predict_over_delay(self._sampler, self.vehicle, s0, x0, self._u_prev, self.settings.delay, self.ds)
 
     # ------------------------------------------------------------------ solve
-    def _prepare(self, state: Any):
-        """Measured state -> prediction grid, path sample and operating point of this step."""
+    def _prepare(
+        self, state: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, PathSample, np.ndarray, np.ndarray, float]:
+        """Measured state -> prediction grid, path sample and operating point of this step.
+
+        Returns ``(x0 (3,), x_op (N+1, 3), u_op (N, 2), u_ref (N, 2), q, s_grid (N+1,) [m],
+        e_y limit (N+1,) [m], s0 [m])``, ``x0`` and ``s0`` after the delay prediction.
+        """
         s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
         x0 = np.array([float(e_y), float(e_psi), 0.0])
         s0 = float(s0)
@@ -271,7 +280,16 @@ class SpatialMPC:
         """Copy of the semantic data of the QP last built (see :class:`~mpc_tracking.mpc.qp.StepQP`)."""
         return self.qp.problem()
 
-    def build_qp(self, x0, x_op, u_op, u_ref, q: PathSample, s_grid, t_now: float = 0.0) -> QPData:
+    def build_qp(
+        self,
+        x0: np.ndarray,
+        x_op: np.ndarray,
+        u_op: np.ndarray,
+        u_ref: np.ndarray,
+        q: PathSample,
+        s_grid: np.ndarray,
+        t_now: float = 0.0,
+    ) -> QPData:
         """Fill the QP data for one step (delegates to :meth:`StepQP.build`)."""
         return self.qp.build(x0, x_op, u_op, u_ref, q, s_grid, t_now, self._u_prev)
 
@@ -346,7 +364,17 @@ class SpatialMPC:
         lay = self.layout
         return z[: lay.nX].reshape(self.N + 1, NX), z[lay.nX : lay.nX + lay.nU].reshape(self.N, NU)
 
-    def _solve_qp(self, x0, x_op, u_op, u_ref, q, s_grid, t_now):
+    def _solve_qp(
+        self,
+        x0: np.ndarray,
+        x_op: np.ndarray,
+        u_op: np.ndarray,
+        u_ref: np.ndarray,
+        q: PathSample,
+        s_grid: np.ndarray,
+        t_now: float,
+    ) -> tuple[np.ndarray | None, Any, int, float]:
+        """Build and solve one QP: ``(z or None on failure, OSQP status value or text, iterations, run time [s])``."""
         d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now)
         if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
@@ -368,7 +396,7 @@ class SpatialMPC:
             return None, info.status, int(info.iter), stime
         return x, status, int(info.iter), stime
 
-    def _fallback(self, solver_status, iters, solve_time, t_start, s0) -> MPCSolution:
+    def _fallback(self, solver_status: Any, iters: int, solve_time: float, t_start: float, s0: float) -> MPCSolution:
         """Reuse the previous plan (shifted) for at most K steps, then brake to a safe stop."""
         st = self.settings
         self._fail_count += 1

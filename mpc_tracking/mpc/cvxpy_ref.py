@@ -47,7 +47,7 @@ reference, cost) is written here again, with plain loops. Not covered: ``delay >
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cvxpy as cp
 import numpy as np
@@ -55,6 +55,11 @@ import numpy as np
 from mpc_tracking.errors import InputError, SolverError
 from mpc_tracking.models import spatial_bicycle as sb
 from mpc_tracking.paths.speed_profile import speed_profile
+
+if TYPE_CHECKING:
+    from mpc_tracking.models.spatial_bicycle import VehicleParams
+    from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
+    from mpc_tracking.paths.reference_path import ReferencePath
 
 __all__ = ["CvxpyMPC", "SLACK_QUAD", "REF_SLOPE"]
 
@@ -71,14 +76,16 @@ def _sqrtm(W: np.ndarray) -> np.ndarray:
     return V @ np.diag(np.sqrt(np.maximum(lam, 0.0))) @ V.T
 
 
-def _speed_limit(kappa, delta_op, L, st) -> np.ndarray:
+def _speed_limit(kappa: np.ndarray, delta_op: np.ndarray | None, L: float, st: MPCSettings) -> np.ndarray:
     k = np.abs(kappa)
     if delta_op is not None:
         k = np.maximum(k, np.abs(np.tan(delta_op)) / L)
     return np.clip(np.sqrt(st.a_y_max / np.maximum(k, 1e-9)), st.v_min, st.v_max)
 
 
-def _reachable(v_lim, s, decel, accel, v_start, v_min) -> np.ndarray:
+def _reachable(
+    v_lim: np.ndarray, s: np.ndarray, decel: float, accel: float, v_start: float | None, v_min: float
+) -> np.ndarray:
     """Highest speeds under ``v_lim`` reachable with the given braking/acceleration (two plain passes)."""
     v2 = np.asarray(v_lim, dtype=float) ** 2
     if math.isfinite(decel):
@@ -92,7 +99,7 @@ def _reachable(v_lim, s, decel, accel, v_start, v_min) -> np.ndarray:
     return np.maximum(np.sqrt(np.maximum(v2, 0.0)), v_min)
 
 
-def _slope_limited_reference(lo, hi, s, slope) -> np.ndarray:
+def _slope_limited_reference(lo: np.ndarray, hi: np.ndarray, s: np.ndarray, slope: float) -> np.ndarray:
     """0 clipped into the slope-limited envelopes of [lo, hi] (the midpoint where they cross); O(K^2)."""
     gap = slope * np.abs(s[:, None] - s[None, :])
     low = np.max(lo[None, :] - gap, axis=1)
@@ -120,7 +127,9 @@ class CvxpyMPC:
     >>> plan["u"][0]                                            # doctest: +SKIP
     """
 
-    def __init__(self, path, vehicle, settings, corridor: Any = None) -> None:
+    def __init__(
+        self, path: ReferencePath, vehicle: VehicleParams, settings: MPCSettings, corridor: Any = None
+    ) -> None:
         if settings.delay > 0 or settings.iterations != 1:
             raise InputError("CvxpyMPC: delay > 0 and iterations > 1 are not modelled")
         self.path, self.vehicle, self.settings, self.corridor = path, vehicle, settings, corridor
@@ -199,7 +208,7 @@ class CvxpyMPC:
             return np.interp(np.mod(s, path.length), np.append(path.s, path.length), np.append(values, values[0]))
         return np.interp(s, path.s, values)
 
-    def _speed_reference(self, kappa, u_prev) -> np.ndarray:
+    def _speed_reference(self, kappa: np.ndarray, u_prev: np.ndarray | None) -> np.ndarray:
         st, N = self.settings, self.N
         lim = _speed_limit(kappa[:N], None, self.vehicle.wheelbase, st)
         s_grid = self._s_grid
@@ -210,7 +219,7 @@ class CvxpyMPC:
         v_start = None if u_prev is None else u_prev[0] + 0.9 * st.accel_max * st.control_period
         return _reachable(lim, self.ds * np.arange(N), 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min)
 
-    def _shifted(self, prev, s_grid) -> tuple[np.ndarray, np.ndarray]:
+    def _shifted(self, prev: MPCSolution, s_grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The previous plan interpolated onto the new grid (clamped at its ends)."""
         s_prev = np.asarray(prev.s, dtype=float)
         s_new = s_grid
@@ -226,7 +235,7 @@ class CvxpyMPC:
         x_op[:, 2] -= x_op[0, 2]
         return x_op, u_op
 
-    def _raw_bounds(self, s_grid, t_pred, e_y0) -> tuple[np.ndarray, np.ndarray]:
+    def _raw_bounds(self, s_grid: np.ndarray, t_pred: np.ndarray, e_y0: float) -> tuple[np.ndarray, np.ndarray]:
         """Tightest lower/upper e_y bound over the body at each grid point (before the car's width)."""
         path, N = self.path, self.N
         if self.corridor is None:

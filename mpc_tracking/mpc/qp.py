@@ -101,7 +101,10 @@ class StepQP:
         st = self.settings
         return speed_limit(kappa, delta_op, self.inv_L, st.a_y_max, st.v_min, st.v_max)
 
-    def linearize(self, x_op, u_op, kap, s_grid):
+    def linearize(
+        self, x_op: np.ndarray, u_op: np.ndarray, kap: np.ndarray, s_grid: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``A`` (N, 3, 3), ``B`` (N, 3, 2), ``f`` (N, 3) of the spatial bicycle about ``(x_op, u_op)``."""
         ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
         return sb.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.vehicle, self.settings.discretization)
 
@@ -138,7 +141,17 @@ class StepQP:
         w = self._ext_window
         return window_reduce(np.ascontiguousarray(lb), w, True), window_reduce(np.ascontiguousarray(ub), w, False)
 
-    def build(self, x0, x_op, u_op, u_ref, q: PathSample, s_grid, t_now: float, u_prev_cmd) -> QPData:
+    def build(
+        self,
+        x0: np.ndarray,
+        x_op: np.ndarray,
+        u_op: np.ndarray,
+        u_ref: np.ndarray,
+        q: PathSample,
+        s_grid: np.ndarray,
+        t_now: float,
+        u_prev_cmd: np.ndarray | None,
+    ) -> QPData:
         """Fill :attr:`data` (q, l, u, A data) for one step and return it.
 
         ``u_prev_cmd`` is the last applied command (None before the first step).
