@@ -43,9 +43,9 @@ from mpc_tracking.models import (
 from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.controller import SpatialMPC
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
+from mpc_tracking.paths import Projection, ReferencePath, wrap_angle
 from mpc_tracking.paths.bundled import list_bundled
 from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, read_yaml, write_path
-from mpc_tracking.paths import Projection, ReferencePath, wrap_angle
 from mpc_tracking.paths.speed_profile import speed_profile
 from mpc_tracking.results import Outcome, SimulationResult
 from mpc_tracking.scenario.core import Scenario, default_scenario, load_scenario, run_scenario

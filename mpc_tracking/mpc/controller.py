@@ -55,9 +55,13 @@ class SpatialMPC:
 
     Examples
     --------
-    >>> mpc = SpatialMPC(path, VehicleParams(), MPCSettings(horizon=30))  # doctest: +SKIP
-    >>> sol = mpc.solve(path.project(x, y, psi))                           # doctest: +SKIP
-    >>> v, delta = sol.command                                             # doctest: +SKIP
+    >>> import mpc_tracking as mt
+    >>> path = mt.load_path("oval", ds=0.5)
+    >>> mpc = SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=30, v_max=10.0))
+    >>> x, y = path.point_at(5.0, e_y=0.3)          # a car 0.3 m left of the line at s = 5 m
+    >>> sol = mpc.solve(path.project(x, y, path.interpolate([5.0])["psi"][0]))
+    >>> sol.status, sol.v <= 10.0, sol.delta < 0     # solved; steers right, back to the line
+    (<Status.SOLVED: 'solved'>, True, True)
     """
 
     def __init__(

@@ -39,8 +39,8 @@ What is shared with the controller (reused, not re-derived): the path's own inte
 (:meth:`ReferencePath.interpolate`), the spatial bicycle's linearization
 (:func:`mpc_tracking.models.spatial_bicycle.linearize`), the path's forward-backward speed profile
 (:func:`mpc_tracking.paths.speed_profile.speed_profile`) for the whole-path ceilings, the corridor
-provider's ``bounds()``, and the constant 1e-4 of the slack regularization. Everything else (grid,
-operating point, horizon speed profile, rate and box bounds, body reduction of the bounds, lateral
+provider's ``bounds()``, and the constants ``SLACK_QUAD`` and ``REF_SLOPE`` of
+:mod:`mpc_tracking.mpc.qp`. Everything else (grid, operating point, horizon speed profile, rate and box bounds, body reduction of the bounds, lateral
 reference, cost) is written here again, with plain loops. Not covered: ``delay > 0`` and
 ``iterations > 1``.
 """
@@ -54,6 +54,7 @@ import numpy as np
 
 from mpc_tracking.errors import InputError, SolverError
 from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.mpc.qp import REF_SLOPE, SLACK_QUAD  # constants of the formulation, shared on purpose
 from mpc_tracking.paths.speed_profile import speed_profile
 
 if TYPE_CHECKING:
@@ -61,13 +62,9 @@ if TYPE_CHECKING:
     from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
     from mpc_tracking.paths.reference_path import ReferencePath
 
-__all__ = ["CvxpyMPC", "SLACK_QUAD", "REF_SLOPE"]
+__all__ = ["CvxpyMPC"]
 
 _BIG = 1e6  # cvxpy parameters cannot hold inf: "no bound" becomes a large finite bound
-#: quadratic slack regularization of the controller (a constant of the formulation)
-SLACK_QUAD = 1e-4
-#: steepest lateral slope of the e_y reference around obstacles
-REF_SLOPE = 0.15
 
 
 def _sqrtm(W: np.ndarray) -> np.ndarray:
@@ -122,9 +119,14 @@ class CvxpyMPC:
 
     Examples
     --------
-    >>> ref = CvxpyMPC(path, vehicle, settings)                 # doctest: +SKIP
-    >>> plan = ref.solve((s, e_y, e_psi), previous=last_sol)    # doctest: +SKIP
-    >>> plan["u"][0]                                            # doctest: +SKIP
+    >>> import mpc_tracking as mt
+    >>> path = mt.load_path("oval", ds=1.0)
+    >>> settings = mt.MPCSettings(horizon=10, v_max=8.0)
+    >>> ref = CvxpyMPC(path, mt.VehicleParams(), settings)
+    >>> plan = ref.solve((0.0, 0.2, 0.0))
+    >>> osqp = mt.SpatialMPC(path, mt.VehicleParams(), settings).solve((0.0, 0.2, 0.0))
+    >>> bool(abs(plan["u"][0, 1] - osqp.delta) < 1e-3)  # the same first steering command
+    True
     """
 
     def __init__(

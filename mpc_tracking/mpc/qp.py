@@ -26,6 +26,12 @@ INF = float(osqp.OSQP().constant("OSQP_INFTY"))
 _INF = INF
 
 
+#: quadratic regularization of the corridor slacks (keeps the QP strictly convex in them)
+SLACK_QUAD = 1e-4
+#: steepest lateral slope de_y/ds of the e_y reference around obstacles
+REF_SLOPE = 0.15
+
+
 class StepQP:
     """QP data of the spatial MPC for one step, updated in place (views into fixed arrays).
 
@@ -59,11 +65,11 @@ class StepQP:
         Q = st.Q_matrix
         self._Q, self._QN = Q, st.terminal_weight * Q
         self._R, self._Rd = st.R_matrix, st.R_rate_matrix
-        self._slack_quad = 1e-4
+        self._slack_quad = SLACK_QUAD
         self.P = lay.cost_matrix(self._Q, self._QN, self._R, self._Rd, slack_quad=self._slack_quad)
         self._half_w = 0.5 * self.vehicle.width + st.corridor_margin
         self._ref_inset = 0.5 * self.vehicle.width
-        self._ref_slope = 0.15  # steepest lateral slope de_y/ds of the reference around obstacles
+        self._ref_slope = REF_SLOPE
         self._s_offsets_x = self.ds * np.arange(N + 1)
         j_r = int(np.ceil(self.vehicle.rear_overhang / self.ds - 1e-9))
         j_f = int(np.ceil(self.vehicle.front_extent / self.ds - 1e-9))

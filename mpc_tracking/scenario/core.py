@@ -7,9 +7,12 @@ the key, the file and line and suggests the nearest valid key; a wrong type says
 
 Examples
 --------
->>> sc = load_scenario("demos/quickstart.yaml")                         # doctest: +SKIP
->>> sc = sc.with_overrides({"controller.horizon": 50})                  # doctest: +SKIP
->>> result = run_scenario(sc)                                           # doctest: +SKIP
+>>> sc = default_scenario().with_overrides({"controller.horizon": 20, "simulation.t_max": 2.0})
+>>> sc.controller.horizon
+20
+>>> result = run_scenario(sc)          # or load_scenario("demos/quickstart.yaml")
+>>> str(result.reason), round(float(result.t[-1]), 1)
+('time_limit', 2.0)
 """
 from __future__ import annotations
 
