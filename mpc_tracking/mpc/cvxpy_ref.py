@@ -40,9 +40,9 @@ What is shared with the controller (reused, not re-derived): the path's own inte
 (:func:`mpc_tracking.models.spatial_bicycle.linearize`), the path's forward-backward speed profile
 (:func:`mpc_tracking.paths.speed_profile.speed_profile`) for the whole-path ceilings, the corridor
 provider's ``bounds()``, and the constants ``SLACK_QUAD`` and ``REF_SLOPE`` of
-:mod:`mpc_tracking.mpc.qp`. Everything else (grid, operating point, horizon speed profile, rate and box bounds, body reduction of the bounds, lateral
-reference, cost) is written here again, with plain loops. Not covered: ``delay > 0`` and
-``iterations > 1``.
+:mod:`mpc_tracking.mpc.qp`. Everything else (grid, operating point, horizon speed profile, rate
+and box bounds, body reduction of the bounds, lateral reference, cost) is written here again, with
+plain loops. Not covered: ``delay > 0`` and ``iterations > 1``.
 """
 from __future__ import annotations
 
