@@ -42,6 +42,19 @@ def test_initial_yaw_is_radians_and_heading_degrees_is_deprecated():
         create_model("unicycle", info={"heading": 90.0, "yaw": 1.0})
 
 
+def test_a_plugin_reading_the_old_heading_in_degrees_still_starts_right():
+    from mpc_tracking.models.unicycle import Unicycle
+
+    class OldPlugin(Unicycle):
+        name = "old_plugin"
+
+        def _initial_state(self, info):
+            self._z, self._omega = info["z"], 0.0
+            return np.array([info["x"], info["y"], np.deg2rad(info["heading"]), info["speed"]])
+
+    assert OldPlugin(info={"yaw": 0.5}).pose.yaw == pytest.approx(0.5)
+
+
 def test_units_must_match_names_when_a_plugin_is_defined():
     with pytest.raises(ModelError, match="STATE_UNITS has 1 entries, STATE_NAMES has 2"):
         class Bad(MotionModel):

@@ -165,6 +165,7 @@ class MotionModel(abc.ABC):
             if not np.isfinite(v):
                 raise ModelError(f"{self.name}: initial {k} must be finite, got {v}")
             vals[k] = v
+        vals["heading"] = float(np.rad2deg(vals["yaw"]))  # for plugins written before yaw [rad]; deprecated
         self.t = 0.0
         self._state = np.asarray(self._initial_state(vals), dtype=float)
 
