@@ -12,7 +12,7 @@ import numpy as np
 from mpc_tracking.errors import InputError
 from mpc_tracking.mpc.settings import Status
 
-__all__ = ["SimulationResult", "Outcome", "STATUS_CODES", "SERIES"]
+__all__ = ["SimulationResult", "Outcome", "STATUS_CODES", "SERIES", "body_overshoot"]
 
 #: MPC step statuses and their integer codes in the logs (from :class:`~mpc_tracking.mpc.settings.Status`)
 STATUS_CODES = {status.value: status.code for status in Status}
@@ -138,12 +138,22 @@ class SimulationResult:
             "mean_speed": float(np.mean(s["v"])) if n else 0.0,
             "infeasible_steps": bad,
             "corridor_violation_steps": int(np.sum(np.nan_to_num(s["corridor_violation"]) > 1e-3)) if n else 0,
+            "max_body_overshoot": self._max_body_overshoot(),
             "solve_time_median": float(np.median(st)),
             "solve_time_p95": float(np.percentile(st, 95)),
             "solve_time_max": float(np.max(st)),
             "step_time_median": float(np.median(step)),
             "step_time_p95": float(np.percentile(step, 95)),
         }
+
+    def _max_body_overshoot(self) -> float:
+        """Largest distance [m] a body corner went beyond the track edge (NaN without path/vehicle)."""
+        if self.path is None or self.vehicle is None:
+            return float("nan")
+        if len(self) == 0:
+            return 0.0
+        s = self.series
+        return float(np.max(body_overshoot(self.path, self.vehicle, s["x"], s["y"], s["yaw"], s_hint=s["s"])))
 
     def summary(self) -> str:
         """A short multi-line text summary of :attr:`metrics`."""
@@ -261,3 +271,43 @@ def _as_outcome(reason: Any, result: SimulationResult) -> Outcome:
         return Outcome(text)
     except ValueError:
         raise InputError(f"reason: expected one of {[o.value for o in Outcome]}, got {reason!r}") from None
+
+
+def body_overshoot(path: Any, vehicle: Any, x: np.ndarray, y: np.ndarray, yaw: np.ndarray,
+                   s_hint: np.ndarray | None = None) -> np.ndarray:
+    """How far the car's body left the track at each logged pose, from the geometry alone.
+
+    The four corners of the body rectangle (``vehicle.length`` x ``vehicle.width``, the reference
+    point ``vehicle.rear_overhang`` ahead of the rear bumper) are projected onto the path; a corner
+    beyond the left or right track width counts by its distance past the edge. This is measured,
+    not the controller's own slack.
+
+    Parameters
+    ----------
+    path : ReferencePath
+        With track widths (infinite widths give 0).
+    vehicle : VehicleParams
+    x, y, yaw : ndarray, shape (K,)
+        Reference-point position [m] and heading [rad] of each step.
+    s_hint : ndarray, shape (K,), optional
+        Arc length of each step [m] (keeps the projection on the right branch of the path).
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        Largest distance [m] of any corner beyond its track edge; 0 when all are inside.
+    """
+    x, y, yaw = (np.asarray(a, dtype=float).reshape(-1) for a in (x, y, yaw))
+    front, rear, half = vehicle.front_extent, vehicle.rear_overhang, 0.5 * vehicle.width
+    along = np.array([front, front, -rear, -rear])
+    across = np.array([half, -half, half, -half])
+    c, sn = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+    cx = x[:, None] + along * c - across * sn
+    cy = y[:, None] + along * sn + across * c
+    hint = None if s_hint is None else np.repeat(np.asarray(s_hint, dtype=float).reshape(-1, 1), 4, axis=1).ravel()
+    proj = path.project(cx.ravel(), cy.ravel(), s_hint=hint)
+    q = path.interpolate(np.asarray(proj.s))
+    e_y = np.asarray(proj.e_y)
+    with np.errstate(invalid="ignore"):
+        beyond = np.maximum(np.maximum(e_y - q["width_left"], -q["width_right"] - e_y), 0.0)
+    return np.nan_to_num(beyond, nan=0.0).reshape(-1, 4).max(axis=1)
