@@ -207,6 +207,9 @@ def test_rotation_stays_orthonormal():
     ({"inertia": (1.0, -1.0, 1.0)}, "inertia must be 3 positive"),
     ({"k_n": float("nan")}, "k_n must be finite"),
     ({"masss": 1.0}, "unknown parameter 'masss'.*did you mean 'mass'"),
+    ({"brake_model": "abs"}, "brake_model must be one of"),
+    ({"mu_load": -0.1}, "mu_load must be >= 0"),
+    ({"arb_front": -1.0}, "arb_front must be >= 0"),
 ])
 def test_bad_parameters(params, match):
     with pytest.raises(ModelError, match=match):

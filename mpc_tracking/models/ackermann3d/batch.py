@@ -53,6 +53,13 @@ class Ackermann3DBatch:
         r = self.P.contact_points()
         self._rx, self._ry, self._rz = r[:, 0:1], r[:, 1:2], r[:, 2:3]
         self._mask = self.P.drive_mask[:, None]
+        P = self.P
+        self._arb = P.arb_front > 0 or P.arb_rear > 0
+        f0 = P.nominal_load
+        x0 = 1.0 / P.c_alpha_peak_load if P.c_alpha_peak_load > 0 else 1.0
+        self._inv_pf0 = 1.0 / (P.c_alpha_peak_load * f0) if P.c_alpha_peak_load > 0 else 0.0
+        self._ca_gain = P.c_alpha * (1.0 + x0 * x0) / x0  # same constants as the scalar path
+        self._mu_a, self._mu_b = P.mu * (1.0 + P.mu_load), P.mu * P.mu_load / f0
         self._c = np.ones((4, self.n))
         self._s = np.zeros((4, self.n))
         self._RX = np.repeat(self._rx, self.n, axis=1)  # (4, n): avoids double broadcasting in the hot path
@@ -65,18 +72,28 @@ class Ackermann3DBatch:
 
     # ------------------------------------------------------------------ state
     def reset(self, x=0.0, y=0.0, yaw=0.0, speed=0.0, z=None) -> None:
-        """Put every car at rest height, heading ``yaw`` [rad], rolling at ``speed`` [m/s] (scalars or (n,))."""
+        """Put every car at its static equilibrium (:meth:`Ackermann3DParams.static_pose`: rest height and,
+        for an off-centre CG, pitch), heading ``yaw`` [rad], rolling at ``speed`` [m/s] (scalars or (n,)).
+        ``z`` [m] replaces the rest height of the CG."""
         n = self.n
         yaw = np.broadcast_to(np.asarray(yaw, dtype=float), (n,))
         speed = np.broadcast_to(np.asarray(speed, dtype=float), (n,))
         cz, sz = np.cos(yaw), np.sin(yaw)
+        z_rest, pitch = self.params.static_pose()
         self.p = np.array([np.broadcast_to(x, (n,)), np.broadcast_to(y, (n,)),
-                           np.broadcast_to(self.P.static_height if z is None else z, (n,))], dtype=float)
+                           np.broadcast_to(z_rest if z is None else z, (n,))], dtype=float)
         self.R = np.zeros((3, 3, n))
-        self.R[0, 0], self.R[0, 1], self.R[1, 0], self.R[1, 1], self.R[2, 2] = cz, -sz, sz, cz, 1.0
+        if pitch == 0.0:
+            self.R[0, 0], self.R[0, 1], self.R[1, 0], self.R[1, 1], self.R[2, 2] = cz, -sz, sz, cz, 1.0
+            self.omega = np.tile(speed / self.P.wheel_radius, (4, 1))
+        else:  # R = Rz(yaw) Ry(pitch), as the single car
+            cp, sp = np.cos(pitch), np.sin(pitch)
+            self.R[0, 0], self.R[0, 1], self.R[0, 2] = cz * cp, -sz, cz * sp
+            self.R[1, 0], self.R[1, 1], self.R[1, 2] = sz * cp, cz, sz * sp
+            self.R[2, 0], self.R[2, 2] = -sp, cp
+            self.omega = np.tile(speed * cp / self.P.wheel_radius, (4, 1))
         self.v = np.array([speed * cz, speed * sz, np.zeros(n)])
         self.w = np.zeros((3, n))
-        self.omega = np.tile(speed / self.P.wheel_radius, (4, 1))
 
     @property
     def yaw(self) -> np.ndarray:
@@ -123,7 +140,11 @@ class Ackermann3DBatch:
         """
         self._set_steering(np.broadcast_to(np.asarray(delta, dtype=float), (self.n,)))
         self._delta = None
-        return self._forces(self.P.effective_torque(tau))
+        drive, brake = self.P.split_torque(np.broadcast_to(np.asarray(tau, dtype=float), (4, self.n)))
+        f = self._forces(drive)
+        # friction brakes: continuous-time -T_b sign(omega) (step() integrates them as a stick-slip clamp)
+        f["domega"] = f["domega"] - brake * np.sign(self.omega) / self.P.wheel_inertia
+        return f
 
     def _forces(self, tau_masked: np.ndarray) -> dict[str, np.ndarray]:
         P = self.P
@@ -144,7 +165,15 @@ class Ackermann3DBatch:
         # normal force (spring-damper along world z) while in contact
         d = (P.z0 - self.p[2] - R22 * rz) - (R20 * rx + R21 * ry)
         ddot = -(R20 * ux + R21 * uy + R22 * uz)
-        if P.contact_damping == "full":
+        if self._arb:  # anti-roll bars: k_arb (d_L - d_R) onto the left, off the right wheel of each axle
+            dp = np.maximum(d, 0.0)
+            bf, br = P.arb_front * (dp[0] - dp[1]), P.arb_rear * (dp[2] - dp[3])
+            bar = np.array([bf, -bf, br, -br])
+            if P.contact_damping == "full":
+                Fz = np.maximum((P.k_n * d + P.c_n * ddot) + bar, 0.0)
+            else:
+                Fz = np.maximum((P.k_n * d + P.c_n * np.maximum(ddot, 0.0)) + bar, 0.0)
+        elif P.contact_damping == "full":
             Fz = np.maximum(P.k_n * d + P.c_n * ddot, 0.0)
         else:
             Fz = P.k_n * d + P.c_n * np.maximum(ddot, 0.0)
@@ -166,8 +195,12 @@ class Ackermann3DBatch:
             dk = dk * (1.0 - th * th)
             alpha = 0.5 * np.tanh(alpha / 0.5)
         Fx = P.c_kappa * kappa
-        Fy = -P.c_alpha * alpha
-        Fmax = P.mu * Fz
+        if P.c_alpha_peak_load > 0:  # degressive C_alpha(F_z)
+            x = Fz * self._inv_pf0
+            Fy = -(self._ca_gain * x / (1.0 + x * x)) * alpha
+        else:
+            Fy = -P.c_alpha * alpha
+        Fmax = np.maximum(self._mu_a - self._mu_b * Fz, 0.0) * Fz if P.mu_load > 0 else P.mu * Fz  # mu(F_z)
         mag2 = Fx * Fx + Fy * Fy
         if P.friction_limit == "clip":
             scale = np.minimum(Fmax / np.sqrt(mag2 + 1e-300), 1.0)
@@ -223,9 +256,10 @@ class Ackermann3DBatch:
         if self._delta is None or not np.array_equal(delta, self._delta):
             self._set_steering(delta)
             self._delta = delta.copy()
-        tau_m = self.P.effective_torque(tau)
+        tau_m, brake = self.P.split_torque(tau)
+        has_brake = bool(np.any(brake > 0.0))
         c, s = self._c, self._s
-        k1, k2, k3 = h / (r * Iw), h / Iw, 1.0 + h * bw / Iw
+        k1 = h / (r * Iw)
         for _ in range(k):
             f = self._forces(tau_m)
             dv = f["dv"]
@@ -236,13 +270,16 @@ class Ackermann3DBatch:
                 num += s * aby
                 num *= k1 * g
                 num += f["domega"]
-                den = k2 * g
-                den += k3
+                den = 1.0 + h * (g + bw) / Iw
                 num /= den
                 num *= h
                 self.omega += num
+                if has_brake:
+                    self.omega = _brake_clamp(self.omega, h * brake / (Iw * den))
             else:
                 self.omega += h * f["domega"]
+                if has_brake:
+                    self.omega = _brake_clamp(self.omega, h * brake / Iw)
             self.v += h * dv
             self.w += h * f["dw"]
             self.p += h * self.v
@@ -251,6 +288,11 @@ class Ackermann3DBatch:
         if self._steps >= 64:  # exp([w h]x) is orthogonal to rounding; re-orthonormalize every 64 substeps
             self.R = orthonormalize(self.R)
             self._steps = 0
+
+
+def _brake_clamp(om: np.ndarray, lim: np.ndarray) -> np.ndarray:
+    """Stick-slip friction brake: reduce |omega| by ``lim`` >= 0, stopping at 0 instead of reversing."""
+    return np.where(om > lim, om - lim, np.where(om < -lim, om + lim, 0.0))
 
 
 def _exp_small(phi: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

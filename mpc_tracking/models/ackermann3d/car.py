@@ -4,7 +4,8 @@ State (22,): CG position ``p`` (world) [m], rotation ``R`` body -> world (row-ma
 ``v`` (world) [m/s], angular velocity ``w`` (body) [rad/s], wheel spin rates ``omega`` (4) [rad/s]
 (FL, FR, RL, RR; positive rolls forward). Input (5,): bicycle steering angle ``delta`` [rad] and
 four wheel torques [N m] (driving torque masked by the drive layout ``rwd``/``fwd``/``awd``;
-negative, braking torque reaches every wheel unless ``brakes="driven"``).
+negative torque is a friction brake, on every wheel unless ``brakes="driven"``, that stops but never
+reverses a wheel; ``brake_model="torque"`` keeps the reference's signed torque).
 
 Model, per wheel i with contact point r_i (body frame, z = -h):
 
@@ -13,8 +14,13 @@ Model, per wheel i with contact point r_i (body frame, z = -h):
 * Slip in the wheel frame (t along the wheel, n to its left): ``kappa = (r omega - v_t)/max(eps, |v_t|)``,
   ``alpha = atan2(v_n, max(eps, |v_t|))``; linear tires ``F_x = C_kappa kappa``, ``F_y = -C_alpha alpha``
   scaled back onto the friction circle ``sqrt(F_x^2 + F_y^2) <= mu F_z``.
+* Optional (presets ``sedan``): anti-roll bars ``+-k_arb (d_L - d_R)`` on each axle's normal forces,
+  tire load sensitivity ``C_alpha(F_z)`` (degressive) and ``mu(F_z)``.
 * Newton-Euler: ``m v' = sum f_i + m g``, ``I w' = sum r_i x f_i - w x I w``; every wheel
-  ``I_w omega' = tau - r F_x - b_w omega``.
+  ``I_w omega' = tau - T_b sign(omega) - r F_x - b_w omega`` with friction brakes ``T_b`` (negative torque
+  requests) that hold a stopped wheel (``brake_model="friction"``; ``"torque"`` = the reference's signed torque).
+* Initial state: the static equilibrium (:meth:`Ackermann3DParams.static_pose
+  <mpc_tracking.models.ackermann3d.params.Ackermann3DParams.static_pose>`, pitched for an off-centre CG).
 * Semi-implicit Euler with ``R <- R exp([w dt]x)`` in equal substeps no longer than
   :meth:`Ackermann3DParams.substep() <mpc_tracking.models.ackermann3d.params.Ackermann3DParams.substep>`
   (``max_substep``, shortened to the contact and slip stability bounds), re-orthonormalized after every
@@ -60,6 +66,11 @@ _FIELD_DOCS = {
     "wheel_update": "implicit | explicit", "float32_casts": "round params to float32 (bool)",
     "max_substep": "longest internal substep [s]",
     "auto_substep": "shorten substeps to the stability bounds (bool)",
+    "brake_model": "friction | torque (negative torque: brake that holds at 0, or signed motor torque)",
+    "fz_nominal": "nominal tire load F_z0 of the load-sensitivity laws [N]; 0 = m g / 4",
+    "c_alpha_peak_load": "degressive C_alpha(F_z) peaking at this multiple of F_z0; 0 = constant",
+    "mu_load": "friction load sensitivity k: mu (1 - k (F_z - F_z0) / F_z0); 0 = constant",
+    "arb_front": "front anti-roll bar rate [N/m]", "arb_rear": "rear anti-roll bar rate [N/m]",
 }
 _WHEELS = ("FL", "FR", "RL", "RR")
 
@@ -99,9 +110,16 @@ class Ackermann3D(MotionModel):
         P = self.vehicle
         yaw = info["yaw"]
         c, s, v = math.cos(yaw), math.sin(yaw), info["speed"]
-        om = v / P.wheel_radius
-        self._st = [info["x"], info["y"], P.static_height + info["z"], c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0,
-                    v * c, v * s, 0.0, 0.0, 0.0, 0.0, om, om, om, om]
+        z, pitch = P.static_pose()
+        if pitch == 0.0:
+            om = v / P.wheel_radius
+            self._st = [info["x"], info["y"], z + info["z"], c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0,
+                        v * c, v * s, 0.0, 0.0, 0.0, 0.0, om, om, om, om]
+        else:  # off-centre CG: start at the static pitch, R = Rz(yaw) Ry(pitch), wheels rolling without slip
+            cp, sp = math.cos(pitch), math.sin(pitch)
+            om = v * cp / P.wheel_radius
+            self._st = [info["x"], info["y"], z + info["z"], c * cp, -s, c * sp, s * cp, c, s * sp, -sp, 0.0, cp,
+                        v * c, v * s, 0.0, 0.0, 0.0, 0.0, om, om, om, om]
         self._delta = 0.0
         self._cs: tuple | None = None  # wheel steering (cos, sin) of self._delta, computed on the first step
         return np.array(self._st)
@@ -143,12 +161,14 @@ class Ackermann3D(MotionModel):
             raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
         k = math.ceil(dt / self.max_substep - 1e-9) if dt > self.max_substep else 1
         h = dt / k
-        st, K, tau = self._st, self._K, (t0, t1, t2, t3)
+        st, K = self._st, self._K
+        tau, brake = K.split((t0, t1, t2, t3))
         cs = self._cs
         if delta != self._delta or cs is None:
             cs = self._cs = steering(delta, K)
+        br = brake if any(brake) else None
         for _ in range(k):
-            substep(st, cs, tau, h, K)
+            substep(st, cs, tau, h, K, br)
         orthonormalize_list(st)
         if not math.isfinite(sum(st)):
             raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
@@ -160,7 +180,8 @@ class Ackermann3D(MotionModel):
         """Right-hand side (22,) with ``R' = R [w]x`` (for generic integrators; :meth:`step` uses SO(3))."""
         st = [float(a) for a in np.asarray(x, dtype=float).reshape(-1)]
         uu = [float(a) for a in np.asarray(u, dtype=float).reshape(-1)]
-        dv, dw, dom, _ = accelerations(st, steering(uu[0], self._K), uu[1:5], self._K)
+        tau, brake = self._K.split(uu[1:5])
+        dv, dw, dom, _ = accelerations(st, steering(uu[0], self._K), tau, self._K, brake=brake)
         acc = [*dv, *dw, *dom]
         R = np.array(st[3:12]).reshape(3, 3)
         w = np.array(st[15:18])
@@ -206,5 +227,7 @@ class Ackermann3D(MotionModel):
         wheels = P.wheel_inertia * sum(o * o for o in st[18:22])
         R = self.rotation
         z = st[2] + R[2] @ P.contact_points().T
-        spring = 0.5 * P.k_n * float(np.sum(np.maximum(P.z0 - z, 0.0) ** 2))
+        d = np.maximum(P.z0 - z, 0.0)
+        spring = 0.5 * P.k_n * float(np.sum(d**2))
+        spring += 0.5 * (P.arb_front * (d[0] - d[1]) ** 2 + P.arb_rear * (d[2] - d[3]) ** 2)
         return 0.5 * P.mass * v2 + 0.5 * rot + 0.5 * wheels + P.mass * P.gravity * st[2] + spring

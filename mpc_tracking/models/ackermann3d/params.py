@@ -13,7 +13,8 @@ Two presets:
     A mid-size sedan. Sources: mass m = 1573 kg, yaw inertia I_zz = 2873 kg m^2, CG to front
     axle a = 1.10 m, CG to rear axle b = 1.58 m and cornering stiffness C_alpha = 80 000 N/rad per
     tire are the example passenger car of R. Rajamani, *Vehicle Dynamics and Control*, 2nd ed.,
-    Springer 2012 (lateral-dynamics examples, ch. 2-3). **Estimates** (typical values, not from a
+    Springer 2012 (lateral-dynamics examples, ch. 2-3); with tire load sensitivity the preset uses
+    62 000 N/rad at the nominal load instead (below). **Estimates** (typical values, not from a
     single measured car): track W = 1.55 m, CG height h = 0.55 m above the contact points, wheel
     radius r = 0.31 m (205/55 R16), roll/pitch inertia I_xx = 550, I_yy = 2900 kg m^2, wheel spin
     inertia I_w = 1.0 kg m^2, bearing drag b_w = 0.05 N m s, longitudinal slip stiffness
@@ -21,6 +22,29 @@ Two presets:
     Dynamics*), mu = 0.9 (dry asphalt), and a per-corner contact stiffness k_n = 35 000 N/m with
     c_n = 3500 N s/m, which lumps suspension and tire (about 1.5 Hz body bounce, damping ratio
     ~0.47), since the model has no suspension.
+
+    Limit handling (issue 11): a road sedan understeers at the limit. Without tire load sensitivity
+    and with equal corner springs the model held about 0.9 mu g on a 50 m circle and then spun (the
+    lateral load transfer, split equally between the axles, saturated the light, driven rear axle).
+    The preset therefore adds **estimates** within textbook ranges:
+
+    * nominal tire load F_z0 = 4500 N (a 205/55 R16, load index 91, carries up to 6 kN; Magic Formula
+      data sets use F_z0 ~ 4-5 kN, Pacejka 2012 ch. 4);
+    * degressive cornering stiffness peaking at p_Ky2 = 1.5 F_z0 (Magic Formula ``K_y = p_Ky1 F_z0
+      sin(2 atan(F_z / (p_Ky2 F_z0)))``, p_Ky2 ~ 1.5-2.5 in published data sets) with
+      C_alpha(F_z0) = 62 000 N/rad, i.e. C_alpha / F_z ~ 14 /rad (0.24 /deg; Gillespie, *Fundamentals of
+      Vehicle Dynamics*, 1992, ch. 10: cornering coefficients ~0.2 /deg for passenger tires), chosen so
+      the understeer gradient in the linear range stays ~1 deg/g as with Rajamani's 80 000 N/rad
+      (measured 0.87 deg/g on constant-radius runs, tests/test_ackermann3d_limit.py);
+    * friction load sensitivity k = 0.05 (mu drops 5 % per +100 % load; Magic Formula
+      ``-p_Dy2 / p_Dy1`` ~ 0.05-0.15, Pacejka 2012; Milliken & Milliken, *Race Car Vehicle Dynamics*,
+      1995, ch. 2, show the same trend);
+    * a front anti-roll bar of 12 000 N/m (rear none): axle roll stiffnesses W^2 (k_n / 2 + k_arb)
+      = 70.9 and 42.0 kN m/rad, 63 % front (road sedans ~55-70 % front), total roll gradient ~4.3
+      deg/g (Gillespie: 3-7 deg/g for passenger cars).
+
+    Measured on a 50 m circle with a 0.1 m/s^2 speed ramp (tests/test_ackermann3d_limit.py): holds
+    8.08 m/s^2 (0.915 mu g), then runs wide with |sideslip| < 3 deg instead of spinning.
 """
 from __future__ import annotations
 
@@ -41,6 +65,7 @@ _CHOICES = {
     "slip_denominator": ("max", "sqrt"),
     "contact_damping": ("full", "compression"),
     "wheel_update": ("implicit", "explicit"),
+    "brake_model": ("friction", "torque"),
 }
 
 
@@ -86,6 +111,27 @@ class Ackermann3DParams:
     brakes : {"all", "driven"}
         Where negative torque requests act: "all" wheels (friction brakes, as on a real car; the
         default), or only the "driven" ones like the driving torque (the reference model).
+    brake_model : {"friction", "torque"}
+        What a negative torque request is. "friction" (default): a brake of magnitude |tau| that opposes
+        the wheel spin and holds a stopped wheel (Coulomb friction, integrated as a stick-slip clamp:
+        per substep the brake removes at most ``h |tau| / I_w`` of wheel speed and never reverses it),
+        so braking stops the car and cannot drive it backwards. "torque": the request is a signed motor
+        torque like the driving one and reverses the wheel once it has stopped (the reference model).
+    fz_nominal : float
+        Nominal tire load F_z0 [N] of the load-sensitivity laws; 0 means the average static load m g / 4.
+    c_alpha_peak_load : float
+        Degressive cornering stiffness (Pacejka's Magic Formula ``K_y = p_Ky1 F_z0 sin(2 atan(F_z /
+        (p_Ky2 F_z0)))``): 0 (default) keeps C_alpha constant; ``p > 0`` makes it
+        ``C_alpha(F_z) = c_alpha sin(2 atan(F_z / (p F_z0))) / sin(2 atan(1 / p))``, so ``c_alpha`` is
+        the stiffness at F_z0 and the stiffness peaks at F_z = p F_z0 (p = p_Ky2).
+    mu_load : float
+        Friction load sensitivity k [-]: ``mu(F_z) = mu max(0, 1 - k (F_z - F_z0) / F_z0)`` (Magic Formula
+        ``mu_y = p_Dy1 + p_Dy2 dfz``, k = -p_Dy2 / p_Dy1); 0 (default) = constant mu.
+    arb_front, arb_rear : float
+        Anti-roll bar rates [N/m] of the front and rear axle: the bar adds ``k_arb (d_L - d_R)`` to the
+        left and subtracts it from the right normal force of its axle (d = contact compressions, those
+        out of contact count as 0), i.e. an axle roll stiffness ``W^2 (k_n / 2 + k_arb)`` [N m/rad]; a
+        front-biased split puts the lateral load transfer on the front axle. 0 (default) = no bar.
     friction_limit : {"clip", "smooth"}
         "clip" (textbook) scales (F_x, F_y) back onto the friction circle only when |F| > mu F_z;
         "smooth" (reference) multiplies by mu F_z / sqrt(|F|^2 + eps_force + (mu F_z)^2).
@@ -133,6 +179,12 @@ class Ackermann3DParams:
     slip_denominator: str = "max"
     contact_damping: str = "full"
     wheel_update: str = "implicit"
+    brake_model: str = "friction"
+    fz_nominal: float = 0.0
+    c_alpha_peak_load: float = 0.0
+    mu_load: float = 0.0
+    arb_front: float = 0.0
+    arb_rear: float = 0.0
     float32_casts: bool = False
     max_substep: float = 0.002
     auto_substep: bool = True
@@ -165,7 +217,8 @@ class Ackermann3DParams:
         for k in positive:
             if getattr(self, k) <= 0:
                 raise ModelError(f"ackermann3d: parameter {k} must be > 0, got {getattr(self, k)!r}")
-        for k in ("wheel_damping", "mu", "c_n", "eps_force"):
+        for k in ("wheel_damping", "mu", "c_n", "eps_force", "fz_nominal", "c_alpha_peak_load", "mu_load",
+                  "arb_front", "arb_rear"):
             if getattr(self, k) < 0:
                 raise ModelError(f"ackermann3d: parameter {k} must be >= 0, got {getattr(self, k)!r}")
         if not 0 < self.cg_to_front < self.wheelbase:
@@ -189,6 +242,40 @@ class Ackermann3DParams:
             return np.where(tau < 0.0, tau, mask * tau)
         return mask * tau
 
+    def split_torque(self, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(drive, brake) torques (4, ...) [N m] from the requests ``tau``.
+
+        With ``brake_model == "torque"`` drive is :meth:`effective_torque` (signed) and brake is 0; with
+        ``"friction"`` drive is the positive part on the driven wheels and brake the magnitude
+        (>= 0) of the negative part on the wheels ``brakes`` selects, applied against the wheel spin.
+        """
+        tau = np.asarray(tau, dtype=float)
+        if self.brake_model == "torque":
+            return self.effective_torque(tau), np.zeros_like(tau)
+        mask = self.drive_mask.reshape((4,) + (1,) * (tau.ndim - 1))
+        neg = np.where(tau < 0.0, -tau, 0.0)
+        return mask * np.where(tau > 0.0, tau, 0.0), (neg if self.brakes == "all" else mask * neg)
+
+    @property
+    def nominal_load(self) -> float:
+        """F_z0 [N] of the tire load-sensitivity laws (:attr:`fz_nominal`, or m g / 4 when that is 0)."""
+        return self.fz_nominal if self.fz_nominal > 0 else 0.25 * self.mass * self.gravity
+
+    def cornering_stiffness(self, fz: np.ndarray) -> np.ndarray:
+        """C_alpha(F_z) [N/rad] at normal loads ``fz`` [N] (constant ``c_alpha`` unless :attr:`c_alpha_peak_load`)."""
+        fz = np.asarray(fz, dtype=float)
+        if self.c_alpha_peak_load <= 0:
+            return np.full_like(fz, self.c_alpha)
+        x = fz / (self.c_alpha_peak_load * self.nominal_load)
+        x0 = 1.0 / self.c_alpha_peak_load
+        return self.c_alpha * (x / (1.0 + x * x)) * ((1.0 + x0 * x0) / x0)
+
+    def friction(self, fz: np.ndarray) -> np.ndarray:
+        """mu(F_z) [-] at normal loads ``fz`` [N] (constant ``mu`` unless :attr:`mu_load`)."""
+        fz = np.asarray(fz, dtype=float)
+        f0 = self.nominal_load
+        return np.maximum(self.mu * (1.0 - self.mu_load * (fz - f0) / f0), 0.0)
+
     @property
     def drive_mask(self) -> np.ndarray:
         """(4,) 1 for driven wheels (FL, FR, RL, RR)."""
@@ -196,8 +283,28 @@ class Ackermann3DParams:
 
     @property
     def static_height(self) -> float:
-        """CG height at rest h - m g / (4 k_n) + z0 [m]."""
-        return self.z0 + self.cg_height - self.mass * self.gravity / (4.0 * self.k_n)
+        """CG height at rest [m] (:meth:`static_pose`); h - m g / (4 k_n) + z0 with the CG midway between the axles."""
+        return self.static_pose()[0]
+
+    def static_pose(self) -> tuple[float, float]:
+        """Static equilibrium (CG height z [m], pitch [rad], positive nose down) standing on level ground.
+
+        Each corner spring carries its static share of the weight (front ``m g b / (2 L)``, rear
+        ``m g a / (2 L)``), so an off-centre CG pitches the body. With the pitch ``t = tan(theta)``,
+        ``s, c = sin, cos`` and ``u = m g / (4 k_n) - s (a - b) / 2`` (mean compression), force and pitch
+        moment balance give ``t = (a - b) m g / (4 k_n) / (h m g / (2 k_n) - L^2 / 2)`` and
+        ``z = z0 + c h - u`` (exact, including the lever arms of the pitched contact points). The
+        anti-roll bars carry no static load (the CG is on the centre line).
+        """
+        a, b, h, L = self.cg_to_front, self.cg_to_rear, self.cg_height, self.wheelbase
+        W = self.mass * self.gravity
+        t = (a - b) * W / (4.0 * self.k_n) / (h * W / (2.0 * self.k_n) - 0.5 * L * L)
+        if t == 0.0:
+            return self.z0 + self.cg_height - self.mass * self.gravity / (4.0 * self.k_n), 0.0
+        th = float(np.arctan(t))
+        s, c = np.sin(th), np.cos(th)
+        u = W / (4.0 * self.k_n) - 0.5 * s * (a - b)
+        return float(self.z0 + c * h - u), th
 
     def contact_points(self) -> np.ndarray:
         """Wheel contact points in the body frame, (4, 3) [m], order FL, FR, RL, RR."""
@@ -273,7 +380,7 @@ class Ackermann3DParams:
         float32 parameters, AWD mask = its "freefront" variant). Use with ``max_substep = 1e-3``."""
         base = dict(eps_v=1e-3, friction_limit="smooth", slip_squash=True, slip_denominator="sqrt",
                     contact_damping="compression", wheel_update="explicit", float32_casts=True,
-                    drive="awd", brakes="driven", max_substep=1e-3, auto_substep=False)
+                    drive="awd", brakes="driven", brake_model="torque", max_substep=1e-3, auto_substep=False)
         base.update(changes)
         return cls().replace(**base)
 
@@ -282,7 +389,8 @@ class Ackermann3DParams:
         """Mid-size sedan (Rajamani 2012 numbers plus documented estimates, see module doc)."""
         base = dict(wheelbase=2.68, track=1.55, cg_to_front=1.10, cg_height=0.55, wheel_radius=0.31,
                     mass=1573.0, inertia=(550.0, 2900.0, 2873.0), wheel_inertia=1.0, wheel_damping=0.05,
-                    mu=0.9, c_kappa=1.0e5, c_alpha=8.0e4, eps_v=1.0, k_n=3.5e4, c_n=3.5e3, max_substep=0.002)
+                    mu=0.9, c_kappa=1.0e5, c_alpha=6.2e4, eps_v=1.0, k_n=3.5e4, c_n=3.5e3, max_substep=0.002,
+                    fz_nominal=4500.0, c_alpha_peak_load=1.5, mu_load=0.05, arb_front=1.2e4, arb_rear=0.0)
         base.update(changes)
         return cls().replace(**base)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
 
-__all__ = ["ScalarConstants", "steering", "accelerations", "substep", "orthonormalize_list"]
+__all__ = ["ScalarConstants", "steering", "accelerations", "substep", "orthonormalize_list", "spin_sign"]
 
 
 class ScalarConstants:
@@ -32,9 +32,29 @@ class ScalarConstants:
         self.squash = bool(P.slip_squash)
         self.clip = P.friction_limit == "clip"
         self.implicit = P.wheel_update == "implicit"
+        self.friction_brakes = P.brake_model == "friction"
+        # tire load sensitivity (off: the constant c_alpha, mu code path, bit for bit)
+        f0 = P.nominal_load
+        self.load_c = P.c_alpha_peak_load > 0
+        self.load_mu = P.mu_load > 0
+        self.inv_pf0 = 1.0 / (P.c_alpha_peak_load * f0) if self.load_c else 0.0
+        x0 = 1.0 / P.c_alpha_peak_load if self.load_c else 1.0
+        self.ca_gain = P.c_alpha * (1.0 + x0 * x0) / x0  # C(F_z) = ca_gain x / (1 + x^2), x = F_z / (p F_z0)
+        self.mu_a, self.mu_b = P.mu * (1.0 + P.mu_load), P.mu * P.mu_load / f0  # mu(F_z) = max(0, mu_a - mu_b F_z)
+        self.arb = (P.arb_front, P.arb_front, P.arb_rear, P.arb_rear)
+        self.has_arb = P.arb_front > 0 or P.arb_rear > 0
         I0, I1, I2 = P.inertia
         self.consts = (P.wheel_radius, P.eps_v, P.k_n, P.c_n, P.mu, P.c_kappa, P.c_alpha, P.z0, P.eps_force,
                        P.wheel_inertia, P.wheel_damping, 1.0 / P.mass, P.gravity, I0, I1, I2)
+
+    def split(self, tau) -> tuple[list, list]:
+        """(drive, brake) torques per wheel [N m] from the four requests (see ``Ackermann3DParams.split_torque``)."""
+        mask = self.mask
+        if not self.friction_brakes:
+            return [t if (self.brake_all and t < 0.0) else m * t for t, m in zip(tau, mask, strict=True)], [0.0] * 4
+        drive = [m * t if t > 0.0 else 0.0 for t, m in zip(tau, mask, strict=True)]
+        brake = [(-t if self.brake_all else -m * t) if t < 0.0 else 0.0 for t, m in zip(tau, mask, strict=True)]
+        return drive, brake
 
 
 def steering(delta: float, K: ScalarConstants) -> tuple:
@@ -52,8 +72,18 @@ def steering(delta: float, K: ScalarConstants) -> tuple:
     return ((math.cos(a), math.sin(a)), (math.cos(b), math.sin(b)), (1.0, 0.0), (1.0, 0.0))
 
 
-def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | None = None):
-    """Accelerations at state ``st`` with wheel directions ``cs`` (from :func:`steering`) and torques ``tau``.
+def spin_sign(om: float) -> float:
+    """sign(omega) (0 at 0): the direction a friction brake opposes."""
+    return 1.0 if om > 0.0 else (-1.0 if om < 0.0 else 0.0)
+
+
+def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | None = None,
+                  brake=None):
+    """Accelerations at state ``st`` with wheel directions ``cs`` (from :func:`steering`) and drive torques ``tau``.
+
+    ``tau`` are the torques that reach the wheels (``K.split(...)[0]``). Friction brakes are applied by
+    :func:`substep` as a stick-slip clamp; ``brake`` (4 magnitudes [N m]), when given, adds their
+    continuous-time effect ``-T_b sign(omega)`` to ``dom`` (for :meth:`Ackermann3D.xdot`).
 
     Returns
     -------
@@ -79,23 +109,37 @@ def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | N
     Gx = Gy = Fzs = tx = ty = tz = 0.0
     dom = [0.0, 0.0, 0.0, 0.0]
     gains = [0.0, 0.0, 0.0, 0.0]
+    kin = []
     for i in range(4):
         rx, ry, rz = K.pts[i]
-        c, s = cs[i]
         ux = vbx + (wy * rz - wz * ry)
         uy = vby + (wz * rx - wx * rz)
         uz = vbz + (wx * ry - wy * rx)
+        kin.append((ux, uy, uz, (z0 - pz) - (R20 * rx + R21 * ry + R22 * rz)))
+    if K.has_arb:  # anti-roll bars: k_arb (d_L - d_R) onto the left, off the right wheel of each axle
+        dp = [k[3] if k[3] > 0.0 else 0.0 for k in kin]
+        bf, br = K.arb[0] * (dp[0] - dp[1]), K.arb[2] * (dp[2] - dp[3])
+        bar = (bf, -bf, br, -br)
+    for i in range(4):
+        rx, ry, rz = K.pts[i]
+        c, s = cs[i]
+        ux, uy, uz, d = kin[i]
         vt = c * ux + s * uy
         vn = c * uy - s * ux
-        d = (z0 - pz) - (R20 * rx + R21 * ry + R22 * rz)
         if d > 0.0:
             ddot = -(R20 * ux + R21 * uy + R22 * uz)
             if full:
                 Fz = kn * d + cn * ddot
+                if K.has_arb:
+                    Fz += bar[i]
                 if Fz < 0.0:
                     Fz = 0.0
             else:
                 Fz = kn * d + (cn * ddot if ddot > 0.0 else 0.0)
+                if K.has_arb:
+                    Fz += bar[i]
+                    if Fz < 0.0:
+                        Fz = 0.0
         else:
             Fz = 0.0
         avt = vt if vt >= 0.0 else -vt
@@ -115,8 +159,16 @@ def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | N
             dk *= 1.0 - th * th
             alpha = 0.5 * math.tanh(alpha / 0.5)
         Fx = ck * kappa
-        Fy = -ca * alpha
-        Fmax = mu * Fz
+        if K.load_c:  # degressive C_alpha(F_z)
+            x = Fz * K.inv_pf0
+            Fy = -(K.ca_gain * x / (1.0 + x * x)) * alpha
+        else:
+            Fy = -ca * alpha
+        if K.load_mu:  # mu(F_z) = max(0, mu (1 - k (F_z - F_z0) / F_z0))
+            mu_i = K.mu_a - K.mu_b * Fz
+            Fmax = (mu_i if mu_i > 0.0 else 0.0) * Fz
+        else:
+            Fmax = mu * Fz
         mag2 = Fx * Fx + Fy * Fy
         if clip:
             if mag2 > Fmax * Fmax:
@@ -143,7 +195,7 @@ def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | N
         Gx += gx
         Gy += gy
         Fzs += Fz
-        t_i = tau[i] if (K.brake_all and tau[i] < 0.0) else K.mask[i] * tau[i]
+        t_i = tau[i] if brake is None else tau[i] - brake[i] * spin_sign(om)
         dom[i] = (t_i - r * Fx - bw * om) / Iw
         gains[i] = r * r * ck * dk
     dv = ((R00 * Gx + R01 * Gy) * im, (R10 * Gx + R11 * Gy) * im, (R20 * Gx + R21 * Gy + Fzs) * im - g)
@@ -151,8 +203,14 @@ def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | N
     return dv, dw, dom, gains
 
 
-def substep(st: list, cs: tuple, tau, h: float, K: ScalarConstants) -> None:
-    """One semi-implicit Euler substep of length ``h`` [s], in place on the state list ``st``."""
+def substep(st: list, cs: tuple, tau, h: float, K: ScalarConstants, brake=None) -> None:
+    """One semi-implicit Euler substep of length ``h`` [s], in place on the state list ``st``.
+
+    ``tau`` are the drive torques and ``brake`` (optional) the friction-brake magnitudes [N m] per wheel
+    (:meth:`ScalarConstants.split`). The brake is a stick-slip clamp after the free wheel update: it
+    removes at most ``h T_b / (I_w D)`` of wheel speed (D the implicit update's denominator, 1 if
+    explicit) and stops the wheel at 0 instead of reversing it -- the implicit (exact Coulomb) solution.
+    """
     dv, dw, dom, gains = accelerations(st, cs, tau, K)
     r, Iw, bw = K.consts[0], K.consts[9], K.consts[10]
     R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
@@ -163,10 +221,19 @@ def substep(st: list, cs: tuple, tau, h: float, K: ScalarConstants) -> None:
         for i in range(4):
             c, s = cs[i]
             g = gains[i]
-            st[18 + i] += h * (dom[i] + g / (r * Iw) * h * (c * abx + s * aby)) / (1.0 + h * (g + bw) / Iw)
+            den = 1.0 + h * (g + bw) / Iw
+            om = st[18 + i] + h * (dom[i] + g / (r * Iw) * h * (c * abx + s * aby)) / den
+            if brake is not None and brake[i] > 0.0:
+                lim = h * brake[i] / (Iw * den)
+                om = om - lim if om > lim else (om + lim if om < -lim else 0.0)
+            st[18 + i] = om
     else:
         for i in range(4):
-            st[18 + i] += h * dom[i]
+            om = st[18 + i] + h * dom[i]
+            if brake is not None and brake[i] > 0.0:
+                lim = h * brake[i] / Iw
+                om = om - lim if om > lim else (om + lim if om < -lim else 0.0)
+            st[18 + i] = om
     vx = st[12] + h * dv[0]
     vy = st[13] + h * dv[1]
     vz = st[14] + h * dv[2]
