@@ -21,9 +21,10 @@ import numpy as np
 import osqp
 
 from mpc_tracking.environment.corridor import Corridor
-from mpc_tracking.errors import InputError, SolverError
+from mpc_tracking.errors import InputError, SettingsError, SolverError
+from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc.layout import NU, NX, QPData, QPLayout, StepProblem
+from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP
 from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
@@ -52,6 +53,12 @@ class SpatialMPC:
     settings : MPCSettings, optional
     corridor : Corridor, optional
         Lateral bounds provider; default: the path's track widths.
+    prediction : PredictionModel, optional
+        The controller's model of the car; default the one ``settings.prediction_model`` names,
+        built from ``vehicle`` (kinematic) or with :meth:`DynamicParams.bmw_320i
+        <mpc_tracking.models.spatial_dynamic.DynamicParams.bmw_320i>` scaled to nothing (dynamic:
+        pass a :class:`~mpc_tracking.models.prediction.DynamicPrediction` with your car's
+        parameters).
 
     Examples
     --------
@@ -70,6 +77,7 @@ class SpatialMPC:
         vehicle: VehicleParams | None = None,
         settings: MPCSettings | None = None,
         corridor: Corridor | None = None,
+        prediction: PredictionModel | None = None,
     ) -> None:
         if not isinstance(path, ReferencePath):
             raise InputError(f"path: expected a ReferencePath, got {type(path).__name__}")
@@ -82,20 +90,45 @@ class SpatialMPC:
             raise InputError(f"settings: expected MPCSettings, got {type(self.settings).__name__}")
         self.corridor = corridor
         st = self.settings
+        self.model = model = self._prediction_model(prediction)
         self.N = N = st.horizon
         self.ds = float(st.ds if st.ds is not None else path.ds)
-        self.layout = QPLayout(N, self.vehicle.front_extent, self.vehicle.rear_overhang)
+        self.nx, self.nu = model.nx, model.nu
+        self.layout = QPLayout(N, self.vehicle.front_extent, self.vehicle.rear_overhang, model.nx, model.nu,
+                               i_ey=model.I_EY, i_epsi=model.I_EPSI,
+                               i_speed_state=model.I_SPEED if model.SPEED_IN_STATE else None)
         body = (self.vehicle.rear_overhang, self.vehicle.front_extent)
         self._sampler = PathSampler(path, *self._speed_ceilings(path, st), body=body)
-        self.qp = StepQP(self.layout, st, self.vehicle, self._sampler, self.ds, path.closed, path.length, corridor)
+        self.qp = StepQP(self.layout, st, self.vehicle, self._sampler, self.ds, path.closed, path.length, corridor,
+                         model)
         self.data = self.qp.data
         self.P = self.qp.P
         self._s_offsets = self.ds * np.arange(N + 1)
-        self._prev_table = np.empty((N + 1, NX + NU))  # last plan: x and u per grid point
+        self._prev_table = np.empty((N + 1, self.nx + self.nu))  # last plan: x and u per grid point
         self.reset()
         self._setup_solver()
 
     # ------------------------------------------------------------------ set-up
+    def _prediction_model(self, prediction: PredictionModel | None) -> PredictionModel:
+        st = self.settings
+        if prediction is not None:
+            if not isinstance(prediction, PredictionModel):
+                raise InputError(f"prediction: expected a PredictionModel, got {type(prediction).__name__}")
+            if prediction.name != st.prediction_model and st.prediction_model != "kinematic":
+                raise InputError(f"prediction: a {prediction.name!r} model, but settings.prediction_model is "
+                                 f"{st.prediction_model!r}")
+            model = prediction
+        elif st.prediction_model == "kinematic":
+            model = KinematicPrediction(self.vehicle)
+        else:
+            from mpc_tracking.models.spatial_dynamic import DynamicParams
+
+            model = DynamicPrediction(DynamicParams.bmw_320i())
+        if model.SPEED_IN_STATE and st.delay > 0:
+            raise SettingsError(f"MPCSettings.delay: the {model.name} prediction model does not predict over a "
+                                "delay yet; use delay = 0")
+        return model
+
     def _setup_solver(self) -> None:
         st = self.settings
         # a representative first linearization for OSQP's scaling
@@ -149,7 +182,8 @@ class SpatialMPC:
     def reset(self) -> None:
         """Forget the previous plan and command (e.g. before a new run)."""
         self._prev: MPCSolution | None = None
-        self._u_prev: np.ndarray | None = None
+        self._u_prev: np.ndarray | None = None  # first input of the last plan (the rate rows start there)
+        self._cmd_prev: np.ndarray | None = None  # last command (v [m/s], delta [rad]) sent to the plant
         self._fail_count = 0
         self.n_steps = 0
 
@@ -161,21 +195,18 @@ class SpatialMPC:
         return s
 
     def _reference_op(self, q: PathSample) -> tuple[np.ndarray, np.ndarray]:
-        """Operating point on the reference: e = 0, v = v_ref, delta = atan(L kappa).
+        """Operating point on the reference: e = 0, the speed reference, delta = atan(L kappa).
 
-        Returns ``x_op`` (N+1, 3) with the time [s] along the reference in column 2, and ``u_op`` (N, 2).
+        Returns ``x_op`` (N+1, nx) with the time [s] along the reference in the time column, and
+        ``u_op`` (N, nu) (see :meth:`PredictionModel.reference_op`).
         """
-        N = self.N
-        x_op = np.zeros((N + 1, NX))
-        u_op = np.empty((N, NU))
-        u_op[:, 0] = self._speed_reference(q)
-        u_op[:, 1] = np.arctan(self.vehicle.wheelbase * q.kappa[:N])
-        np.cumsum(self.ds / u_op[:, 0], out=x_op[1:, 2])  # time along the reference
-        return x_op, u_op
+        return self.model.reference_op(q.kappa, self._speed_reference(q), self.ds)
 
     def reference_input(self, s0: float) -> np.ndarray:
-        """Reference input (v_ref, delta_ref) at arc length ``s0`` (e.g. an initial speed)."""
-        return self._reference_op(self._sampler.sample(self._grid(s0)))[1][0].copy()
+        """Reference speed and steering ``(v_ref [m/s], delta_ref [rad])`` at arc length ``s0``."""
+        q = self._sampler.sample(self._grid(s0))
+        v = self._speed_reference(q)
+        return np.array([v[0], np.arctan(self.model.wheelbase * q.kappa[0])])
 
     def _speed_reference(self, q: PathSample) -> np.ndarray:
         st = self.settings
@@ -186,8 +217,8 @@ class SpatialMPC:
         elif q.v_box is not None:
             lim = np.minimum(np.maximum(q.v_box[:N], st.v_min), lim)
         v_start = None
-        if self._u_prev is not None:
-            v_start = self._u_prev[0] + 0.9 * st.accel_max * st.control_period
+        if self._cmd_prev is not None:
+            v_start = self._cmd_prev[0] + 0.9 * st.accel_max * st.control_period
         return feasible_speed_profile(
             lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min
         )
@@ -204,11 +235,12 @@ class SpatialMPC:
 
         Returns
         -------
-        x_op : ndarray, shape (N+1, 3)
-            States ``(e_y [m], e_psi [rad], t [s])``, time counted from the grid's start.
-        u_op : ndarray, shape (N, 2)
-            Inputs ``(v [m/s], delta [rad])``.
+        x_op : ndarray, shape (N+1, nx)
+            States, time counted from the grid's start.
+        u_op : ndarray, shape (N, nu)
+            Inputs.
         """
+        NX, it = self.nx, self.model.I_T
         s_prev = prev.s
         s_new = s_grid
         if self.path.closed:
@@ -218,29 +250,30 @@ class SpatialMPC:
         x_op = z[:, :NX]
         beyond = s_new[-1] - s_prev[-1]
         if beyond > 0:  # extend the time beyond the old horizon at its last pace
-            pace = (prev.x[-1, 2] - prev.x[-2, 2]) / max(s_prev[-1] - s_prev[-2], 1e-12)
+            pace = (prev.x[-1, it] - prev.x[-2, it]) / max(s_prev[-1] - s_prev[-2], 1e-12)
             past = s_new > s_prev[-1]
-            x_op[past, 2] = prev.x[-1, 2] + (s_new[past] - s_prev[-1]) * pace
-        x_op[:, 2] -= x_op[0, 2]
+            x_op[past, it] = prev.x[-1, it] + (s_new[past] - s_prev[-1]) * pace
+        x_op[:, it] -= x_op[0, it]
         return x_op, z[:-1, NX:]
 
     def _predict_delay(self, s0: float, x0: np.ndarray) -> tuple[float, np.ndarray]:
         """Predict the spatial state over the delay with the last command (nonlinear model, RK4)."""
-        if self.settings.delay <= 0 or self._u_prev is None:
+        if self.settings.delay <= 0 or self._u_prev is None or self.model.SPEED_IN_STATE:
             return s0, x0
         return predict_over_delay(self._sampler, self.vehicle, s0, x0, self._u_prev, self.settings.delay, self.ds)
 
     # ------------------------------------------------------------------ solve
     def _prepare(
-        self, state: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, PathSample, np.ndarray, np.ndarray, float]:
+        self, state: Any, measured: Measurement | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, PathSample, np.ndarray, np.ndarray, float,
+               np.ndarray]:
         """Measured state -> prediction grid, path sample and operating point of this step.
 
-        Returns ``(x0 (3,), x_op (N+1, 3), u_op (N, 2), u_ref (N, 2), q, s_grid (N+1,) [m],
-        e_y limit (N+1,) [m], s0 [m])``, ``x0`` and ``s0`` after the delay prediction.
+        Returns ``(x0 (nx,), x_op (N+1, nx), u_op (N, nu), u_ref (N, nu), q, s_grid (N+1,) [m],
+        e_y limit (N+1,) [m], s0 [m], x_ref (N+1, nx))``, ``x0`` and ``s0`` after the delay prediction.
         """
         s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
-        x0 = np.array([float(e_y), float(e_psi), 0.0])
+        x0 = self.model.initial_state(e_y, e_psi, measured)
         s0 = float(s0)
         if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
             raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
@@ -260,24 +293,31 @@ class SpatialMPC:
         if st.linearization == "previous" and self._prev is not None:
             x_op, u_op = self._shifted_op(self._prev, s_grid)
         else:
-            x_op, u_op = x_ref_op, u_ref.copy()
+            x_op, u_op = x_ref_op.copy(), u_ref.copy()
         x_op[0] = x0
         # keep the operating point inside the model's domain
         lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
-        e = x_op[:, 0]
+        self._clamp_op(x_op, u_op, lim)
+        return x0, x_op, u_op, u_ref, q, s_grid, lim, s0, x_ref_op
+
+    def _clamp_op(self, x_op: np.ndarray, u_op: np.ndarray, lim: np.ndarray) -> None:
+        """Keep an operating point inside the model's domain, in place: |e_y| < 0.95/|kappa|,
+        |e_psi| <= 1.2 rad, speed >= v_min."""
+        m = self.model
+        e = x_op[:, m.I_EY]
         np.minimum(np.maximum(e, -lim, out=e), lim, out=e)
-        e = x_op[:, 1]
+        e = x_op[:, m.I_EPSI]
         np.minimum(np.maximum(e, -1.2, out=e), 1.2, out=e)
-        np.maximum(u_op[:, 0], st.v_min, out=u_op[:, 0])
-        return x0, x_op, u_op, u_ref, q, s_grid, lim, s0
+        v = x_op[:, m.I_SPEED] if m.SPEED_IN_STATE else u_op[:, m.I_SPEED]
+        np.maximum(v, self.settings.v_min, out=v)
 
     def prepare_qp(self, state: Any, t: float = 0.0) -> StepProblem:
         """Build this step's QP without solving it and return its data (for cross-checks).
 
         The controller's internal memory (previous plan and command) is not changed.
         """
-        x0, x_op, u_op, u_ref, q, s_grid, _, _ = self._prepare(state)
-        self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t)
+        x0, x_op, u_op, u_ref, q, s_grid, _, _, x_ref = self._prepare(state)
+        self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t, x_ref=x_ref)
         return self.step_problem()
 
     def step_problem(self) -> StepProblem:
@@ -293,11 +333,12 @@ class SpatialMPC:
         q: PathSample,
         s_grid: np.ndarray,
         t_now: float = 0.0,
+        x_ref: np.ndarray | None = None,
     ) -> QPData:
         """Fill the QP data for one step (delegates to :meth:`StepQP.build`)."""
-        return self.qp.build(x0, x_op, u_op, u_ref, q, s_grid, t_now, self._u_prev)
+        return self.qp.build(x0, x_op, u_op, u_ref, q, s_grid, t_now, self._u_prev, x_ref)
 
-    def solve(self, state: Any, t: float = 0.0) -> MPCSolution:
+    def solve(self, state: Any, t: float = 0.0, measured: Measurement | None = None) -> MPCSolution:
         """Compute the command for the measured spatial state.
 
         Parameters
@@ -306,27 +347,28 @@ class SpatialMPC:
             Arc length [m], lateral error [m], heading error [rad] of the car now.
         t : float
             Current time [s] (moving obstacles are evaluated at ``t`` + predicted time).
+        measured : dict, optional
+            Further measurements the prediction model needs (the dynamic model: body-frame
+            velocities ``v_x, v_y`` [m/s] of the reference point and yaw rate ``r`` [rad/s]).
 
         Returns
         -------
         MPCSolution
         """
         t_start = time.perf_counter()
-        x0, x_op, u_op, u_ref, q, s_grid, lim, s0 = self._prepare(state)
+        x0, x_op, u_op, u_ref, q, s_grid, lim, s0, x_ref = self._prepare(state, measured)
         st = self.settings
         iters_total, solve_time = 0, 0.0
         z = None
         for it in range(st.iterations):
-            z, status, iters, stime = self._solve_qp(x0, x_op, u_op, u_ref, q, s_grid, t)
+            z, status, iters, stime = self._solve_qp(x0, x_op, u_op, u_ref, q, s_grid, t, x_ref)
             iters_total += iters
             solve_time += stime
             if z is None:
                 break
             if it + 1 < st.iterations:
-                x_op, u_op = self._unpack(z)
-                x_op = x_op.copy()
-                x_op[:, 0] = np.minimum(np.maximum(x_op[:, 0], -lim), lim)
-                u_op = np.maximum(u_op, [st.v_min, -np.inf])
+                x_op, u_op = (a.copy() for a in self._unpack(z))
+                self._clamp_op(x_op, u_op, lim)
         self.n_steps += 1
         if z is None:
             return self._fallback(status, iters_total, solve_time, t_start, s0)
@@ -334,11 +376,13 @@ class SpatialMPC:
         X, U = X.copy(), U.copy()
         lay = self.layout
         spsi, cpsi = np.sin(q.psi), np.cos(q.psi)
-        xy = np.column_stack([q.x - X[:, 0] * spsi, q.y + X[:, 0] * cpsi])
+        e_y = X[:, self.model.I_EY]
+        xy = np.column_stack([q.x - e_y * spsi, q.y + e_y * cpsi])
         name = _OK[status]
+        v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
-            v=float(U[0, 0]),
-            delta=float(U[0, 1]),
+            v=v_cmd,
+            delta=delta_cmd,
             status=name,
             solver_status=name.value,
             success=True,
@@ -356,17 +400,18 @@ class SpatialMPC:
         )
         self._fail_count = 0
         self._prev = sol
-        table = self._prev_table
+        table, NX = self._prev_table, self.nx
         table[:, :NX] = X
         table[:-1, NX:] = U
         table[-1, NX:] = U[-1]
         self._u_prev = U[0].copy()
+        self._cmd_prev = np.array([v_cmd, delta_cmd])
         sol.step_time = time.perf_counter() - t_start
         return sol
 
     def _unpack(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
-        return z[: lay.nX].reshape(self.N + 1, NX), z[lay.nX : lay.nX + lay.nU].reshape(self.N, NU)
+        return z[: lay.nX].reshape(self.N + 1, self.nx), z[lay.nX : lay.nX + lay.nU].reshape(self.N, self.nu)
 
     def _solve_qp(
         self,
@@ -377,9 +422,10 @@ class SpatialMPC:
         q: PathSample,
         s_grid: np.ndarray,
         t_now: float,
+        x_ref: np.ndarray | None = None,
     ) -> tuple[np.ndarray | None, Any, int, float]:
         """Build and solve one QP: ``(z or None on failure, OSQP status value or text, iterations, run time [s])``."""
-        d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now)
+        d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now, x_ref)
         if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
             return None, "non-finite QP data", 0, 0.0
@@ -405,23 +451,25 @@ class SpatialMPC:
         st = self.settings
         self._fail_count += 1
         prev = self._prev
+        m = self.model
         if prev is not None and self._fail_count <= st.max_fallback_steps:
             s_grid = self._grid(s0)
             x_op, u_op = self._shifted_op(prev, s_grid)
             status = Status.FALLBACK
-            v, delta = float(u_op[0, 0]), float(u_op[0, 1])
+            v, delta = m.command(x_op, u_op)
             x_pred, u_pred = x_op, u_op
         else:
             status = Status.SAFE_STOP
-            v_last, d_last = self._u_prev if self._u_prev is not None else (0.0, 0.0)
+            v_last, d_last = self._cmd_prev if self._cmd_prev is not None else (0.0, 0.0)
             v = max(0.0, float(v_last) - st.brake_decel * st.control_period)
             delta = float(d_last)
             s_grid = self._grid(s0)
-            x_pred = np.full((self.N + 1, NX), np.nan)
-            u_pred = np.tile([v, delta], (self.N, 1))
-        self._u_prev = np.array([v, delta])
+            x_pred = np.full((self.N + 1, self.nx), np.nan)
+            u_pred = np.tile(m.stop_input(v, delta, st), (self.N, 1))
+        self._u_prev = u_pred[0].copy()
+        self._cmd_prev = np.array([v, delta])
         q = self._sampler.sample(s_grid)
-        e = np.nan_to_num(x_pred[:, 0])
+        e = np.nan_to_num(x_pred[:, m.I_EY])
         xy = np.column_stack([q.x - e * np.sin(q.psi), q.y + e * np.cos(q.psi)])
         return MPCSolution(
             v=v,

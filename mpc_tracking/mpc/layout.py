@@ -1,6 +1,6 @@
 """Fixed-sparsity QP layout of the spatial LTV-MPC (shared by the OSQP and cvxpy back ends).
 
-Decision vector ``z = [x_0..x_N (3 each) | u_0..u_{N-1} (2 each) | slacks]`` with the slacks
+Decision vector ``z = [x_0..x_N (nx each) | u_0..u_{N-1} (nu each) | slacks]`` with the slacks
 ordered ``[sl_front, su_front, sl_rear, su_rear]`` (N+1 each; ``sl``/``su`` relax the lower/upper
 corridor bound of the front and rear corner rows separately, so the QP is feasible for any
 heading). Constraint rows, in order:
@@ -8,15 +8,18 @@ heading). Constraint rows, in order:
 ========  =========  =====================================================================
 block     rows       meaning
 ========  =========  =====================================================================
-dyn       3 (N+1)    x_0 = x_init;  A_k x_k + B_k u_k - x_{k+1} = -f_k
-box       2 N        u_min_k <= u_k <= u_max_k
-rate      2 N        u_0 - (u_prev) and u_k - u_{k-1} within rate bounds
+dyn       nx (N+1)   x_0 = x_init;  A_k x_k + B_k u_k - x_{k+1} = -f_k
+box       nu N       u_min_k <= u_k <= u_max_k
+rate      nu N       u_0 - (u_prev) and u_k - u_{k-1} within rate bounds
+xbox      N or 0     speed bound on x_k[i_speed], k = 1..N (when the speed is a state)
 corr      2 (N+1)    lb' <= e_y + l_f e_psi + sl - su <= ub' (front corners), same with -l_r (rear)
 slack     2 (N+1)    sl, su >= 0
 ========  =========  =====================================================================
 
 Only the A_k/B_k entries of the constraint matrix change between steps; their positions in
 the CSC data array are computed once (:attr:`QPLayout.dyn_pos`), with structural zeros stored.
+The sizes ``nx, nu`` and the component roles come from the prediction model
+(:class:`~mpc_tracking.models.prediction.PredictionModel`).
 """
 from __future__ import annotations
 
@@ -26,12 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-from mpc_tracking.models import spatial_bicycle as sb
-
 __all__ = ["QPLayout", "QPData", "StepProblem"]
-
-#: state and input sizes of the prediction model (the spatial kinematic bicycle)
-NX, NU = len(sb.STATE_NAMES), len(sb.INPUT_NAMES)
 
 
 class QPLayout:
@@ -43,18 +41,29 @@ class QPLayout:
         Horizon.
     front, rear : float
         Distances from the reference point to the front and rear bumpers [m] (footprint swing).
+    nx, nu : int
+        State and input sizes of the prediction model (default: the kinematic bicycle's 3 and 2).
+    i_ey, i_epsi : int
+        Indices of the lateral and heading error in the state (the corridor rows).
+    i_speed_state : int or None
+        Index of the speed in the state when it is a state (then N speed-bound rows), else None.
     """
 
-    def __init__(self, N: int, front: float, rear: float) -> None:
+    def __init__(self, N: int, front: float, rear: float, nx: int = 3, nu: int = 2, *, i_ey: int = 0,
+                 i_epsi: int = 1, i_speed_state: int | None = None) -> None:
         self.N = N
-        self.nX = NX * (N + 1)
-        self.nU = NU * N
+        self.nx, self.nu = nx, nu
+        self.i_ey, self.i_epsi, self.i_speed_state = i_ey, i_epsi, i_speed_state
+        self.nX = nx * (N + 1)
+        self.nU = nu * N
         self.nS = 4 * (N + 1)
+        self.nXB = N if i_speed_state is not None else 0
         self.n = self.nX + self.nU + self.nS
         self.r_dyn = 0
         self.r_box = self.nX
         self.r_rate = self.r_box + self.nU
-        self.r_corr = self.r_rate + self.nU
+        self.r_xbox = self.r_rate + self.nU
+        self.r_corr = self.r_xbox + self.nXB
         self.r_slack = self.r_corr + 2 * (N + 1)
         self.m = self.r_slack + self.nS
         self.iu0 = self.nX
@@ -63,14 +72,14 @@ class QPLayout:
 
     def x_index(self, k: ArrayLike, i: int) -> np.ndarray:
         """Index in ``z`` of state component ``i`` at stage(s) ``k`` (same shape as ``k``)."""
-        return NX * np.asarray(k) + i
+        return self.nx * np.asarray(k) + i
 
     def u_index(self, k: ArrayLike, j: int) -> np.ndarray:
         """Index in ``z`` of input component ``j`` at stage(s) ``k`` (same shape as ``k``)."""
-        return self.nX + NU * np.asarray(k) + j
+        return self.nX + self.nu * np.asarray(k) + j
 
     def _build_A(self, front: float, rear: float) -> None:
-        N = self.N
+        N, NX, NU = self.N, self.nx, self.nu
         row_parts: list[np.ndarray] = []
         col_parts: list[np.ndarray] = []
         val_parts: list[np.ndarray] = []
@@ -103,13 +112,16 @@ class QPLayout:
         # input rates
         add(self.r_rate + np.arange(self.nU), self.nX + np.arange(self.nU), 1.0)
         add(self.r_rate + NU + np.arange(self.nU - NU), self.nX + np.arange(self.nU - NU), -1.0)
+        # speed bound on the states 1..N (when the speed is a state)
+        if self.i_speed_state is not None:
+            add(self.r_xbox + np.arange(N), NX * np.arange(1, N + 1) + self.i_speed_state, 1.0)
         # corridor rows: front (2k) and rear (2k+1)
         kc = np.arange(N + 1)
         for side, coef in ((0, front), (1, -rear)):
             r = self.r_corr + 2 * kc + side
             s_lo = self.isl0 + (2 * side) * (N + 1) + kc
-            add(r, NX * kc + 0, 1.0)
-            add(r, NX * kc + 1, coef)
+            add(r, NX * kc + self.i_ey, 1.0)
+            add(r, NX * kc + self.i_epsi, coef)
             add(r, s_lo, 1.0)
             add(r, s_lo + N + 1, -1.0)
         # slack >= 0
@@ -138,7 +150,7 @@ class QPLayout:
         return sparse.csc_matrix((data, self.A_indices.copy(), self.A_indptr.copy()), shape=(self.m, self.n))
 
     def fill_dynamics(self, data: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
-        """Write A_k (N,3,3) and B_k (N,3,2) into the CSC data array in place."""
+        """Write A_k (N, nx, nx) and B_k (N, nx, nu) into the CSC data array in place."""
         data[self.dyn_pos_A] = A.reshape(-1)
         data[self.dyn_pos_B] = B.reshape(-1)
 
@@ -147,7 +159,7 @@ class QPLayout:
     ) -> sparse.csc_matrix:
         """Upper-triangular CSC Hessian P of the cost (constant for fixed weights)."""
         N = self.N
-        blocks_x = [np.zeros((NX, NX))] + [Q] * (N - 1) + [QN]
+        blocks_x = [np.zeros((self.nx, self.nx))] + [Q] * (N - 1) + [QN]
         Px = sparse.block_diag(blocks_x)
         # inputs: R on each, plus D^T Rd D for the rate cost (u_{-1} is a constant)
         D = sparse.eye(N) - sparse.eye(N, k=-1)

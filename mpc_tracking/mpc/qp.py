@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import osqp
 
-from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.models.prediction import KinematicPrediction, PredictionModel
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc.layout import NU, NX, QPData, QPLayout, StepProblem
+from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference, speed_limit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
 from mpc_tracking.mpc.settings import MPCSettings
@@ -47,12 +47,18 @@ class StepQP:
     closed, length
         Whether the path is a loop, and its length [m].
     corridor : optional
-        Lateral bounds provider (see :class:`~mpc_tracking.mpc.controller.Corridor`).
+        Lateral bounds provider (see :class:`~mpc_tracking.environment.Corridor`).
+    model : PredictionModel, optional
+        The prediction model (sizes, roles of the components, linearization); default the
+        kinematic bicycle of ``vehicle``.
     """
 
     def __init__(self, layout: QPLayout, settings: MPCSettings, vehicle: VehicleParams, sampler: PathSampler,
-                 ds: float, closed: bool, length: float, corridor: Any = None) -> None:
+                 ds: float, closed: bool, length: float, corridor: Any = None,
+                 model: PredictionModel | None = None) -> None:
         self.layout, self.settings, self.vehicle, self._sampler = layout, settings, vehicle, sampler
+        self.model = model = model if model is not None else KinematicPrediction(vehicle)
+        NX, NU = self.nx, self.nu = layout.nx, layout.nu
         self.N, self.ds, self.closed, self.length = layout.N, ds, closed, length
         self.corridor = corridor
         # a provider may declare itself static (no moving obstacles) to be queried once per step
@@ -62,7 +68,7 @@ class StepQP:
         self.lb: np.ndarray | None = None
         self.ub: np.ndarray | None = None
         st, lay, N = settings, layout, layout.N
-        Q = st.Q_matrix
+        Q = model.weights(st)
         self._Q, self._QN = Q, st.terminal_weight * Q
         self._R, self._Rd = st.R_matrix, st.R_rate_matrix
         self._slack_quad = SLACK_QUAD
@@ -75,9 +81,8 @@ class StepQP:
         j_f = int(np.ceil(self.vehicle.front_extent / self.ds - 1e-9))
         self._ext_offsets = self.ds * np.arange(-j_r, N + 1 + j_f)
         self._ext_window = j_r + j_f + 1
-        self.inv_L = 1.0 / self.vehicle.wheelbase
-        self._rate_dn = np.array([st.decel_max, st.delta_rate_max])
-        self._rate_up = np.array([st.accel_max, st.delta_rate_max])
+        self.inv_L = 1.0 / model.wheelbase
+        self._rate_dn, self._rate_up = model.input_rates(st)
         self._finite_decel = bool(np.isfinite(st.decel_max))
         self._finite_accel = bool(np.isfinite(st.accel_max))
         self._s_offsets_u = self.ds * np.arange(N)
@@ -89,14 +94,22 @@ class StepQP:
         d.u[lay.r_slack :] = _INF
         box_l = d.l[lay.r_box : lay.r_rate].reshape(N, NU)
         box_u = d.u[lay.r_box : lay.r_rate].reshape(N, NU)
-        box_l[:, 0] = st.v_min
-        box_l[:, 1] = -st.delta_max
-        box_u[:, 1] = st.delta_max
+        lo, hi = model.input_bounds(st)
+        box_l[:] = np.maximum(lo, -_INF)
+        box_u[:] = np.minimum(hi, _INF)
+        # the speed bound: per input step (speed as input) or per grid point 1..N (speed as state)
+        self._speed_in_state = model.SPEED_IN_STATE
+        if self._speed_in_state:
+            d.l[lay.r_xbox : lay.r_corr] = st.v_min
+            speed_hi = d.u[lay.r_xbox : lay.r_corr]
+        else:
+            speed_hi = box_u[:, model.I_SPEED]
         d.q[lay.isl0 :] = st.slack_weight
         self._views = {
             "box_u": box_u,
-            "rate_l": d.l[lay.r_rate : lay.r_corr].reshape(N, NU),
-            "rate_u": d.u[lay.r_rate : lay.r_corr].reshape(N, NU),
+            "speed_hi": speed_hi,
+            "rate_l": d.l[lay.r_rate : lay.r_xbox].reshape(N, NU),
+            "rate_u": d.u[lay.r_rate : lay.r_xbox].reshape(N, NU),
             "corr_l": d.l[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
             "corr_u": d.u[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
             "qx": d.q[: lay.nX].reshape(N + 1, NX),
@@ -110,9 +123,9 @@ class StepQP:
     def linearize(
         self, x_op: np.ndarray, u_op: np.ndarray, kap: np.ndarray, s_grid: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``A`` (N, 3, 3), ``B`` (N, 3, 2), ``f`` (N, 3) of the spatial bicycle about ``(x_op, u_op)``."""
+        """``A`` (N, nx, nx), ``B`` (N, nx, nu), ``f`` (N, nx) of the prediction model about ``(x_op, u_op)``."""
         ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
-        return sb.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.vehicle, self.settings.discretization)
+        return self.model.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.settings.discretization)
 
     def bounds(
         self, s_grid: np.ndarray, q: PathSample, t_pred: np.ndarray, e_y0: float
@@ -157,31 +170,39 @@ class StepQP:
         s_grid: np.ndarray,
         t_now: float,
         u_prev_cmd: np.ndarray | None,
+        x_ref: np.ndarray | None = None,
+        v_now: float | None = None,
     ) -> QPData:
         """Fill :attr:`data` (q, l, u, A data) for one step and return it.
 
-        ``u_prev_cmd`` is the last applied command (None before the first step).
+        ``u_prev_cmd`` is the last applied input of the plan (None before the first step).
 
         Parameters
         ----------
-        x0 : (NX,) measured state; x_op (N+1, NX), u_op (N, NU): operating point;
-        u_ref : (N, NU) input reference; q : path sample on ``s_grid`` (N+1,); t_now : time [s].
+        x0 : (nx,) measured state; x_op (N+1, nx), u_op (N, nu): operating point;
+        u_ref : (N, nu) input reference; q : path sample on ``s_grid`` (N+1,); t_now : time [s];
+        x_ref : (N+1, nx) the reference operating point (targets of the states beyond e_y, e_psi, t);
+        v_now : the car's speed now [m/s] (the speed bound must be reachable from it); default the
+        last planned speed.
         """
         st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
+        NX, model = self.nx, self.model
         A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
         lay.fill_dynamics(d.A_data, A, B)
         # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
         d.l[:NX] = x0
         d.l[NX : lay.nX] = -f.reshape(-1)
         d.u[: lay.nX] = d.l[: lay.nX]
-        # input box: speed limit from path and planned curvature
-        box_u = V["box_u"]
-        box_u[:, 0] = self.speed_limit(q.kappa[:N], u_op[:, 1])
+        # speed bound from path and planned curvature: on the inputs 0..N-1 or the states 1..N
+        spd = V["speed_hi"]
+        ks = slice(1, N + 1) if self._speed_in_state else slice(0, N)
+        spd[:] = self.speed_limit(q.kappa[ks], u_op[:, model.I_DELTA])
         if q.v_box is not None:  # braking-aware ceiling from the whole path (see SpatialMPC)
-            np.minimum(box_u[:, 0], np.maximum(q.v_box[:N], st.v_min), out=box_u[:, 0])
+            np.minimum(spd, np.maximum(q.v_box[ks], st.v_min), out=spd)
         # rates: per prediction step via the predicted speed; first step via the control period
         dt_all = self._dt_buf
-        dt_all[1:] = np.maximum(s_grid[1:N] - s_grid[: N - 1], 1e-9) / np.maximum(u_op[: N - 1, 0], st.v_min)
+        speeds = model.speeds(x_op, u_op)
+        dt_all[1:] = np.maximum(s_grid[1:N] - s_grid[: N - 1], 1e-9) / np.maximum(speeds[: N - 1], st.v_min)
         rl, ru = V["rate_l"], V["rate_u"]
         rl[:] = -self._rate_dn * dt_all[:, None]
         ru[:] = self._rate_up * dt_all[:, None]
@@ -191,21 +212,29 @@ class StepQP:
         else:
             rl[0] += u_prev
             ru[0] += u_prev
+        v0: float | None = None
+        if self._speed_in_state:
+            v0 = float(x0[model.I_SPEED])
+        elif u_prev_cmd is not None:
+            v0 = float(u_prev[model.I_SPEED] if v_now is None else v_now)
+        if v0 is not None:
+            # the speed bound starts where the car is (state) or at the last command (input)
+            offsets = self._s_offsets_x[1:] if self._speed_in_state else self._s_offsets_u
             if self._finite_accel or self._finite_decel:
                 # make the speed bound itself reachable with 95 % of the rate limits: then the bound,
                 # not a long chain of active rate rows, limits the plan (such chains slow ADMM down)
-                v_start = u_prev[0] + 0.95 * st.accel_max * st.control_period
-                box_u[:, 0] = feasible_speed_profile(
-                    box_u[:, 0], self._s_offsets_u, 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
+                v_start = v0 + 0.95 * st.accel_max * st.control_period
+                spd[:] = feasible_speed_profile(
+                    spd, offsets, 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
                 )
             if self._finite_decel:
                 # never ask for more braking than the rate bound allows (keeps the QP feasible)
-                v_reach = u_prev[0] - st.decel_max * np.cumsum(dt_all)
-                np.maximum(box_u[:, 0], v_reach + 1e-6, out=box_u[:, 0])
+                v_reach = v0 - st.decel_max * np.cumsum(dt_all)
+                np.maximum(spd, v_reach + 1e-6, out=spd)
         np.maximum(rl, -_INF, out=rl)
         np.minimum(ru, _INF, out=ru)
         # corridor for the footprint
-        lb, ub = self.bounds(s_grid, q, t_now + x_op[:, 2], float(x0[0]))
+        lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
         lo = np.maximum(lb + self._half_w, -_INF)
         hi = np.minimum(ub - self._half_w, _INF)
         narrow = lo > hi
@@ -223,10 +252,16 @@ class StepQP:
         e_ref = self._e_ref = lateral_reference(lo + inset, hi - inset, self._s_offsets_x, self._ref_slope)
         self._u_ref_used, self._u_prev_used = u_ref, u_prev
         qx = V["qx"]
-        qx[1:N] = -np.outer(e_ref[1:N], self._Q[0])
-        qx[N] = -e_ref[N] * self._QN[0]
+        if x_ref is None:
+            target = np.zeros((N + 1, NX))
+            target[:, model.I_EY] = e_ref
+        else:
+            target = model.state_target(x_ref, e_ref)
+        np.matmul(target[1:N], self._Q, out=qx[1:N])
+        qx[1:N] *= -1.0
+        qx[N] = -(self._QN @ target[N])
         if st.mode == "time_optimal":
-            qx[N, 2] += st.time_weight
+            qx[N, model.I_T] += st.time_weight
         qu = V["qu"]
         np.matmul(u_ref, self._R, out=qu)
         qu *= -1.0
@@ -236,6 +271,7 @@ class StepQP:
     def problem(self) -> StepProblem:
         """Copy of the semantic data of the QP last built by :meth:`build`."""
         lay, V, N = self.layout, self._views, self.N
+        NX, NU = self.nx, self.nu
         d = self.data
         return StepProblem(
             A=self._lin[0].copy(), B=self._lin[1].copy(), f=self._lin[2].copy(), x0=d.l[:NX].copy(),

@@ -56,8 +56,10 @@ class MPCSettings:
         Number N of prediction steps, >= 1.
     ds : float or None
         Prediction step along the path [m]; ``None`` uses the path's waypoint spacing.
-    Q : 3 weights or 3x3 PSD matrix on (e_y [m], e_psi [rad], t [s]).
-    R : 2 weights or 2x2 PSD matrix on (v - v_ref [m/s], delta - delta_ref [rad]).
+    Q : 3 weights or 3x3 PSD matrix on (e_y [m], e_psi [rad], t [s]); for a prediction model with
+        more states, its own number of weights, or 3 (the others then get the model's defaults).
+    R : 2 weights or 2x2 PSD matrix on the inputs minus their reference: (v [m/s], delta [rad]) for
+        the kinematic model, (a_x [m/s^2], delta [rad]) for the dynamic one.
     R_rate : 2 weights or 2x2 PSD matrix on input changes between prediction steps.
     terminal_weight : float
         Factor >= 0 on Q at the last prediction step.
@@ -97,6 +99,10 @@ class MPCSettings:
         previous plan shifted along s; "none": cold start every step.
     eps_abs, eps_rel : float
         OSQP tolerances.
+    prediction_model : {"kinematic", "dynamic"}
+        The controller's model of the car: the kinematic spatial bicycle (state e_y, e_psi, t; input
+        v, delta), or the dynamic one with tyre forces (adds v_x, v_y, r; input a_x, delta; see
+        :mod:`mpc_tracking.models.prediction`).
     max_iter : int
         OSQP iteration limit.
     """
@@ -129,6 +135,7 @@ class MPCSettings:
     eps_abs: float = 1e-5
     eps_rel: float = 1e-5
     max_iter: int = 4000
+    prediction_model: str = "kinematic"
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_rate_matrix: np.ndarray = field(init=False, repr=False, compare=False)
@@ -184,7 +191,11 @@ class MPCSettings:
             raise SettingsError(
                 f"MPCSettings.discretization: expected one of {DISCRETIZATIONS}, got {self.discretization!r}"
             )
-        object.__setattr__(self, "Q_matrix", _weight_matrix(self.Q, 3, "MPCSettings.Q"))
+        from mpc_tracking.models.prediction import prediction_model_sizes
+
+        nx, _nu = prediction_model_sizes(self.prediction_model)
+        n_q = nx if np.size(self.Q) in (nx, nx * nx) and nx != 3 else 3
+        object.__setattr__(self, "Q_matrix", _weight_matrix(self.Q, n_q, "MPCSettings.Q"))
         object.__setattr__(self, "R_matrix", _weight_matrix(self.R, 2, "MPCSettings.R"))
         object.__setattr__(self, "R_rate_matrix", _weight_matrix(self.R_rate, 2, "MPCSettings.R_rate"))
 
