@@ -29,6 +29,13 @@ class Actuator:
 
     name = "direct"
 
+    @property
+    def speed_lag(self) -> float:
+        """Time constant [s] of the speed response to a speed command (0: the plant gets the speed
+        at once). A controller that predicts accelerations uses it to lead its speed command."""
+        pi = getattr(self, "pi", None)
+        return 1.0 / pi.kp if isinstance(pi, _SpeedPI) and pi.kp > 0 else 0.0
+
     def reset(self, plant: Any) -> None:
         """Clear internal state before a run on ``plant``."""
 

@@ -276,9 +276,21 @@ class _Loop:
         wl, wr = self._widths
         return bool(proj.e_y > wl + self.tolerance or proj.e_y < -wr - self.tolerance)
 
+    def _measure(self) -> dict[str, float] | None:
+        """Body-frame velocities of the reference point and the yaw rate, when the model needs them."""
+        if not self.controller.model.MEASURES:
+            return None
+        yaw = self.plant.pose.yaw
+        vel = self.plant.velocity
+        c, s = np.cos(yaw), np.sin(yaw)
+        r = float(vel.angular[2])
+        v_x = float(vel.linear[0] * c + vel.linear[1] * s)
+        v_y = float(-vel.linear[0] * s + vel.linear[1] * c) - self.offset * r  # at the rear axle
+        return {"v_x": v_x, "v_y": v_y, "r": r, "speed": self.plant.speed}
+
     def _control(self, proj: Projection) -> MPCSolution | None:
         try:
-            return self.controller.solve(proj, t=self.t)
+            return self.controller.solve(proj, t=self.t, measured=self._measure())
         except MPCTrackingError as exc:
             logger.warning("run stopped at t = %.2f s: %s", self.t, exc)
             self._stop(Outcome.ERROR, str(exc))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PredictionModel", "KinematicPrediction", "DynamicPrediction", "PREDICTION_MODELS", "prediction_model_sizes",
-    "Measurement",
+    "Measurement", "dynamic_params_from_ackermann3d",
 ]
 
 #: measured quantities a model may use besides (s, e_y, e_psi): speed [m/s] along the heading,
@@ -58,6 +58,11 @@ class PredictionModel:
     Q_EXTRA : tuple of float
         Default cost weights of the states beyond ``(e_y, e_psi, t)`` (used when the settings'
         ``Q`` gives three weights).
+    MEASURES : tuple of str
+        Measurements the model needs besides ``(s, e_y, e_psi)`` (keys of :data:`Measurement`).
+    I_ACCEL : int or None
+        Index of the longitudinal acceleration in the input, for models that have one (the
+        friction ellipse then bounds it by the lateral acceleration).
     """
 
     name: ClassVar[str] = "base"
@@ -70,6 +75,8 @@ class PredictionModel:
     SPEED_IN_STATE: ClassVar[bool] = False
     I_SPEED: ClassVar[int] = 0
     Q_EXTRA: ClassVar[tuple[float, ...]] = ()
+    MEASURES: ClassVar[tuple[str, ...]] = ()
+    I_ACCEL: ClassVar[int | None] = None
 
     wheelbase: float
 
@@ -121,6 +128,10 @@ class PredictionModel:
 
     def command(self, X: np.ndarray, U: np.ndarray) -> tuple[float, float]:
         """The command ``(v [m/s], delta [rad])`` the actuator gets from a plan ``X`` (N+1, nx), ``U`` (N, nu)."""
+        raise NotImplementedError
+
+    def lateral_acceleration(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Lateral acceleration [m/s^2] (absolute) at the states ``x`` (K, nx) with inputs ``u`` (K, nu)."""
         raise NotImplementedError
 
     def stop_input(self, v: float, delta: float, settings: Any) -> np.ndarray:
@@ -198,9 +209,13 @@ class DynamicPrediction(PredictionModel):
     ----------
     params : DynamicParams
         Mass, inertia, axle distances, CG height, friction and tyre coefficients.
+    speed_lag : float
+        Time constant [s] of the plant's speed loop (e.g. ``1 / kp`` of a proportional speed
+        controller); 0 when the plant follows the speed command at once.
 
-    The command to the plant is the planned speed one step ahead (the actuator's speed loop
-    tracks it) and the first planned steering angle.
+    The command to the plant is the first planned steering angle and a speed: the planned speed
+    one step ahead, or with ``speed_lag`` the speed that makes a first-order speed loop deliver
+    the planned acceleration now (``v + speed_lag a_x``).
     """
 
     name = "dynamic"
@@ -209,21 +224,74 @@ class DynamicPrediction(PredictionModel):
     I_DELTA = 1
     SPEED_IN_STATE = True
     I_SPEED = 3
-    #: weights on (v_x - v_ref) [1/(m/s)^2], v_y, r: speed tracking, the rest free
-    Q_EXTRA = (0.5, 0.0, 0.0)
+    #: weights on v_x - v_ref [1/(m/s)^2], v_y - v_y,ref [1/(m/s)^2] and r - v kappa [1/(rad/s)^2]:
+    #: speed tracking, and yaw rate near the path's own (without it the plan corrects a lateral
+    #: offset at high speed with yaw rates worth several m/s^2 of lateral acceleration)
+    Q_EXTRA = (0.5, 1.0, 10.0)
+    MEASURES = ("v_x", "v_y", "r")
+    I_ACCEL = 0
 
-    def __init__(self, params: DynamicParams) -> None:
+    def __init__(self, params: DynamicParams, speed_lag: float = 0.0) -> None:
         from mpc_tracking.models import spatial_dynamic as sd
+
+        if not (isinstance(speed_lag, (int, float)) and np.isfinite(speed_lag) and speed_lag >= 0):
+            raise InputError(f"speed_lag: expected a time constant >= 0 s, got {speed_lag!r}")
+        self.speed_lag = float(speed_lag)
 
         if not isinstance(params, sd.DynamicParams):
             raise InputError(f"params: expected DynamicParams, got {type(params).__name__}")
         self._sd = sd
         self.params = params
         self.wheelbase = params.wheelbase
+        c_f, c_r = params.cornering_stiffness
+        #: understeer gradient K_us = m / L (l_r / C_f - l_f / C_r) [rad/(m/s^2)]
+        self._k_us = params.mass / params.wheelbase * (params.l_r / c_f - params.l_f / c_r)
+
+    def substeps(self, x_op: np.ndarray, ds: np.ndarray, method: str) -> int:
+        """Substeps per prediction step that keep the explicit discretization stable.
+
+        The lateral/yaw modes decay at about ``(C_af + C_ar) / (m v^2)`` per metre, the low-speed
+        kinematic blend at ``1 / (tau_kin v)`` (weighted by the blend, largest over the horizon);
+        Euler is stable for ``h lambda < 2``, RK4 for ``< 2.78``: the step is split so that
+        ``h lambda <= 1.5`` (Euler) or ``2`` (RK4).
+        """
+        p = self.params
+        v = np.maximum(x_op[:, 3], p.v_floor)
+        w = self._sd.blend_weight(v, p)  # 1: tyre dynamics, 0: the kinematic blend
+        c_f, c_r = p.cornering_stiffness
+        lam = float(np.max(w * (c_f + c_r) / (p.mass * v * v) + (1.0 - w) / (p.tau_kin * v)))
+        limit = 2.0 if method == "rk4" else 1.5
+        return int(min(max(np.ceil(float(np.max(ds)) * lam / limit), 1), 50))
 
     def linearize(self, x_op: np.ndarray, u_op: np.ndarray, kappa: np.ndarray, ds: np.ndarray,
                   method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return self._sd.linearize(x_op, u_op, kappa, ds, self.params, method)
+        m = self.substeps(x_op, np.asarray(ds, dtype=float), method)
+        if m == 1:
+            return self._sd.linearize(x_op, u_op, kappa, ds, self.params, method)
+        # compose m substeps about the nonlinear rollout from x_op with u_op held
+        h = np.asarray(ds, dtype=float) / m
+        A_tot, B_tot, f_tot = self._sd.linearize(x_op, u_op, kappa, h, self.params, method)
+        x = self._rk_step(np.array(x_op, dtype=float), u_op, kappa, h, method)
+        for _ in range(m - 1):
+            A, B, f = self._sd.linearize(x, u_op, kappa, h, self.params, method)
+            B_tot = np.einsum("...ij,...jk->...ik", A, B_tot) + B
+            f_tot = np.einsum("...ij,...j->...i", A, f_tot) + f
+            A_tot = np.einsum("...ij,...jk->...ik", A, A_tot)
+            x = self._rk_step(x, u_op, kappa, h, method)
+        return A_tot, B_tot, f_tot
+
+    def _rk_step(self, x: np.ndarray, u: np.ndarray, kappa: np.ndarray, h: np.ndarray, method: str) -> np.ndarray:
+        """One nonlinear step of length ``h`` (K,) [m] from each state of ``x`` (K, nx)."""
+        hh = h[..., None]
+        f = self._sd.derivatives
+        p = self.params
+        if method == "euler":
+            return x + hh * f(x, u, kappa, p)
+        k1 = f(x, u, kappa, p)
+        k2 = f(x + 0.5 * hh * k1, u, kappa, p)
+        k3 = f(x + 0.5 * hh * k2, u, kappa, p)
+        k4 = f(x + hh * k3, u, kappa, p)
+        return x + hh / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
 
     def reference_op(self, kappa: np.ndarray, v: np.ndarray, ds: float) -> tuple[np.ndarray, np.ndarray]:
         N = v.size
@@ -236,7 +304,8 @@ class DynamicPrediction(PredictionModel):
         x_op[:, 4] = self.params.l_r * x_op[:, 5]  # CG side velocity of a rear axle on the line
         u_op = np.empty((N, 2))
         u_op[:, 0] = (v_grid[1:] ** 2 - v_grid[:-1] ** 2) / (2.0 * ds)
-        u_op[:, 1] = np.arctan(L * kappa[:N])
+        # steady-state steering of the linear single track: L kappa + K_us a_y (understeer gradient)
+        u_op[:, 1] = np.arctan(L * kappa[:N]) + self._k_us * v[:N] ** 2 * kappa[:N]
         return x_op, u_op
 
     def initial_state(self, e_y: float, e_psi: float, measured: Measurement | None) -> np.ndarray:
@@ -262,10 +331,15 @@ class DynamicPrediction(PredictionModel):
         return np.array([inf, settings.delta_rate_max]), np.array([inf, settings.delta_rate_max])
 
     def command(self, X: np.ndarray, U: np.ndarray) -> tuple[float, float]:
+        if self.speed_lag > 0:  # lead: a first-order speed loop gives a = (v_cmd - v) / speed_lag
+            return float(X[0, 3] + self.speed_lag * U[0, 0]), float(U[0, 1])
         return float(X[1, 3]), float(U[0, 1])
 
     def stop_input(self, v: float, delta: float, settings: Any) -> np.ndarray:
         return np.array([-settings.brake_decel, delta])
+
+    def lateral_acceleration(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return np.abs(x[:, 3] * x[:, 5])  # v_x r (steady-state part; v_y_dot is small on a plan)
 
 
 #: built-in prediction models by the name ``MPCSettings.prediction_model`` takes
@@ -279,3 +353,37 @@ def prediction_model_sizes(name: str) -> tuple[int, int]:
     except KeyError:
         raise SettingsError(f"prediction_model: expected one of {sorted(PREDICTION_MODELS)}, got {name!r}") from None
     return len(cls.STATE_NAMES), len(cls.INPUT_NAMES)
+
+
+def dynamic_params_from_ackermann3d(plant_params: Any, shape_factor: float = 1.3) -> DynamicParams:
+    """Dynamic-model parameters read off a 3D car's parameter set (a priori, not identified).
+
+    Mass, yaw inertia, axle distances and CG height are the plant's; each axle's Pacejka factors
+    are set so that its peak force is ``mu(F_z) F_z`` and its cornering stiffness is the plant's
+    ``2 C_alpha(F_z)`` at the static axle load ``F_z`` (``C = shape_factor``, ``E = 0``).
+
+    Parameters
+    ----------
+    plant_params : Ackermann3DParams
+        E.g. ``create_model("ackermann3d", {"preset": "sedan"}).vehicle``.
+    shape_factor : float
+        Pacejka shape factor C of both axles.
+
+    Returns
+    -------
+    DynamicParams
+    """
+    from mpc_tracking.models.spatial_dynamic import DynamicParams
+
+    P = plant_params
+    W, L = P.mass * P.gravity, P.wheelbase
+    a, b = P.cg_to_front, P.cg_to_rear
+    fz_wheel = np.array([W * b / (2 * L), W * a / (2 * L)])  # front, rear
+    c_axle = 2.0 * np.asarray(P.cornering_stiffness(fz_wheel), dtype=float)
+    mu_axle = np.asarray(P.friction(fz_wheel), dtype=float)
+    B = c_axle / (shape_factor * mu_axle * 2.0 * fz_wheel)
+    return DynamicParams(
+        mass=float(P.mass), I_z=float(P.inertia[2]), l_f=float(a), l_r=float(b), h_cg=float(P.cg_height),
+        mu=float(np.mean(mu_axle)), tyre_B_f=float(B[0]), tyre_C_f=shape_factor, tyre_B_r=float(B[1]),
+        tyre_C_r=shape_factor, g=float(P.gravity),
+    )

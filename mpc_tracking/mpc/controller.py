@@ -171,12 +171,15 @@ class SpatialMPC:
         """
         if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
             return None, None
+        ellipse = st.friction_ellipse
         v_ref = speed_profile(
-            path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max
+            path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max,
+            friction_ellipse=ellipse,
         )
         if path.v_ref is not None:
             v_ref = np.minimum(v_ref, path.v_ref)
-        v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max)
+        v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max,
+                              friction_ellipse=ellipse)
         return v_ref, v_box
 
     def reset(self) -> None:
@@ -184,6 +187,7 @@ class SpatialMPC:
         self._prev: MPCSolution | None = None
         self._u_prev: np.ndarray | None = None  # first input of the last plan (the rate rows start there)
         self._cmd_prev: np.ndarray | None = None  # last command (v [m/s], delta [rad]) sent to the plant
+        self._v_now: float | None = None  # measured speed of this step (models with the speed as a state)
         self._fail_count = 0
         self.n_steps = 0
 
@@ -217,8 +221,11 @@ class SpatialMPC:
         elif q.v_box is not None:
             lim = np.minimum(np.maximum(q.v_box[:N], st.v_min), lim)
         v_start = None
-        if self._cmd_prev is not None:
-            v_start = self._cmd_prev[0] + 0.9 * st.accel_max * st.control_period
+        # the speed the forward pass starts from: the car's own speed when the model has it as a
+        # state (a lead-compensated command is not a speed), else the last speed command
+        v_now = self._v_now if self.model.SPEED_IN_STATE else (None if self._cmd_prev is None else self._cmd_prev[0])
+        if v_now is not None and self._cmd_prev is not None:
+            v_start = v_now + 0.9 * st.accel_max * st.control_period
         return feasible_speed_profile(
             lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min
         )
@@ -274,6 +281,7 @@ class SpatialMPC:
         """
         s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
         x0 = self.model.initial_state(e_y, e_psi, measured)
+        self._v_now = float(x0[self.model.I_SPEED]) if self.model.SPEED_IN_STATE else None
         s0 = float(s0)
         if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
             raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")

@@ -30,6 +30,8 @@ _INF = INF
 SLACK_QUAD = 1e-4
 #: steepest lateral slope de_y/ds of the e_y reference around obstacles
 REF_SLOPE = 0.15
+#: the friction ellipse leaves at least this share of the longitudinal limits (braking stays possible)
+ELLIPSE_FLOOR = 0.3
 
 
 class StepQP:
@@ -105,7 +107,10 @@ class StepQP:
         else:
             speed_hi = box_u[:, model.I_SPEED]
         d.q[lay.isl0 :] = st.slack_weight
+        self._box_lo0, self._box_hi0 = box_l[0].copy(), box_u[0].copy()
+        self._ellipse = model.I_ACCEL is not None and st.friction_ellipse
         self._views = {
+            "box_l": box_l,
             "box_u": box_u,
             "speed_hi": speed_hi,
             "rate_l": d.l[lay.r_rate : lay.r_xbox].reshape(N, NU),
@@ -196,9 +201,20 @@ class StepQP:
         # speed bound from path and planned curvature: on the inputs 0..N-1 or the states 1..N
         spd = V["speed_hi"]
         ks = slice(1, N + 1) if self._speed_in_state else slice(0, N)
-        spd[:] = self.speed_limit(q.kappa[ks], u_op[:, model.I_DELTA])
+        # (the kinematic model also counts the car's own curvature tan(delta)/L of the plan; the
+        # dynamic model's steering includes slip angles, and its tyres limit the cornering themselves)
+        spd[:] = self.speed_limit(q.kappa[ks], None if self._speed_in_state else u_op[:, model.I_DELTA])
         if q.v_box is not None:  # braking-aware ceiling from the whole path (see SpatialMPC)
             np.minimum(spd, np.maximum(q.v_box[ks], st.v_min), out=spd)
+        if self._ellipse:
+            # friction ellipse: the longitudinal acceleration bounds shrink with the lateral
+            # acceleration of the operating point, (a_x / a_x_max)^2 + (a_y / a_y_max)^2 <= 1
+            # (never below ELLIPSE_FLOOR of the limits, so that braking stays possible)
+            ay = model.lateral_acceleration(x_op[:-1], u_op)
+            share = np.sqrt(np.maximum(1.0 - (ay / st.a_y_max) ** 2, ELLIPSE_FLOOR**2))
+            ia = model.I_ACCEL
+            V["box_l"][:, ia] = np.maximum(self._box_lo0[ia] * share, -_INF)
+            V["box_u"][:, ia] = np.minimum(self._box_hi0[ia] * share, _INF)
         # rates: per prediction step via the predicted speed; first step via the control period
         dt_all = self._dt_buf
         speeds = model.speeds(x_op, u_op)
@@ -224,12 +240,23 @@ class StepQP:
                 # make the speed bound itself reachable with 95 % of the rate limits: then the bound,
                 # not a long chain of active rate rows, limits the plan (such chains slow ADMM down)
                 v_start = v0 + 0.95 * st.accel_max * st.control_period
-                spd[:] = feasible_speed_profile(
-                    spd, offsets, 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
-                )
+                if self._speed_in_state:  # the bound starts one step ahead of the car (at ds)
+                    ext = np.concatenate(([v_start], spd))
+                    spd[:] = feasible_speed_profile(
+                        ext, self._s_offsets_x, 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
+                    )[1:]
+                else:
+                    spd[:] = feasible_speed_profile(
+                        spd, offsets, 0.95 * st.decel_max, 0.95 * st.accel_max, v_start, st.v_min
+                    )
             if self._finite_decel:
-                # never ask for more braking than the rate bound allows (keeps the QP feasible)
-                v_reach = v0 - st.decel_max * np.cumsum(dt_all)
+                # never ask for more braking than the limits allow (keeps the QP feasible): the
+                # speed input changes at most decel_max per second; the speed state brakes at most
+                # decel_max along s (v^2 falls by 2 decel ds per step; 90 % for the discretization)
+                if self._speed_in_state:
+                    v_reach = np.sqrt(np.maximum(v0 * v0 - 1.0 * st.decel_max * offsets, 0.0))
+                else:
+                    v_reach = v0 - st.decel_max * np.cumsum(dt_all)
                 np.maximum(spd, v_reach + 1e-6, out=spd)
         np.maximum(rl, -_INF, out=rl)
         np.minimum(ru, _INF, out=ru)

@@ -103,6 +103,11 @@ class MPCSettings:
         The controller's model of the car: the kinematic spatial bicycle (state e_y, e_psi, t; input
         v, delta), or the dynamic one with tyre forces (adds v_x, v_y, r; input a_x, delta; see
         :mod:`mpc_tracking.models.prediction`).
+    friction_ellipse : bool
+        Combine longitudinal and lateral acceleration on an ellipse with semi-axes
+        (accel_max or decel_max, a_y_max): in the whole-path speed ceilings (less braking and
+        acceleration in corners, :func:`mpc_tracking.paths.speed_profile.speed_profile`) and, for
+        models with an acceleration input (dynamic), in the QP's per-step bounds on it.
     max_iter : int
         OSQP iteration limit.
     """
@@ -136,6 +141,7 @@ class MPCSettings:
     eps_rel: float = 1e-5
     max_iter: int = 4000
     prediction_model: str = "kinematic"
+    friction_ellipse: bool = False
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_rate_matrix: np.ndarray = field(init=False, repr=False, compare=False)
@@ -195,6 +201,9 @@ class MPCSettings:
 
         nx, _nu = prediction_model_sizes(self.prediction_model)
         n_q = nx if np.size(self.Q) in (nx, nx * nx) and nx != 3 else 3
+        if nx != 3 and np.size(self.Q) not in (1, 3, 9, nx, nx * nx):
+            raise SettingsError(f"MPCSettings.Q: expected 3 or {nx} weights for the {self.prediction_model} "
+                                f"prediction model, got {np.size(self.Q)} values")
         object.__setattr__(self, "Q_matrix", _weight_matrix(self.Q, n_q, "MPCSettings.Q"))
         object.__setattr__(self, "R_matrix", _weight_matrix(self.R, 2, "MPCSettings.R"))
         object.__setattr__(self, "R_rate_matrix", _weight_matrix(self.R_rate, 2, "MPCSettings.R_rate"))

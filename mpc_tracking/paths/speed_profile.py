@@ -34,7 +34,7 @@ def _pass(v_cap: np.ndarray, k_abs: np.ndarray, ds: np.ndarray, a_x: float, a_y:
     v2 = v * v
     for i in range(len(v) - 1):
         a = a_x
-        if ellipse:
+        if ellipse and np.isfinite(a_x):  # (an unlimited a_x stays unlimited on the ellipse)
             use = min(1.0, v2[i] * k_abs[i] / a_y)
             a = a_x * np.sqrt(max(0.0, 1.0 - use * use))
         nxt = v2[i] + 2.0 * a * ds[i]

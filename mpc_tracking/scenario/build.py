@@ -160,6 +160,22 @@ def _build_plant(sc, vehicle, settings):
     return create_model(sc.plant.name, params)
 
 
+def _prediction(settings: Any, plant: Any, actuator: Any) -> Any:
+    """The controller's prediction model: None (the settings' default) but for the dynamic model,
+    whose parameters come from the 3D plant when it is one, and whose speed lead from the actuator."""
+    if settings.prediction_model != "dynamic":
+        return None
+    from mpc_tracking.models.ackermann3d import Ackermann3D
+    from mpc_tracking.models.prediction import DynamicPrediction, dynamic_params_from_ackermann3d
+    from mpc_tracking.models.spatial_dynamic import DynamicParams
+
+    if isinstance(plant, Ackermann3D):
+        params = dynamic_params_from_ackermann3d(plant.vehicle)
+    else:
+        params = DynamicParams.bmw_320i()
+    return DynamicPrediction(params, speed_lag=actuator.speed_lag)
+
+
 def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     """Construct the objects of a run.
 
@@ -187,10 +203,10 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     path = _apply_speed_profile(scenario, _build_path(scenario))
     vehicle = _build_vehicle(scenario)
     corridor = _build_corridor(scenario, path)
-    mpc = SpatialMPC(path, vehicle, settings, corridor=corridor)
     plant = _build_plant(scenario, vehicle, settings)
     act = scenario.actuation
     actuator = make_actuator(act.name, **act.params) if act.name else default_actuator(plant)
+    mpc = SpatialMPC(path, vehicle, settings, corridor=corridor, prediction=_prediction(settings, plant, actuator))
     sim_kwargs = dict(asdict(sim).items())
     sim_kwargs["control_period"] = settings.control_period
     return path, mpc, plant, actuator, sim_kwargs
