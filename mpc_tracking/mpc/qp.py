@@ -252,9 +252,12 @@ class StepQP:
             if self._finite_decel:
                 # never ask for more braking than the limits allow (keeps the QP feasible): the
                 # speed input changes at most decel_max per second; the speed state brakes at most
-                # decel_max along s (v^2 falls by 2 decel ds per step; 90 % for the discretization)
+                # by the acceleration input's lower bounds of each step (after the friction
+                # ellipse) along s: v^2 falls by 2 |a_lo| ds per step (half of it, for margin)
                 if self._speed_in_state:
-                    v_reach = np.sqrt(np.maximum(v0 * v0 - 1.0 * st.decel_max * offsets, 0.0))
+                    a_lo = V["box_l"][:, model.I_ACCEL] if model.I_ACCEL is not None else -st.decel_max
+                    drop = np.cumsum(np.abs(np.maximum(a_lo, -st.decel_max)) * np.diff(s_grid))
+                    v_reach = np.sqrt(np.maximum(v0 * v0 - drop, 0.0))
                 else:
                     v_reach = v0 - st.decel_max * np.cumsum(dt_all)
                 np.maximum(spd, v_reach + 1e-6, out=spd)
