@@ -12,7 +12,7 @@ import numpy as np
 from mpc_tracking.errors import InputError
 
 __all__ = [
-    "euler", "rk4", "INTEGRATORS", "get_integrator", "integrate",
+    "euler", "rk4", "INTEGRATORS", "get_integrator", "integrate", "affine_step",
     "so3_exp", "orthonormalize", "semi_implicit_euler_so3", "solve_ivp_step",
 ]
 
@@ -34,6 +34,60 @@ def rk4(f: RHS, x: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
 
 
 INTEGRATORS: dict[str, Callable] = {"euler": euler, "rk4": rk4}
+
+#: ``fj(x) -> (f, Jx, Ju)``: a model's derivative and its Jacobians at states ``x`` (input held)
+RHSJac = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def affine_step(fj: RHSJac, x_op: np.ndarray, u_op: np.ndarray, h: np.ndarray | float,
+                method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One explicit step (Euler or RK4) of ``dx = f(x, u)`` and its exact sensitivities.
+
+    Used by the prediction models, whose independent variable is the arc length.
+
+    Parameters
+    ----------
+    fj : callable
+        ``fj(x) -> (f (..., n), Jx (..., n, n), Ju (..., n, m))`` with the input ``u_op`` held.
+    x_op : ndarray, shape (..., n)
+    u_op : ndarray, shape (..., m)
+    h : float or ndarray, shape (...)
+        Step length.
+    method : {"euler", "rk4"}
+
+    Returns
+    -------
+    A : ndarray, shape (..., n, n)
+    B : ndarray, shape (..., n, m)
+    f : ndarray, shape (..., n)
+        So that the step is exact at the operating point: ``x_next = A x_op + B u_op + f``.
+    """
+    hv = np.asarray(h, dtype=float)[..., None]
+    H = hv[..., None]
+    eye = np.eye(x_op.shape[-1])
+    if method == "euler":
+        k1, J1x, J1u = fj(x_op)
+        A = eye + H * J1x
+        B = H * J1u
+        x_next = x_op + hv * k1
+    elif method == "rk4":
+        k1, J1x, J1u = fj(x_op)
+        k2, J2x, J2u = fj(x_op + 0.5 * hv * k1)
+        K2x = J2x @ (eye + 0.5 * H * J1x)
+        K2u = J2x @ (0.5 * H * J1u) + J2u
+        k3, J3x, J3u = fj(x_op + 0.5 * hv * k2)
+        K3x = J3x @ (eye + 0.5 * H * K2x)
+        K3u = J3x @ (0.5 * H * K2u) + J3u
+        k4, J4x, J4u = fj(x_op + hv * k3)
+        K4x = J4x @ (eye + H * K3x)
+        K4u = J4x @ (H * K3u) + J4u
+        A = eye + H / 6.0 * (J1x + 2 * K2x + 2 * K3x + K4x)
+        B = H / 6.0 * (J1u + 2 * K2u + 2 * K3u + K4u)
+        x_next = x_op + hv / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    else:
+        raise InputError(f"discretization: expected one of ('euler', 'rk4'), got {method!r}")
+    f = x_next - np.einsum("...ij,...j->...i", A, x_op) - np.einsum("...ij,...j->...i", B, u_op)
+    return A, B, f
 
 
 def get_integrator(name: str) -> Callable:

@@ -282,16 +282,7 @@ class DynamicPrediction(PredictionModel):
 
     def _rk_step(self, x: np.ndarray, u: np.ndarray, kappa: np.ndarray, h: np.ndarray, method: str) -> np.ndarray:
         """One nonlinear step of length ``h`` (K,) [m] from each state of ``x`` (K, nx)."""
-        hh = h[..., None]
-        f = self._sd.derivatives
-        p = self.params
-        if method == "euler":
-            return x + hh * f(x, u, kappa, p)
-        k1 = f(x, u, kappa, p)
-        k2 = f(x + 0.5 * hh * k1, u, kappa, p)
-        k3 = f(x + 0.5 * hh * k2, u, kappa, p)
-        k4 = f(x + hh * k3, u, kappa, p)
-        return x + hh / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return self._sd.discrete_step(x, u, kappa, h[..., None], self.params, method)
 
     def reference_op(self, kappa: np.ndarray, v: np.ndarray, ds: float) -> tuple[np.ndarray, np.ndarray]:
         N = v.size

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from mpc_tracking.errors import InputError, ModelError
+from mpc_tracking.models.integrators import INTEGRATORS, affine_step
 
 __all__ = [
     "STATE_NAMES",
@@ -207,16 +208,9 @@ def check_domain(x: Any, u: Any, kappa: Any, where: str = "state") -> None:
 
 def discrete_step(x: Any, u: Any, kappa: Any, ds: float, params: VehicleParams, method: str = "rk4") -> np.ndarray:
     """Advance the nonlinear spatial model by ``ds`` metres (kappa constant over the step)."""
-    x = np.asarray(x, dtype=float)
-    if method == "euler":
-        return x + ds * derivatives(x, u, kappa, params)
-    if method == "rk4":
-        k1 = derivatives(x, u, kappa, params)
-        k2 = derivatives(x + 0.5 * ds * k1, u, kappa, params)
-        k3 = derivatives(x + 0.5 * ds * k2, u, kappa, params)
-        k4 = derivatives(x + ds * k3, u, kappa, params)
-        return x + ds / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    raise InputError(f"method: expected one of {DISCRETIZATIONS}, got {method!r}")
+    if method not in DISCRETIZATIONS:
+        raise InputError(f"method: expected one of {DISCRETIZATIONS}, got {method!r}")
+    return INTEGRATORS[method](lambda x_, u_: derivatives(x_, u_, kappa, params), np.asarray(x, dtype=float), u, ds)
 
 
 def linearize(
@@ -270,31 +264,15 @@ def linearize(
         Jx += eye
         Ju *= H
         return Jx, Ju, f
-    elif method == "rk4":
-        k1 = derivatives(x_op, u_op, kappa, params)
-        J1x, J1u = jacobians(x_op, u_op, kappa, params)
-        x2 = x_op + 0.5 * h * k1
-        k2 = derivatives(x2, u_op, kappa, params)
-        J2x, J2u = jacobians(x2, u_op, kappa, params)
-        K2x = J2x @ (eye + 0.5 * H * J1x)
-        K2u = J2x @ (0.5 * H * J1u) + J2u
-        x3 = x_op + 0.5 * h * k2
-        k3 = derivatives(x3, u_op, kappa, params)
-        J3x, J3u = jacobians(x3, u_op, kappa, params)
-        K3x = J3x @ (eye + 0.5 * H * K2x)
-        K3u = J3x @ (0.5 * H * K2u) + J3u
-        x4 = x_op + h * k3
-        k4 = derivatives(x4, u_op, kappa, params)
-        J4x, J4u = jacobians(x4, u_op, kappa, params)
-        K4x = J4x @ (eye + H * K3x)
-        K4u = J4x @ (H * K3u) + J4u
-        A = eye + H / 6.0 * (J1x + 2 * K2x + 2 * K3x + K4x)
-        B = H / 6.0 * (J1u + 2 * K2u + 2 * K3u + K4u)
-        x_next = x_op + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    else:
-        raise InputError(f"discretization: expected one of {DISCRETIZATIONS}, got {method!r}")
-    f = x_next - np.einsum("...ij,...j->...i", A, x_op) - np.einsum("...ij,...j->...i", B, u_op)
-    return A, B, f
+    if method == "rk4":
+
+        def fj(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            T = _terms(x, u_op, kappa, params.wheelbase)
+            Jx, Ju = _jac_from_terms(T, params.wheelbase)
+            return _f_from_terms(T, params.wheelbase), Jx, Ju
+
+        return affine_step(fj, x_op, u_op, ds, method)
+    raise InputError(f"discretization: expected one of {DISCRETIZATIONS}, got {method!r}")
 
 
 def temporal_to_spatial(x: float, y: float, psi: float, x_ref: float, y_ref: float,

@@ -84,6 +84,7 @@ from typing import Any
 import numpy as np
 
 from mpc_tracking.errors import InputError, ModelError
+from mpc_tracking.models.integrators import INTEGRATORS, affine_step
 from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
 from mpc_tracking.models.spatial_bicycle import spatial_to_temporal as spatial_to_temporal
 from mpc_tracking.models.spatial_bicycle import temporal_to_spatial as temporal_to_spatial
@@ -490,21 +491,14 @@ def check_domain(x: Any, u: Any, kappa: Any, params: DynamicParams, where: str =
             raise InputError(f"{where}: outside the model's domain at horizon index {i}: {what}")
 
 
-def discrete_step(x: Any, u: Any, kappa: Any, ds: float, params: DynamicParams, method: str = "rk4") -> np.ndarray:
+def discrete_step(x: Any, u: Any, kappa: Any, ds: Any, params: DynamicParams, method: str = "rk4") -> np.ndarray:
     """Advance the nonlinear spatial model by ``ds`` metres (``u`` and ``kappa`` constant over the step).
 
     Shapes as :func:`derivatives`; ``method`` is ``"euler"`` or ``"rk4"``.
     """
-    x = np.asarray(x, dtype=float)
-    if method == "euler":
-        return x + ds * derivatives(x, u, kappa, params)
-    if method == "rk4":
-        k1 = derivatives(x, u, kappa, params)
-        k2 = derivatives(x + 0.5 * ds * k1, u, kappa, params)
-        k3 = derivatives(x + 0.5 * ds * k2, u, kappa, params)
-        k4 = derivatives(x + ds * k3, u, kappa, params)
-        return x + ds / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    raise InputError(f"method: expected one of {DISCRETIZATIONS}, got {method!r}")
+    if method not in DISCRETIZATIONS:
+        raise InputError(f"method: expected one of {DISCRETIZATIONS}, got {method!r}")
+    return INTEGRATORS[method](lambda x_, u_: derivatives(x_, u_, kappa, params), np.asarray(x, dtype=float), u, ds)
 
 
 def linearize(
@@ -542,34 +536,11 @@ def linearize(
     """
     x_op = np.asarray(x_op, dtype=float)
     u_op = np.asarray(u_op, dtype=float)
-    h = np.asarray(ds, dtype=float)[..., None]
-    H = h[..., None]
-    eye = np.eye(_NX)
+    if method not in DISCRETIZATIONS:
+        raise InputError(f"discretization: expected one of {DISCRETIZATIONS}, got {method!r}")
 
-    def fj(x):
+    def fj(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         f0, J = _evaluate(x, u_op, kappa, params, spatial=True, jac=True)
         return f0, J[..., :_NX], J[..., _NX:]
 
-    if method == "euler":
-        k1, J1x, J1u = fj(x_op)
-        A = eye + H * J1x
-        B = H * J1u
-        x_next = x_op + h * k1
-    elif method == "rk4":
-        k1, J1x, J1u = fj(x_op)
-        k2, J2x, J2u = fj(x_op + 0.5 * h * k1)
-        K2x = J2x @ (eye + 0.5 * H * J1x)
-        K2u = J2x @ (0.5 * H * J1u) + J2u
-        k3, J3x, J3u = fj(x_op + 0.5 * h * k2)
-        K3x = J3x @ (eye + 0.5 * H * K2x)
-        K3u = J3x @ (0.5 * H * K2u) + J3u
-        k4, J4x, J4u = fj(x_op + h * k3)
-        K4x = J4x @ (eye + H * K3x)
-        K4u = J4x @ (H * K3u) + J4u
-        A = eye + H / 6.0 * (J1x + 2 * K2x + 2 * K3x + K4x)
-        B = H / 6.0 * (J1u + 2 * K2u + 2 * K3u + K4u)
-        x_next = x_op + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    else:
-        raise InputError(f"discretization: expected one of {DISCRETIZATIONS}, got {method!r}")
-    f = x_next - np.einsum("...ij,...j->...i", A, x_op) - np.einsum("...ij,...j->...i", B, u_op)
-    return A, B, f
+    return affine_step(fj, x_op, u_op, ds, method)
