@@ -28,7 +28,7 @@ from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP
 from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
-from mpc_tracking.mpc.sampler import PathSample, PathSampler
+from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.projection import Projection
@@ -39,6 +39,12 @@ __all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
 _OK = {osqp.SolverStatus.OSQP_SOLVED: Status.SOLVED, osqp.SolverStatus.OSQP_SOLVED_INACCURATE: Status.SOLVED_INACCURATE}
+
+
+def _min_ahead(values: np.ndarray, window: int, closed: bool) -> np.ndarray:
+    """Minimum of ``values`` over each point and the ``window - 1`` points after it (wrapping on loops)."""
+    ext = np.concatenate([values, values[: window - 1] if closed else np.full(window - 1, values[-1])])
+    return window_reduce(np.ascontiguousarray(ext), window, False)
 
 
 class SpatialMPC:
@@ -160,8 +166,7 @@ class SpatialMPC:
         except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
             raise SolverError(f"OSQP set-up failed: {exc}") from exc
 
-    @staticmethod
-    def _speed_ceilings(path: ReferencePath, st: MPCSettings) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _speed_ceilings(self, path: ReferencePath, st: MPCSettings) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Speed ceilings along the whole path from a forward-backward pass with the MPC's limits.
 
         The horizon sees only N ds metres ahead; without these the plan can meet a curve it can no
@@ -180,6 +185,11 @@ class SpatialMPC:
             v_ref = np.minimum(v_ref, path.v_ref)
         v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max,
                               friction_ellipse=ellipse)
+        lag = float(getattr(self.model, "speed_lag", 0.0))
+        if lag > 0:  # the speed loop answers late: every ceiling holds lag + one period earlier
+            reach = (lag + st.control_period) * float(np.max(v_box))
+            w = int(np.ceil(reach / path.ds)) + 1
+            v_ref, v_box = (_min_ahead(v, w, path.closed) for v in (v_ref, v_box))
         return v_ref, v_box
 
     def reset(self) -> None:
