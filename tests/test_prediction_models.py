@@ -164,3 +164,20 @@ def test_lag_aware_ceilings_hold_every_ceiling_earlier_by_the_lag_distance(sedan
     expected = np.array([np.min(np.take(v0, np.arange(i, i + w), mode="wrap")) for i in range(v0.size)])
     np.testing.assert_allclose(v1, expected)
     assert np.all(v1 <= v0) and np.any(v1 < v0 - 1.0)
+
+
+def test_3d_plant_preset_follows_the_vehicle_when_not_given(caplog):
+    """A full-size scenario with the 3D plant and no preset gets the sedan, not the RC car."""
+    from mpc_tracking.scenario.build import build
+
+    full = mt.default_scenario().with_overrides({"plant.name": "ackermann3d", "plant.params": {}})
+    with caplog.at_level("INFO", logger="mpc_tracking.scenario.build"):
+        _p, _m, plant, _a, _k = build(full)
+    assert plant.vehicle.wheelbase == pytest.approx(2.68) and "using 'sedan'" in caplog.text
+    rc = full.with_overrides({"vehicle.preset": "rc_car"})
+    assert build(rc)[2].vehicle.wheelbase == pytest.approx(mt.Ackermann3DParams.rc_car().wheelbase)
+    mismatch = full.with_overrides({"plant.params": {"preset": "rc_car"}})
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="mpc_tracking.scenario.build"):
+        build(mismatch)
+    assert "plant preset 'rc_car' has a 0.26 m wheelbase but the vehicle the controller plans for has 2.70 m" in caplog.text

@@ -8,6 +8,7 @@ obstacles, occupancy grid, obstacles a path file carries), the plant and its act
 from __future__ import annotations
 
 import inspect
+import logging
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # types only: this module imports the packages it builds from inside its functions
     from mpc_tracking.environment.obstacles import CircleObstacle, PolygonObstacle
@@ -146,11 +149,36 @@ def _build_vehicle(sc):
         raise ScenarioError(f"{sc.source}: vehicle: {exc}") from None
 
 
+def _matching_preset(cls: Any, params: dict[str, Any], vehicle: Any, where: str) -> None:
+    """For the 3D car: pick the preset whose wheelbase is nearest the vehicle's when none is given
+    (in place, logged), and warn when a given preset's car is far from the vehicle the MPC plans for."""
+    from mpc_tracking.models.ackermann3d import Ackermann3D
+    from mpc_tracking.models.ackermann3d.params import PRESETS
+
+    if not (isinstance(cls, type) and issubclass(cls, Ackermann3D)):
+        return
+    if params.get("preset") is None:
+        choices = {name: PRESETS[name]().wheelbase for name in ("rc_car", "sedan")}
+        name = min(choices, key=lambda n: abs(np.log(choices[n] / vehicle.wheelbase)))
+        params["preset"] = name
+        logger.info("%s: plant.params.preset not given; using %r (wheelbase %.2f m, nearest to the vehicle's "
+                    "%.2f m)", where, name, choices[name], vehicle.wheelbase)
+        return
+    preset = params["preset"]
+    if preset in PRESETS:
+        wb = PRESETS[preset]().wheelbase
+        if not 0.67 < wb / vehicle.wheelbase < 1.5:
+            logger.warning("%s: plant preset %r has a %.2f m wheelbase but the vehicle the controller plans for has "
+                           "%.2f m; set vehicle or plant.params.preset to the same car", where, preset, wb,
+                           vehicle.wheelbase)
+
+
 def _build_plant(sc, vehicle, settings):
     from mpc_tracking.models import create_model, get_model
 
     cls = get_model(sc.plant.name)
     params = dict(sc.plant.params)
+    _matching_preset(cls, params, vehicle, str(sc.source))
     auto = {"wheelbase": vehicle.wheelbase, "delta_max": settings.delta_max, "length": vehicle.length,
             "width": vehicle.width, "rear_overhang": vehicle.rear_overhang}
     for k, v in auto.items():
