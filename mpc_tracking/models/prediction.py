@@ -77,6 +77,8 @@ class PredictionModel:
     Q_EXTRA: ClassVar[tuple[float, ...]] = ()
     MEASURES: ClassVar[tuple[str, ...]] = ()
     I_ACCEL: ClassVar[int | None] = None
+    #: time constant [s] of the plant's speed loop the model leads (0: none)
+    speed_lag: float = 0.0
 
     wheelbase: float
 

@@ -27,24 +27,17 @@ from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP
-from mpc_tracking.mpc.reference import feasible_speed_profile, predict_over_delay
-from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
+from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
+from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
-from mpc_tracking.paths.speed_profile import speed_profile
 
 __all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
 _OK = {osqp.SolverStatus.OSQP_SOLVED: Status.SOLVED, osqp.SolverStatus.OSQP_SOLVED_INACCURATE: Status.SOLVED_INACCURATE}
-
-
-def _min_ahead(values: np.ndarray, window: int, closed: bool) -> np.ndarray:
-    """Minimum of ``values`` over each point and the ``window - 1`` points after it (wrapping on loops)."""
-    ext = np.concatenate([values, values[: window - 1] if closed else np.full(window - 1, values[-1])])
-    return window_reduce(np.ascontiguousarray(ext), window, False)
 
 
 class SpatialMPC:
@@ -104,7 +97,8 @@ class SpatialMPC:
                                i_ey=model.I_EY, i_epsi=model.I_EPSI,
                                i_speed_state=model.I_SPEED if model.SPEED_IN_STATE else None)
         body = (self.vehicle.rear_overhang, self.vehicle.front_extent)
-        self._sampler = PathSampler(path, *self._speed_ceilings(path, st), body=body)
+        ceilings = path_speed_ceilings(path, st, model.speed_lag)
+        self._sampler = PathSampler(path, *ceilings, body=body)
         self.qp = StepQP(self.layout, st, self.vehicle, self._sampler, self.ds, path.closed, path.length, corridor,
                          model)
         self.data = self.qp.data
@@ -166,32 +160,6 @@ class SpatialMPC:
         except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
             raise SolverError(f"OSQP set-up failed: {exc}") from exc
 
-    def _speed_ceilings(self, path: ReferencePath, st: MPCSettings) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Speed ceilings along the whole path from a forward-backward pass with the MPC's limits.
-
-        The horizon sees only N ds metres ahead; without these the plan can meet a curve it can no
-        longer brake for (a degenerate QP). Returns the speed reference (90 % of the acceleration
-        and braking limits, and at most the path's own profile) and the hard ceiling of the speed
-        bound (full braking), or (None, None) without acceleration/braking limits.
-        """
-        if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
-            return None, None
-        ellipse = st.friction_ellipse
-        v_ref = speed_profile(
-            path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max,
-            friction_ellipse=ellipse,
-        )
-        if path.v_ref is not None:
-            v_ref = np.minimum(v_ref, path.v_ref)
-        v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max,
-                              friction_ellipse=ellipse)
-        lag = float(getattr(self.model, "speed_lag", 0.0))
-        if lag > 0:  # the speed loop answers late: every ceiling holds lag + one period earlier
-            reach = (lag + st.control_period) * float(np.max(v_box))
-            w = int(np.ceil(reach / path.ds)) + 1
-            v_ref, v_box = (_min_ahead(v, w, path.closed) for v in (v_ref, v_box))
-        return v_ref, v_box
-
     def reset(self) -> None:
         """Forget the previous plan and command (e.g. before a new run)."""
         self._prev: MPCSolution | None = None
@@ -220,7 +188,8 @@ class SpatialMPC:
         """Reference speed and steering ``(v_ref [m/s], delta_ref [rad])`` at arc length ``s0``."""
         q = self._sampler.sample(self._grid(s0))
         v = self._speed_reference(q)
-        return np.array([v[0], np.arctan(self.model.wheelbase * q.kappa[0])])
+        _x, u = self.model.reference_op(q.kappa, v, self.ds)
+        return np.array([v[0], u[0, self.model.I_DELTA]])
 
     def _speed_reference(self, q: PathSample) -> np.ndarray:
         st = self.settings

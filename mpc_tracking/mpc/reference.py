@@ -4,14 +4,17 @@ Pure functions (vectorized over the horizon) used by :class:`~mpc_tracking.mpc.c
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mpc_tracking.models import spatial_bicycle as sb
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc.sampler import PathSampler
-from mpc_tracking.paths.speed_profile import lateral_speed_limit
+from mpc_tracking.mpc.sampler import PathSampler, window_reduce
+from mpc_tracking.paths.speed_profile import lateral_speed_limit, speed_profile
 
-__all__ = ["speed_limit", "feasible_speed_profile", "lateral_reference", "predict_over_delay"]
+__all__ = ["speed_limit", "feasible_speed_profile", "lateral_reference", "predict_over_delay",
+           "path_speed_ceilings"]
 
 
 def speed_limit(
@@ -122,3 +125,45 @@ def predict_over_delay(
         x = sb.discrete_step(x, u, kap, h, vehicle, "rk4")
         s += h
     return float(sampler.wrap(np.array(s))), x
+
+
+def path_speed_ceilings(path: Any, st: Any, speed_lag: float = 0.0) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Speed ceilings along the whole path from a forward-backward pass with the MPC's limits.
+
+    The horizon sees only N ds metres ahead; without these the plan can meet a curve it can no
+    longer brake for (a degenerate QP). With a speed lag ``speed_lag`` [s] every ceiling holds
+    (lag + control period) x v_max metres earlier, so a late speed response still meets it.
+
+    Parameters
+    ----------
+    path : ReferencePath
+    st : MPCSettings
+    speed_lag : float
+        Time constant of the plant's speed loop [s] (0: none).
+
+    Returns
+    -------
+    v_ref, v_box : ndarray, shape (n,), or None
+        Speed reference (90 % of the acceleration and braking limits, at most the path's own
+        profile) and hard ceiling of the speed bound (full braking) [m/s]; (None, None) without
+        acceleration/braking limits.
+    """
+    if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
+        return None, None
+    ellipse = st.friction_ellipse
+    v_ref = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max,
+                          a_brake=0.9 * st.decel_max, friction_ellipse=ellipse)
+    if path.v_ref is not None:
+        v_ref = np.minimum(v_ref, path.v_ref)
+    v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max,
+                          friction_ellipse=ellipse)
+    if speed_lag > 0:
+        w = int(np.ceil((speed_lag + st.control_period) * float(np.max(v_box)) / path.ds)) + 1
+        v_ref, v_box = (_min_ahead(v, w, path.closed) for v in (v_ref, v_box))
+    return v_ref, v_box
+
+
+def _min_ahead(values: np.ndarray, window: int, closed: bool) -> np.ndarray:
+    """Minimum of ``values`` over each point and the ``window - 1`` points after it (wrapping on loops)."""
+    ext = np.concatenate([values, values[: window - 1] if closed else np.full(window - 1, values[-1])])
+    return window_reduce(np.ascontiguousarray(ext), window, False)
