@@ -217,6 +217,8 @@ class Ackermann3DBatch:
         ty = rz * (Gx + Fzs * R20) - R22 * Mx
         tz = (rx * gy - ry * gx).sum(axis=0) + R21 * Mx - R20 * My
         im = 1.0 / P.mass
+        if P.lateral_force:  # external lateral force at the CG (after the moments: it has none)
+            Gy = Gy + P.lateral_force
         dv = np.array([(R00 * Gx + R01 * Gy) * im, (R10 * Gx + R11 * Gy) * im,
                        (R20 * Gx + R21 * Gy + Fzs) * im - P.gravity])
         I0, I1, I2 = P.inertia

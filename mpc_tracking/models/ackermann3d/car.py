@@ -71,6 +71,7 @@ _FIELD_DOCS = {
     "c_alpha_peak_load": "degressive C_alpha(F_z) peaking at this multiple of F_z0; 0 = constant",
     "mu_load": "friction load sensitivity k: mu (1 - k (F_z - F_z0) / F_z0); 0 = constant",
     "arb_front": "front anti-roll bar rate [N/m]", "arb_rear": "rear anti-roll bar rate [N/m]",
+    "lateral_force": "constant external body-y force at the CG [N] (crosswind); 0 = none",
 }
 _WHEELS = ("FL", "FR", "RL", "RR")
 

@@ -152,6 +152,10 @@ class Ackermann3DParams:
         Longest internal integration step [s]; :meth:`stable_substep` gives the contact bound.
     auto_substep : bool
         Shorten the substep to :meth:`substep` (contact and low-speed slip stability bounds).
+    lateral_force : float
+        A constant external force [N] along the body's y axis (positive to the left), applied at the
+        CG (no moment), e.g. a steady crosswind or a banked road: a disturbance for offset-free
+        tracking tests. 0 (default) leaves the dynamics unchanged bit for bit.
     """
 
     wheelbase: float = 0.26
@@ -188,6 +192,7 @@ class Ackermann3DParams:
     float32_casts: bool = False
     max_substep: float = 0.002
     auto_substep: bool = True
+    lateral_force: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -43,6 +43,7 @@ class ScalarConstants:
         self.mu_a, self.mu_b = P.mu * (1.0 + P.mu_load), P.mu * P.mu_load / f0  # mu(F_z) = max(0, mu_a - mu_b F_z)
         self.arb = (P.arb_front, P.arb_front, P.arb_rear, P.arb_rear)
         self.has_arb = P.arb_front > 0 or P.arb_rear > 0
+        self.f_lat = P.lateral_force  # external body-y force at the CG [N] (0: the code path is unchanged)
         I0, I1, I2 = P.inertia
         self.consts = (P.wheel_radius, P.eps_v, P.k_n, P.c_n, P.mu, P.c_kappa, P.c_alpha, P.z0, P.eps_force,
                        P.wheel_inertia, P.wheel_damping, 1.0 / P.mass, P.gravity, I0, I1, I2)
@@ -198,6 +199,8 @@ def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | N
         t_i = tau[i] if brake is None else tau[i] - brake[i] * spin_sign(om)
         dom[i] = (t_i - r * Fx - bw * om) / Iw
         gains[i] = r * r * ck * dk
+    if K.f_lat:  # external lateral force at the CG: no moment about it
+        Gy += K.f_lat
     dv = ((R00 * Gx + R01 * Gy) * im, (R10 * Gx + R11 * Gy) * im, (R20 * Gx + R21 * Gy + Fzs) * im - g)
     dw = ((tx - (I2 - I1) * wy * wz) / I0, (ty - (I0 - I2) * wz * wx) / I1, (tz - (I1 - I0) * wx * wy) / I2)
     return dv, dw, dom, gains
