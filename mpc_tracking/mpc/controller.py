@@ -24,6 +24,7 @@ from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError, SolverError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc.disturbance import ModelDisturbance
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP
@@ -105,6 +106,9 @@ class SpatialMPC:
         self.P = self.qp.P
         self._s_offsets = self.ds * np.arange(N + 1)
         self._prev_table = np.empty((N + 1, self.nx + self.nu))  # last plan: x and u per grid point
+        #: offset-free tracking (``settings.disturbance_observer``): the disturbance estimate, or None
+        self.disturbance = (ModelDisturbance(model, st, self._kappa_at, path.length if path.closed else None)
+                            if st.disturbance_observer else None)
         self.reset()
         self._setup_solver()
 
@@ -168,6 +172,8 @@ class SpatialMPC:
         self._v_now: float | None = None  # measured speed of this step (models with the speed as a state)
         self._fail_count = 0
         self.n_steps = 0
+        if self.disturbance is not None:
+            self.disturbance.reset()
 
     # ------------------------------------------------------------------ helpers
     def _grid(self, s0: float) -> np.ndarray:
@@ -175,6 +181,9 @@ class SpatialMPC:
         if not self.path.closed:
             s = np.minimum(s, self.path.length)  # horizon shrinks gracefully at the end
         return s
+
+    def _kappa_at(self, s: float) -> float:
+        return float(self._sampler.sample(np.array([s])).kappa[0])
 
     def _reference_op(self, q: PathSample) -> tuple[np.ndarray, np.ndarray]:
         """Operating point on the reference: e = 0, the speed reference, delta = atan(L kappa).
@@ -260,6 +269,7 @@ class SpatialMPC:
         """
         s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
         x0 = self.model.initial_state(e_y, e_psi, measured)
+        self._measured = (float(s0), x0.copy())  # before the delay prediction (the disturbance estimate's input)
         self._v_now = float(x0[self.model.I_SPEED]) if self.model.SPEED_IN_STATE else None
         s0 = float(s0)
         if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
@@ -323,7 +333,10 @@ class SpatialMPC:
         x_ref: np.ndarray | None = None,
     ) -> QPData:
         """Fill the QP data for one step (delegates to :meth:`StepQP.build`)."""
-        return self.qp.build(x0, x_op, u_op, u_ref, q, s_grid, t_now, self._u_prev, x_ref)
+        d = self.qp.build(x0, x_op, u_op, u_ref, q, s_grid, t_now, self._u_prev, x_ref)
+        if self.disturbance is not None:
+            self.disturbance.shift_dynamics(self.qp, x_op)
+        return d
 
     def solve(self, state: Any, t: float = 0.0, measured: Measurement | None = None) -> MPCSolution:
         """Compute the command for the measured spatial state.
@@ -344,6 +357,8 @@ class SpatialMPC:
         """
         t_start = time.perf_counter()
         x0, x_op, u_op, u_ref, q, s_grid, lim, s0, x_ref = self._prepare(state, measured)
+        if self.disturbance is not None:
+            self.disturbance.observe(*self._measured, self._u_prev)
         st = self.settings
         iters_total, solve_time = 0, 0.0
         z = None

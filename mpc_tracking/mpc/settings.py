@@ -110,6 +110,15 @@ class MPCSettings:
         models with an acceleration input (dynamic), in the QP's per-step bounds on it.
     max_iter : int
         OSQP iteration limit.
+    disturbance_observer : bool
+        Offset-free tracking: estimate a constant disturbance on the prediction model from the
+        one-step prediction residuals and add it to every prediction step (see
+        :mod:`mpc_tracking.mpc.disturbance`); reset by :meth:`SpatialMPC.reset`.
+    disturbance_time_constant : float
+        Low-pass time constant of the disturbance estimate [s], > 0.
+    disturbance_max : float
+        Bound on the disturbance estimate, as an acceleration [m/s^2] (> 0; converted per state,
+        see :mod:`mpc_tracking.mpc.disturbance`).
     """
 
     horizon: int = 30
@@ -142,6 +151,9 @@ class MPCSettings:
     max_iter: int = 4000
     prediction_model: str = "kinematic"
     friction_ellipse: bool = False
+    disturbance_observer: bool = False
+    disturbance_time_constant: float = 0.5
+    disturbance_max: float = 3.0
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_rate_matrix: np.ndarray = field(init=False, repr=False, compare=False)
@@ -188,6 +200,11 @@ class MPCSettings:
         number("brake_decel", 0.0, True)
         number("eps_abs", 0.0, True)
         number("eps_rel", 0.0, False)
+        number("disturbance_time_constant", 0.0, True)
+        number("disturbance_max", 0.0, True)
+        if not isinstance(self.disturbance_observer, (bool, np.bool_)):
+            raise SettingsError("MPCSettings.disturbance_observer: expected True or False, "
+                                f"got {self.disturbance_observer!r}")
         for name, allowed in (("mode", MODES), ("linearization", LINEARIZATIONS), ("warm_start", WARM_STARTS)):
             if getattr(self, name) not in allowed:
                 raise SettingsError(f"MPCSettings.{name}: expected one of {allowed}, got {getattr(self, name)!r}")
