@@ -12,6 +12,7 @@ from mpc_tracking.models.prediction import (
     KinematicPrediction,
     dynamic_params_from_ackermann3d,
 )
+from mpc_tracking.mpc.qp import ELLIPSE_CUT_ANGLES
 
 SEDAN = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
 
@@ -122,6 +123,41 @@ def test_friction_ellipse_shrinks_the_acceleration_bounds_in_a_corner(sedan_para
     straight = mt.SpatialMPC(path, SEDAN, _settings(friction_ellipse=False), prediction=DynamicPrediction(sedan_params))
     straight.solve((0.0, 0.0, 0.0), measured={"v_x": v, "v_y": 0.0, "r": v / 40})
     assert straight.data.u[lay.r_box] == pytest.approx(3.0)
+
+
+def _cut_value(ax, ay, a_x_axis=(3.0, 6.0), a_y_max=6.0):
+    """Largest left-hand side of the friction-ellipse cuts (<= 1 inside the polygon)."""
+    th = np.radians(ELLIPSE_CUT_ANGLES)
+    axis = np.where(np.cos(th) >= 0, *a_x_axis)
+    return float((np.cos(th)[None] * ax[:, None] / axis + np.sin(th)[None] * ay[:, None] / a_y_max).max())
+
+
+def test_friction_ellipse_cuts_hold_the_plan_inside_the_polygon(sedan_params):
+    """``ellipse_cuts``: braking into a corner (14 m/s on R 40 m: a_y 4.9 of 6 m/s^2, the speed limit 10 m/s):
+    with the cuts the plan brakes on the polygon's edge (measured max cut 1.0001 after the
+    operating point has converged, |(a_x, a_y)| on the ellipse scale 1.07 = the circumscribed
+    polygon's corners); without them it brakes at 5.5 m/s^2 while turning (ellipse scale 1.73)."""
+    th = np.linspace(0, 2 * np.pi, 200, endpoint=False)
+    path = mt.ReferencePath(40 * np.cos(th), 40 * np.sin(th), closed=True, ds=0.5, width_left=4, width_right=4)
+    measured = {"v_x": 14.0, "v_y": 0.0, "r": 14.0 / 40}
+    out = {}
+    for ellipse in (True, False):
+        mpc = mt.SpatialMPC(path, SEDAN, _settings(friction_ellipse=ellipse, ellipse_cuts=True, v_max=10.0),
+                            prediction=DynamicPrediction(sedan_params))
+        for _ in range(4):  # the operating point converges onto the plan
+            sol = mpc.solve((0.0, 0.0, 0.0), measured=measured)
+        assert sol.success
+        ax, ay = sol.u[:, 0], sol.x[:-1, 3] * sol.x[:-1, 5]
+        out[ellipse] = (_cut_value(ax, ay), float(np.max((ax / 6) ** 2 + (ay / 6) ** 2)), float(ax.min()))
+        lay = mpc.layout
+        assert lay.n_cuts == (len(ELLIPSE_CUT_ANGLES) if ellipse else 0)
+        assert lay.n == 6 * 31 + 2 * 30 + 4 * 31 + (30 if ellipse else 0)
+    assert out[True][0] == pytest.approx(1.0, abs=2e-3)
+    assert out[True][1] < 1.08
+    assert out[False][0] > 1.2 and out[False][1] > 1.6
+    # the first step's cut rows hold the measured state exactly: braking limited by the polygon
+    # at a_y 4.9 (cut at 120 deg: a_x >= -6 (1 - sin 60 4.9/6) / cos 60 = -3.51)
+    assert out[True][2] > out[False][2] + 0.5
 
 
 def test_dynamic_model_drives_the_3d_sedan_round_the_oval(sedan_params):

@@ -62,7 +62,10 @@ class PredictionModel:
         Measurements the model needs besides ``(s, e_y, e_psi)`` (keys of :data:`Measurement`).
     I_ACCEL : int or None
         Index of the longitudinal acceleration in the input, for models that have one (the
-        friction ellipse then bounds it by the lateral acceleration).
+        friction ellipse then couples it with the lateral acceleration in the QP).
+    CUT_STATES : tuple of int
+        State components the lateral acceleration depends on (see
+        :meth:`lateral_acceleration_linear`); the friction-ellipse cuts of the QP hold them.
     """
 
     name: ClassVar[str] = "base"
@@ -77,6 +80,7 @@ class PredictionModel:
     Q_EXTRA: ClassVar[tuple[float, ...]] = ()
     MEASURES: ClassVar[tuple[str, ...]] = ()
     I_ACCEL: ClassVar[int | None] = None
+    CUT_STATES: ClassVar[tuple[int, ...]] = ()
     #: time constant [s] of the plant's speed loop the model leads (0: none)
     speed_lag: float = 0.0
 
@@ -134,6 +138,14 @@ class PredictionModel:
 
     def lateral_acceleration(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Lateral acceleration [m/s^2] (absolute) at the states ``x`` (K, nx) with inputs ``u`` (K, nu)."""
+        raise NotImplementedError
+
+    def lateral_acceleration_linear(self, x_op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Signed lateral acceleration linearized at the states ``x_op`` (K, nx).
+
+        Returns ``g`` (K, len(CUT_STATES)) and ``c`` (K,) such that
+        ``a_y(x) ~= g_k . x[CUT_STATES] + c_k`` [m/s^2] near ``x_op[k]``.
+        """
         raise NotImplementedError
 
     def stop_input(self, v: float, delta: float, settings: Any) -> np.ndarray:
@@ -232,6 +244,7 @@ class DynamicPrediction(PredictionModel):
     Q_EXTRA = (0.5, 1.0, 10.0)
     MEASURES = ("v_x", "v_y", "r")
     I_ACCEL = 0
+    CUT_STATES = (3, 5)  # a_y = v_x r
 
     def __init__(self, params: DynamicParams, speed_lag: float = 0.0) -> None:
         from mpc_tracking.models import spatial_dynamic as sd
@@ -333,6 +346,11 @@ class DynamicPrediction(PredictionModel):
 
     def lateral_acceleration(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         return np.abs(x[:, 3] * x[:, 5])  # v_x r (steady-state part; v_y_dot is small on a plan)
+
+    def lateral_acceleration_linear(self, x_op: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # a_y = v_x r ~= r_op v_x + v_op r - v_op r_op
+        v, r = x_op[:, 3], x_op[:, 5]
+        return np.column_stack([r, v]), -v * r
 
 
 #: built-in prediction models by the name ``MPCSettings.prediction_model`` takes

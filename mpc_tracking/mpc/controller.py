@@ -27,7 +27,7 @@ from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.disturbance import ModelDisturbance
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
-from mpc_tracking.mpc.qp import StepQP
+from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
@@ -96,7 +96,8 @@ class SpatialMPC:
         self.nx, self.nu = model.nx, model.nu
         self.layout = QPLayout(N, self.vehicle.front_extent, self.vehicle.rear_overhang, model.nx, model.nu,
                                i_ey=model.I_EY, i_epsi=model.I_EPSI,
-                               i_speed_state=model.I_SPEED if model.SPEED_IN_STATE else None)
+                               i_speed_state=model.I_SPEED if model.SPEED_IN_STATE else None,
+                               **ellipse_cut_layout(model, st))
         body = (self.vehicle.rear_overhang, self.vehicle.front_extent)
         ceilings = path_speed_ceilings(path, st, model.speed_lag)
         self._sampler = PathSampler(path, *ceilings, body=body)

@@ -1,9 +1,10 @@
 """Fixed-sparsity QP layout of the spatial LTV-MPC (shared by the OSQP and cvxpy back ends).
 
-Decision vector ``z = [x_0..x_N (nx each) | u_0..u_{N-1} (nu each) | slacks]`` with the slacks
-ordered ``[sl_front, su_front, sl_rear, su_rear]`` (N+1 each; ``sl``/``su`` relax the lower/upper
-corridor bound of the front and rear corner rows separately, so the QP is feasible for any
-heading). Constraint rows, in order:
+Decision vector ``z = [x_0..x_N (nx each) | u_0..u_{N-1} (nu each) | ellipse slacks | corridor
+slacks]``: one friction-ellipse slack per prediction step when the model has friction-ellipse cuts
+(N or 0), then the corridor slacks ordered ``[sl_front, su_front, sl_rear, su_rear]`` (N+1 each;
+``sl``/``su`` relax the lower/upper corridor bound of the front and rear corner rows separately, so
+the QP is feasible for any heading). Constraint rows, in order:
 
 ========  =========  =====================================================================
 block     rows       meaning
@@ -13,11 +14,13 @@ box       nu N       u_min_k <= u_k <= u_max_k
 rate      nu N       u_0 - (u_prev) and u_k - u_{k-1} within rate bounds
 xbox      N or 0     speed bound on x_k[i_speed], k = 1..N (when the speed is a state)
 corr      2 (N+1)    lb' <= e_y + l_f e_psi + sl - su <= ub' (front corners), same with -l_r (rear)
-slack     2 (N+1)    sl, su >= 0
+ell       n_cuts N   friction-ellipse cuts: g_kj . x_k[cut_states] + h_j a_x,k - e_k <= b_kj
+slack     4(N+1)+nE  corridor and ellipse slacks >= 0
 ========  =========  =====================================================================
 
-Only the A_k/B_k entries of the constraint matrix change between steps; their positions in
-the CSC data array are computed once (:attr:`QPLayout.dyn_pos`), with structural zeros stored.
+Only the A_k/B_k entries and the cut coefficients of the constraint matrix change between steps;
+their positions in the CSC data array are computed once (``dyn_pos_A``, ``dyn_pos_B``,
+``cut_pos_x``, ``cut_pos_a``), with structural zeros stored.
 The sizes ``nx, nu`` and the component roles come from the prediction model
 (:class:`~mpc_tracking.models.prediction.PredictionModel`).
 """
@@ -47,27 +50,44 @@ class QPLayout:
         Indices of the lateral and heading error in the state (the corridor rows).
     i_speed_state : int or None
         Index of the speed in the state when it is a state (then N speed-bound rows), else None.
+    n_cuts : int
+        Friction-ellipse cuts per prediction step (0: none). Each cut row holds the states
+        ``cut_states`` of ``x_k``, the acceleration input ``i_accel`` of ``u_k`` and the step's
+        ellipse slack.
+    cut_states : tuple of int
+        State components the linearized lateral acceleration depends on.
+    i_accel : int or None
+        Index of the longitudinal acceleration in the input (required with cuts).
     """
 
     def __init__(self, N: int, front: float, rear: float, nx: int = 3, nu: int = 2, *, i_ey: int = 0,
-                 i_epsi: int = 1, i_speed_state: int | None = None) -> None:
+                 i_epsi: int = 1, i_speed_state: int | None = None, n_cuts: int = 0,
+                 cut_states: tuple[int, ...] = (), i_accel: int | None = None) -> None:
         self.N = N
         self.nx, self.nu = nx, nu
         self.i_ey, self.i_epsi, self.i_speed_state = i_ey, i_epsi, i_speed_state
+        if n_cuts and (i_accel is None or not cut_states):
+            raise ValueError("QPLayout: friction-ellipse cuts need i_accel and cut_states")
+        self.n_cuts = int(n_cuts)
+        self.cut_states = tuple(cut_states) if n_cuts else ()
+        self.i_accel = i_accel
         self.nX = nx * (N + 1)
         self.nU = nu * N
+        self.nE = N if self.n_cuts else 0  # one ellipse slack per prediction step
         self.nS = 4 * (N + 1)
         self.nXB = N if i_speed_state is not None else 0
-        self.n = self.nX + self.nU + self.nS
+        self.n = self.nX + self.nU + self.nE + self.nS
         self.r_dyn = 0
         self.r_box = self.nX
         self.r_rate = self.r_box + self.nU
         self.r_xbox = self.r_rate + self.nU
         self.r_corr = self.r_xbox + self.nXB
-        self.r_slack = self.r_corr + 2 * (N + 1)
-        self.m = self.r_slack + self.nS
+        self.r_ell = self.r_corr + 2 * (N + 1)
+        self.r_slack = self.r_ell + self.n_cuts * N
+        self.m = self.r_slack + self.nE + self.nS
         self.iu0 = self.nX
-        self.isl0 = self.nX + self.nU  # first slack
+        self.iel0 = self.nX + self.nU  # first ellipse slack
+        self.isl0 = self.iel0 + self.nE  # first corridor slack
         self._build_A(front, rear)
 
     def x_index(self, k: ArrayLike, i: int) -> np.ndarray:
@@ -83,9 +103,9 @@ class QPLayout:
         row_parts: list[np.ndarray] = []
         col_parts: list[np.ndarray] = []
         val_parts: list[np.ndarray] = []
-        tag_parts: list[np.ndarray] = []  # False = constant, True = dynamic
+        tag_parts: list[np.ndarray] = []  # 0 constant, 1 A_k, 2 B_k, 3 cut x coefficient, 4 cut a_x coefficient
 
-        def add(r: ArrayLike, c: ArrayLike, v: ArrayLike, dyn: bool = False) -> None:
+        def add(r: ArrayLike, c: ArrayLike, v: ArrayLike, dyn: int = 0) -> None:
             r_arr = np.asarray(r).ravel()
             c_arr = np.asarray(c).ravel()
             v_arr = np.broadcast_to(np.asarray(v, dtype=float), r_arr.shape).ravel()
@@ -102,11 +122,10 @@ class QPLayout:
         add(NX * (kk2 + 1) + ii2, NX * (kk2 + 1) + ii2, -1.0)
         # A_k blocks (dynamic, dense 3x3), ordered (k, i, j)
         kk, ii, jj = np.meshgrid(k, np.arange(NX), np.arange(NX), indexing="ij")
-        add(NX * (kk + 1) + ii, NX * kk + jj, 1.0, True)
-        nA = kk.size
+        add(NX * (kk + 1) + ii, NX * kk + jj, 1.0, 1)
         # B_k blocks (dynamic, dense 3x2), ordered (k, i, j)
         kk, ii, jj = np.meshgrid(k, np.arange(NX), np.arange(NU), indexing="ij")
-        add(NX * (kk + 1) + ii, self.nX + NU * kk + jj, 1.0, True)
+        add(NX * (kk + 1) + ii, self.nX + NU * kk + jj, 1.0, 2)
         # input box
         add(self.r_box + np.arange(self.nU), self.nX + np.arange(self.nU), 1.0)
         # input rates
@@ -124,8 +143,16 @@ class QPLayout:
             add(r, NX * kc + self.i_epsi, coef)
             add(r, s_lo, 1.0)
             add(r, s_lo + N + 1, -1.0)
-        # slack >= 0
-        add(self.r_slack + np.arange(self.nS), self.isl0 + np.arange(self.nS), 1.0)
+        # friction-ellipse cuts, ordered (k, j, state) and (k, j)
+        if self.n_cuts:
+            C, ns = self.n_cuts, len(self.cut_states)
+            kk, jj, ii = np.meshgrid(k, np.arange(C), np.arange(ns), indexing="ij")
+            add(self.r_ell + C * kk + jj, NX * kk + np.asarray(self.cut_states)[ii], 1.0, 3)
+            kk, jj = np.meshgrid(k, np.arange(C), indexing="ij")
+            add(self.r_ell + C * kk + jj, self.nX + NU * kk + int(self.i_accel or 0), 1.0, 4)
+            add(self.r_ell + C * kk + jj, self.iel0 + kk, -1.0)
+        # slacks >= 0 (ellipse, then corridor)
+        add(self.r_slack + np.arange(self.nE + self.nS), self.iel0 + np.arange(self.nE + self.nS), 1.0)
 
         rows = np.concatenate(row_parts)
         cols = np.concatenate(col_parts)
@@ -140,9 +167,10 @@ class QPLayout:
         self.A_indices = probe.indices.copy()
         self.A_indptr = probe.indptr.copy()
         self.A_data0 = vals[perm]
-        dyn_entries = np.flatnonzero(tags)
-        self.dyn_pos_A = inv[dyn_entries[:nA]]
-        self.dyn_pos_B = inv[dyn_entries[nA:]]
+        self.dyn_pos_A = inv[np.flatnonzero(tags == 1)]
+        self.dyn_pos_B = inv[np.flatnonzero(tags == 2)]
+        self.cut_pos_x = inv[np.flatnonzero(tags == 3)]
+        self.cut_pos_a = inv[np.flatnonzero(tags == 4)]
         self.nnz = perm.size
 
     def A_matrix(self, data: np.ndarray) -> sparse.csc_matrix:
@@ -154,6 +182,12 @@ class QPLayout:
         data[self.dyn_pos_A] = A.reshape(-1)
         data[self.dyn_pos_B] = B.reshape(-1)
 
+    def fill_cuts(self, data: np.ndarray, gx: np.ndarray, ga: np.ndarray) -> None:
+        """Write the cut coefficients on the states (N, n_cuts, len(cut_states)) and on the
+        acceleration input (N, n_cuts) into the CSC data array in place."""
+        data[self.cut_pos_x] = gx.reshape(-1)
+        data[self.cut_pos_a] = ga.reshape(-1)
+
     def cost_matrix(
         self, Q: np.ndarray, QN: np.ndarray, R: np.ndarray, Rd: np.ndarray, slack_quad: float
     ) -> sparse.csc_matrix:
@@ -164,7 +198,7 @@ class QPLayout:
         # inputs: R on each, plus D^T Rd D for the rate cost (u_{-1} is a constant)
         D = sparse.eye(N) - sparse.eye(N, k=-1)
         Pu = sparse.kron(sparse.eye(N), R) + sparse.kron(D.T @ D, Rd)
-        Ps = slack_quad * sparse.eye(self.nS)
+        Ps = slack_quad * sparse.eye(self.nE + self.nS)
         P = sparse.block_diag([Px, Pu, Ps], format="csc")
         return sparse.triu(P, format="csc")
 

@@ -19,7 +19,7 @@ from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference
 from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
 from mpc_tracking.mpc.settings import MPCSettings
 
-__all__ = ["StepQP", "INF"]
+__all__ = ["StepQP", "INF", "ELLIPSE_CUT_ANGLES", "ellipse_cut_layout"]
 
 #: OSQP's infinity: bounds at or beyond it are "no bound"
 INF = float(osqp.OSQP().constant("OSQP_INFTY"))
@@ -32,6 +32,18 @@ SLACK_QUAD = 1e-4
 REF_SLOPE = 0.15
 #: the friction ellipse leaves at least this share of the longitudinal limits (braking stays possible)
 ELLIPSE_FLOOR = 0.3
+#: friction-ellipse cuts per prediction step: tangents of the ellipse at these angles [deg] from
+#: the acceleration axis towards the side of the operating point's lateral acceleration (90 is the
+#: pure lateral limit; 0 and 180, pure acceleration and braking, are the input box)
+ELLIPSE_CUT_ANGLES = (30.0, 60.0, 90.0, 120.0, 150.0)
+
+
+def ellipse_cut_layout(model: PredictionModel, settings: MPCSettings) -> dict[str, Any]:
+    """Keyword arguments of :class:`~mpc_tracking.mpc.layout.QPLayout` for the friction-ellipse cuts
+    (none unless ``settings.friction_ellipse`` and the model has an acceleration input)."""
+    if not (settings.friction_ellipse and settings.ellipse_cuts and model.I_ACCEL is not None and model.CUT_STATES):
+        return {}
+    return {"n_cuts": len(ELLIPSE_CUT_ANGLES), "cut_states": model.CUT_STATES, "i_accel": model.I_ACCEL}
 
 
 class StepQP:
@@ -106,17 +118,29 @@ class StepQP:
             speed_hi = d.u[lay.r_xbox : lay.r_corr]
         else:
             speed_hi = box_u[:, model.I_SPEED]
-        d.q[lay.isl0 :] = st.slack_weight
+        d.q[lay.iel0 :] = st.slack_weight
         self._box_lo0, self._box_hi0 = box_l[0].copy(), box_u[0].copy()
         self._ellipse = model.I_ACCEL is not None and st.friction_ellipse
+        if lay.n_cuts:
+            # cut j: cos(th_j) a_x / A_x + sin(th_j) sigma a_y / a_y_max <= 1 + e_k, with A_x the
+            # acceleration or braking limit on either side (0 coefficient when that limit is inf)
+            th = np.radians(ELLIPSE_CUT_ANGLES)
+            a_x_axis = np.where(np.cos(th) >= 0.0, st.accel_max, st.decel_max)
+            self._cut_a = np.cos(th) / a_x_axis
+            self._cut_y = np.sin(th) / st.a_y_max
+            self._cut_gx = np.empty((N, lay.n_cuts, len(lay.cut_states)))
+            self._cut_cols = list(lay.cut_states)
+            self._cut_ga = np.broadcast_to(self._cut_a, (N, lay.n_cuts))
+            d.l[lay.r_ell : lay.r_slack] = -_INF
         self._views = {
             "box_l": box_l,
             "box_u": box_u,
             "speed_hi": speed_hi,
             "rate_l": d.l[lay.r_rate : lay.r_xbox].reshape(N, NU),
             "rate_u": d.u[lay.r_rate : lay.r_xbox].reshape(N, NU),
-            "corr_l": d.l[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
-            "corr_u": d.u[lay.r_corr : lay.r_slack].reshape(N + 1, 2),
+            "corr_l": d.l[lay.r_corr : lay.r_ell].reshape(N + 1, 2),
+            "corr_u": d.u[lay.r_corr : lay.r_ell].reshape(N + 1, 2),
+            "ell_u": d.u[lay.r_ell : lay.r_slack].reshape(N, lay.n_cuts),
             "qx": d.q[: lay.nX].reshape(N + 1, NX),
             "qu": d.q[lay.nX : lay.nX + lay.nU].reshape(N, NU),
         }
@@ -206,15 +230,26 @@ class StepQP:
         spd[:] = self.speed_limit(q.kappa[ks], None if self._speed_in_state else u_op[:, model.I_DELTA])
         if q.v_box is not None:  # braking-aware ceiling from the whole path (see SpatialMPC)
             np.minimum(spd, np.maximum(q.v_box[ks], st.v_min), out=spd)
+        share = None
         if self._ellipse:
-            # friction ellipse: the longitudinal acceleration bounds shrink with the lateral
-            # acceleration of the operating point, (a_x / a_x_max)^2 + (a_y / a_y_max)^2 <= 1
-            # (never below ELLIPSE_FLOOR of the limits, so that braking stays possible)
+            # friction ellipse (a_x / A_x)^2 + (a_y / a_y_max)^2 <= 1: the acceleration bounds (and
+            # the braking the speed bound may count on) shrink with the operating point's lateral
+            # acceleration, never below ELLIPSE_FLOOR (braking stays possible); or, with
+            # ellipse_cuts, the QP holds soft linear cuts that couple a_x with the planned a_y
             ay = model.lateral_acceleration(x_op[:-1], u_op)
             share = np.sqrt(np.maximum(1.0 - (ay / st.a_y_max) ** 2, ELLIPSE_FLOOR**2))
-            ia = model.I_ACCEL
-            V["box_l"][:, ia] = np.maximum(self._box_lo0[ia] * share, -_INF)
-            V["box_u"][:, ia] = np.minimum(self._box_hi0[ia] * share, _INF)
+            if not lay.n_cuts:  # bounds frozen at the operating point's lateral acceleration
+                ia = model.I_ACCEL
+                V["box_l"][:, ia] = np.maximum(self._box_lo0[ia] * share, -_INF)
+                V["box_u"][:, ia] = np.minimum(self._box_hi0[ia] * share, _INF)
+            else:
+                g, c = model.lateral_acceleration_linear(x_op[:-1])
+                ay_op = np.einsum("ki,ki->k", g, x_op[:-1, self._cut_cols]) + c
+                sigma = np.where(ay_op >= 0.0, 1.0, -1.0)  # the side of the ellipse the plan is on
+                sy = sigma[:, None] * self._cut_y[None, :]  # (N, n_cuts)
+                np.multiply(sy[:, :, None], g[:, None, :], out=self._cut_gx)
+                lay.fill_cuts(d.A_data, self._cut_gx, self._cut_ga)
+                np.subtract(1.0, sy * c[:, None], out=V["ell_u"])
         # rates: per prediction step via the predicted speed; first step via the control period
         dt_all = self._dt_buf
         speeds = model.speeds(x_op, u_op)
@@ -255,8 +290,8 @@ class StepQP:
                 # by the acceleration input's lower bounds of each step (after the friction
                 # ellipse) along s: v^2 falls by 2 |a_lo| ds per step (half of it, for margin)
                 if self._speed_in_state:
-                    a_lo = V["box_l"][:, model.I_ACCEL] if model.I_ACCEL is not None else -st.decel_max
-                    drop = np.cumsum(np.abs(np.maximum(a_lo, -st.decel_max)) * np.diff(s_grid))
+                    a_lo = st.decel_max * (share if share is not None else 1.0)
+                    drop = np.cumsum(a_lo * np.diff(s_grid))
                     v_reach = np.sqrt(np.maximum(v0 * v0 - drop, 0.0))
                 else:
                     v_reach = v0 - st.decel_max * np.cumsum(dt_all)

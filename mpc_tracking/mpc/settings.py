@@ -108,6 +108,12 @@ class MPCSettings:
         (accel_max or decel_max, a_y_max): in the whole-path speed ceilings (less braking and
         acceleration in corners, :func:`mpc_tracking.paths.speed_profile.speed_profile`) and, for
         models with an acceleration input (dynamic), in the QP's per-step bounds on it.
+    ellipse_cuts : bool
+        With ``friction_ellipse`` and a model with an acceleration input: hold the ellipse in the
+        QP as soft linear cuts (tangents at 30..150 deg, one exact-penalty slack per step, see
+        :data:`mpc_tracking.mpc.qp.ELLIPSE_CUT_ANGLES`) that couple the acceleration input with the
+        planned lateral acceleration ``v_x r``, instead of acceleration bounds frozen at the
+        operating point's lateral acceleration (the default).
     max_iter : int
         OSQP iteration limit.
     disturbance_observer : bool
@@ -151,6 +157,7 @@ class MPCSettings:
     max_iter: int = 4000
     prediction_model: str = "kinematic"
     friction_ellipse: bool = False
+    ellipse_cuts: bool = False
     disturbance_observer: bool = False
     disturbance_time_constant: float = 0.5
     disturbance_max: float = 3.0
@@ -202,6 +209,9 @@ class MPCSettings:
         number("eps_rel", 0.0, False)
         number("disturbance_time_constant", 0.0, True)
         number("disturbance_max", 0.0, True)
+        for flag in ("friction_ellipse", "ellipse_cuts"):
+            if not isinstance(getattr(self, flag), (bool, np.bool_)):
+                raise SettingsError(f"MPCSettings.{flag}: expected True or False, got {getattr(self, flag)!r}")
         if not isinstance(self.disturbance_observer, (bool, np.bool_)):
             raise SettingsError("MPCSettings.disturbance_observer: expected True or False, "
                                 f"got {self.disturbance_observer!r}")
