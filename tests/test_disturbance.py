@@ -197,6 +197,8 @@ def test_estimator_channels_bounds_and_bad_steps():
         DisturbanceEstimator(3, [0], time_constant=0.0)
     with pytest.raises(InputError, match="channels"):
         DisturbanceEstimator(3, [3], time_constant=1.0)
+    with pytest.raises(InputError, match=r"residual: expected shape \(3,\)"):
+        est.update(np.zeros(2), 0.1)
 
 
 # ---------------------------------------------------------------- settings

@@ -71,12 +71,13 @@ class DisturbanceEstimator:
     --------
     A scalar integrator ``x' = u + d`` with ``d = 0.3`` unknown to the model:
 
+    >>> import numpy as np
     >>> est = DisturbanceEstimator(1, [0], time_constant=0.2)
     >>> x, dt = 0.0, 0.1
     >>> for _ in range(100):
     ...     x_pred = x + dt * (1.0 + est.d[0])   # the model's step, with the estimate
     ...     x = x + dt * (1.0 + 0.3)            # the true system
-    ...     _ = est.update(x - x_pred, dt)
+    ...     _ = est.update(np.array([x - x_pred]), dt)
     >>> round(float(est.d[0]), 6)
     0.3
     """
@@ -116,6 +117,8 @@ class DisturbanceEstimator:
             The estimate ``d`` (a view; per second).
         """
         r = np.asarray(residual, dtype=float)
+        if r.shape != (self.nx,):
+            raise InputError(f"residual: expected shape ({self.nx},), got {r.shape}")
         if not (dt > 0 and np.isfinite(dt) and np.all(np.isfinite(r[self.channels]))):
             return self.d
         alpha = -np.expm1(-dt / self.time_constant)
