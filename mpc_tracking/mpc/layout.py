@@ -148,9 +148,9 @@ class QPLayout:
             C, ns = self.n_cuts, len(self.cut_states)
             kk, jj, ii = np.meshgrid(k, np.arange(C), np.arange(ns), indexing="ij")
             add(self.r_ell + C * kk + jj, NX * kk + np.asarray(self.cut_states)[ii], 1.0, 3)
-            kk, jj = np.meshgrid(k, np.arange(C), indexing="ij")
-            add(self.r_ell + C * kk + jj, self.nX + NU * kk + int(self.i_accel or 0), 1.0, 4)
-            add(self.r_ell + C * kk + jj, self.iel0 + kk, -1.0)
+            k2, j2 = np.meshgrid(k, np.arange(C), indexing="ij")
+            add(self.r_ell + C * k2 + j2, self.nX + NU * k2 + int(self.i_accel or 0), 1.0, 4)
+            add(self.r_ell + C * k2 + j2, self.iel0 + k2, -1.0)
         # slacks >= 0 (ellipse, then corridor)
         add(self.r_slack + np.arange(self.nE + self.nS), self.iel0 + np.arange(self.nE + self.nS), 1.0)
 
