@@ -19,6 +19,8 @@ __all__ = [
     "SimulationError",
     "NonFiniteStateError",
     "ClusterError",
+    "IdentificationError",
+    "VehicleFileError",
 ]
 
 
@@ -72,3 +74,13 @@ class NonFiniteStateError(SimulationError):
 
 class ClusterError(MPCTrackingError, ConnectionError):
     """A compute cluster (Dask scheduler) cannot be reached or used; the message names the address."""
+
+
+class IdentificationError(MPCTrackingError, RuntimeError):
+    """A plant could not perform an identification manoeuvre (never reached the commanded speed,
+    spun, diverged, became non-finite); the message names the manoeuvre and what was reached."""
+
+
+class VehicleFileError(InputError):
+    """A vehicle file (``mpc-tracking identify``) is unreadable, or a parameter is missing or out of
+    range; the message names the file and the key."""

@@ -1,0 +1,273 @@
+"""Least-squares fits of the speed loop and the tyres from recorded manoeuvres.
+
+**Speed loop** (:func:`fit_longitudinal`): the first-order model the controller assumes
+(:class:`~mpc_tracking.models.prediction.DynamicPrediction` with ``speed_lag``), with saturated
+acceleration::
+
+    v_x' = clip((v_cmd - v_x) / tau, -decel_max, accel_max)
+
+simulated over the recorded speed commands of the straight-line runs from their measured start;
+``(tau, accel_max, decel_max)`` minimize the speed error (``scipy.optimize.least_squares``), starting
+from the plateaus of the measured acceleration.
+
+**Tyres** (:func:`fit_lateral`): an equation-error fit of the dynamic bicycle's lateral and yaw
+equations (:mod:`mpc_tracking.models.spatial_dynamic`) on measured derivatives (Savitzky-Golay)::
+
+    v_y' + r v_x          = (F_yf cos delta + F_yr) / m
+    I_z r'                = l_f F_yf cos delta - l_r F_yr
+    F_y = mu F_z sin(C atan(B alpha)),   F_zf, F_zr with the longitudinal load transfer
+
+(``v_y`` of the CG, ``alpha`` from the measured velocities, the model's ``a_x`` input from the
+measured longitudinal acceleration plus ``F_yf sin(delta) / m``). Unknowns ``mu``, ``B_f``, ``B_r``
+and, when the plant does not give it, ``I_z``; ``C`` (and ``E = 0``) are given. Both residuals are in
+m/s² (the yaw one divided by ``m L``). Only samples above the model's blend speed and below a
+sideslip of 0.2 rad enter.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+from scipy.signal import savgol_filter
+
+from mpc_tracking.identification.manoeuvres import Recording
+
+__all__ = ["derivative", "LongitudinalFit", "fit_longitudinal", "simulate_speed", "LateralFit", "fit_lateral",
+           "lateral_samples", "B_MAX"]
+
+logger = logging.getLogger(__name__)
+
+#: upper bound of the Pacejka stiffness factor B [1/rad] (a plant without measurable slip ends here)
+B_MAX = 100.0
+#: slip angle [rad] below which an axle counts as not slipping (95th percentile over the samples)
+_NO_SLIP = 5e-3
+
+
+def derivative(y: np.ndarray, dt: float, window: float) -> np.ndarray:
+    """Time derivative of the samples ``y`` [unit/s]: Savitzky-Golay (cubic) over ``window`` seconds."""
+    n = len(y)
+    w = max(5, round(window / dt) | 1)
+    if n < 5:
+        return np.gradient(y, dt)
+    w = min(w, n if n % 2 else n - 1)
+    return np.asarray(savgol_filter(y, w, min(3, w - 2), deriv=1, delta=dt, mode="interp"))
+
+
+def simulate_speed(v0: float, v_cmd: np.ndarray, dt: float, tau: float, a_max: float, d_max: float) -> np.ndarray:
+    """Speed [m/s] of the clipped first-order loop, RK4 per sample with the command held, shape of ``v_cmd``."""
+    out = np.empty_like(v_cmd)
+    v = float(v0)
+    inv = 1.0 / tau if tau > 0 else math.inf
+
+    def f(v_: float, c: float) -> float:
+        if math.isinf(inv):
+            return 0.0
+        return min(max((c - v_) * inv, -d_max), a_max)
+
+    for k, c in enumerate(v_cmd):
+        out[k] = v
+        if math.isinf(inv):
+            v = float(c)
+            continue
+        k1 = f(v, c)
+        k2 = f(v + 0.5 * dt * k1, c)
+        k3 = f(v + 0.5 * dt * k2, c)
+        k4 = f(v + dt * k3, c)
+        v += dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return out
+
+
+@dataclass(frozen=True)
+class LongitudinalFit:
+    """Result of :func:`fit_longitudinal`.
+
+    Attributes
+    ----------
+    tau : float
+        Speed-loop time constant [s] (0: the speed follows the command within a sample).
+    accel_max, decel_max : float
+        Largest acceleration and braking deceleration [m/s²] (``inf`` when not limited).
+    accel_plateau, decel_plateau : float
+        The same read off the measured acceleration (median of its top 5 % in each run) [m/s²].
+    rms_speed : float
+        RMS speed error of the fitted loop over the runs [m/s].
+    """
+
+    tau: float
+    accel_max: float
+    decel_max: float
+    accel_plateau: float
+    decel_plateau: float
+    rms_speed: float
+
+
+def _plateau(a: np.ndarray) -> float:
+    top = np.sort(a)[-max(3, a.size // 20):]
+    return float(np.median(top))
+
+
+def fit_longitudinal(accel: Recording, brake: Recording, window: float) -> LongitudinalFit:
+    """Fit ``(tau, accel_max, decel_max)`` to the straight-line acceleration and braking runs."""
+    runs = (accel, brake)
+    dt = accel.dt
+    a_acc = derivative(accel.v_x, dt, window)
+    a_brk = derivative(brake.v_x, dt, window)
+    acc_p, dec_p = _plateau(a_acc), _plateau(-a_brk)
+    # a speed that follows its command within two samples has no measurable lag or limit
+    step_k = int(np.argmax(np.diff(accel.v_cmd) > 0.5 * np.ptp(accel.v_cmd))) + 1
+    dv = accel.v_cmd[step_k] - accel.v_cmd[step_k - 1]
+    if step_k + 2 < len(accel) and accel.v_x[step_k + 2] - accel.v_x[step_k - 1] >= 0.9 * dv:
+        logger.info("identify: the speed follows its command within two samples: no lag, no acceleration limit")
+        return LongitudinalFit(0.0, math.inf, math.inf, acc_p, dec_p, 0.0)
+
+    def residual(p: np.ndarray) -> np.ndarray:
+        tau, a, d = np.exp(p)
+        return np.concatenate([simulate_speed(r.v_x[0], r.v_cmd, dt, tau, a, d) - r.v_x for r in runs])
+
+    # initial lag: time to 63 % of the small step at the end of the acceleration run
+    p0 = np.log([_lag_guess(accel), max(acc_p, 1e-3), max(dec_p, 1e-3)])
+    sol = least_squares(residual, p0, x_scale=1.0, method="trf")
+    tau, a, d = (float(v) for v in np.exp(sol.x))
+    rms = float(np.sqrt(np.mean(sol.fun ** 2)))
+    return LongitudinalFit(tau, a, d, acc_p, dec_p, rms)
+
+
+def _lag_guess(rec: Recording) -> float:
+    """Time [s] for the last speed step's response to cover 63 % of the step."""
+    jumps = np.flatnonzero(np.abs(np.diff(rec.v_cmd)) > 1e-9)
+    if jumps.size == 0:
+        return 0.3
+    k = int(jumps[-1]) + 1
+    v0, v1 = rec.v_x[k], rec.v_cmd[k]
+    reached = np.flatnonzero(np.abs(rec.v_x[k:] - v1) <= 0.37 * abs(v1 - v0))
+    return float(max(rec.t[k + reached[0]] - rec.t[k], rec.dt)) if reached.size else 0.3
+
+
+@dataclass(frozen=True)
+class LateralFit:
+    """Result of :func:`fit_lateral`.
+
+    Attributes
+    ----------
+    mu, B_f, B_r : float
+        Friction coefficient [-] and Pacejka stiffness factors [1/rad].
+    I_z : float
+        Yaw inertia [kg m²] (the given one unless fitted).
+    fitted_inertia : bool
+        Whether ``I_z`` was a fit parameter.
+    slip_seen : bool
+        False when the plant showed no measurable tyre slip (a kinematic plant): ``B`` is then
+        :data:`B_MAX` and ``mu`` the given lower bound.
+    max_force_ratio : float
+        Largest ``|F_y| / (mu F_z)`` of the fitted tyres at the measured slip angles, both axles [-]
+        (near 1: the data reached the friction limit, so ``mu`` is measured, not extrapolated).
+    rms_lateral, rms_yaw : float
+        RMS equation errors [m/s²] of the lateral and the yaw equation (the latter divided by ``m L``).
+    samples : int
+        Samples used.
+    """
+
+    mu: float
+    B_f: float
+    B_r: float
+    I_z: float
+    fitted_inertia: bool
+    slip_seen: bool
+    max_force_ratio: float
+    rms_lateral: float
+    rms_yaw: float
+    samples: int
+
+
+def lateral_samples(recs: list[Recording], geo: dict[str, float], window: float, v_min: float) -> dict[str, np.ndarray]:
+    """Stacked samples for :func:`fit_lateral`: ``v_x, v_y`` (CG), ``r``, ``delta``, ``a_x`` (measured
+    longitudinal acceleration ``v_x' - r v_y``), ``a_y`` (``v_y' + r v_x``), ``r_dot``, ``alpha_f``, ``alpha_r``."""
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("v_x", "v_y", "r", "delta", "a_x", "a_y", "r_dot")}
+    for rec in recs:
+        dt = rec.dt
+        vy = rec.v_y_cg(geo["l_r"])
+        vxd, vyd, rd = (derivative(s, dt, window) for s in (rec.v_x, vy, rec.r))
+        # the derivative at t_k straddles the commands held over [t_k-1, t_k) and [t_k, t_k+1)
+        delta = 0.5 * (rec.delta + np.concatenate([rec.delta[:1], rec.delta[:-1]]))
+        keep = (rec.v_x > v_min) & (np.abs(np.arctan2(rec.v_y, rec.v_x)) < 0.2)
+        for k, v in (("v_x", rec.v_x), ("v_y", vy), ("r", rec.r), ("delta", delta),
+                     ("a_x", vxd - rec.r * vy), ("a_y", vyd + rec.r * rec.v_x), ("r_dot", rd)):
+            cols[k].append(v[keep])
+    out = {k: np.concatenate(v) if v else np.zeros(0) for k, v in cols.items()}
+    out["alpha_f"] = out["delta"] - np.arctan((out["v_y"] + geo["l_f"] * out["r"]) / out["v_x"])
+    out["alpha_r"] = -np.arctan((out["v_y"] - geo["l_r"] * out["r"]) / out["v_x"])
+    return out
+
+
+def _forces(S: dict[str, np.ndarray], geo: dict[str, float], mu: float, bf: float, br: float, C: float):
+    m, lf, lr, h, g = geo["mass"], geo["l_f"], geo["l_r"], geo["h_cg"], geo["g"]
+    L = lf + lr
+    sd = np.sin(S["delta"])
+    pf = np.sin(C * np.arctan(bf * S["alpha_f"]))
+    pr = np.sin(C * np.arctan(br * S["alpha_r"]))
+    ax = S["a_x"]
+    for _ in range(2):  # the model's a_x input: measured acceleration + F_yf sin(delta) / m (fixed point)
+        fzf = m * (g * lr - ax * h) / L
+        fyf = mu * fzf * pf
+        ax = S["a_x"] + fyf * sd / m
+    fzf = m * (g * lr - ax * h) / L
+    fzr = m * (g * lf + ax * h) / L
+    return mu * fzf * pf, mu * fzr * pr, fzf, fzr
+
+
+def fit_lateral(S: dict[str, np.ndarray], geo: dict[str, float], C: float, mu0: float,
+                I_z: float | None, fit_mu: bool = True) -> LateralFit:
+    """Fit ``mu``, ``B_f``, ``B_r`` (and ``I_z`` when ``None``) to the samples of :func:`lateral_samples`.
+
+    ``mu0`` [-] is the start value and, for a plant without tyre slip or with ``fit_mu=False``, the result.
+    """
+    m, lf, lr = geo["mass"], geo["l_f"], geo["l_r"]
+    L = lf + lr
+    n = int(S["v_x"].size)
+    fit_iz = I_z is None
+    iz0 = m * lf * lr if I_z is None else I_z
+    # an axle whose slip angles stay within the sampling noise (a kinematic plant) has no measurable stiffness
+    slip = [float(np.percentile(np.abs(S[k]), 95)) if n else 0.0 for k in ("alpha_f", "alpha_r")]
+    free = [s_ >= _NO_SLIP for s_ in slip]
+    if n < 10 or not any(free):
+        logger.warning("identify: no measurable tyre slip (95th percentile %.2g rad): tyre stiffness set to the "
+                       "bound B = %g, mu to the largest lateral acceleration / g = %.3f", max(slip), B_MAX, mu0)
+        return LateralFit(mu0, B_MAX, B_MAX, iz0, False, False, 1.0, math.nan, math.nan, n)
+    if not all(free):
+        logger.warning("identify: no measurable slip on the %s axle: its B is the bound %g",
+                       "front" if not free[0] else "rear", B_MAX)
+    cd = np.cos(S["delta"])
+
+    def unpack(p: np.ndarray) -> tuple[float, float, float, float]:
+        e = np.exp(p)
+        e[0] = e[0] if fit_mu else mu0
+        bf = float(e[1]) if free[0] else B_MAX
+        br = float(e[2]) if free[1] else B_MAX
+        return float(e[0]), bf, br, (float(e[3]) if fit_iz else iz0)
+
+    def residual(p: np.ndarray) -> np.ndarray:
+        mu, bf, br, iz = unpack(p)
+        fyf, fyr, _, _ = _forces(S, geo, mu, bf, br, C)
+        e1 = S["a_y"] - (fyf * cd + fyr) / m
+        e2 = (iz * S["r_dot"] - lf * fyf * cd + lr * fyr) / (m * L)
+        return np.concatenate([e1, e2])
+
+    starts = [np.log([mu0, b, b]) for b in (5.0, 12.0, 30.0)]
+    lo = np.log([0.05, 0.1, 0.1] + ([0.01 * iz0] if fit_iz else []))
+    hi = np.log([3.0, B_MAX, B_MAX] + ([100.0 * iz0] if fit_iz else []))
+    best = None
+    for p0 in starts:
+        x0 = np.concatenate([p0, [math.log(iz0)]]) if fit_iz else p0
+        sol = least_squares(residual, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), method="trf")
+        if best is None or sol.cost < best.cost:
+            best = sol
+    assert best is not None
+    mu, bf, br, iz = unpack(best.x)
+    fyf, fyr, fzf, fzr = _forces(S, geo, mu, bf, br, C)
+    ratio = float(max(np.max(np.abs(fyf) / (mu * fzf)), np.max(np.abs(fyr) / (mu * fzr))))
+    e = best.fun
+    return LateralFit(mu, bf, br, iz, fit_iz, True, ratio, float(np.sqrt(np.mean(e[:n] ** 2))),
+                      float(np.sqrt(np.mean(e[n:] ** 2))), n)

@@ -1,0 +1,176 @@
+"""The vehicle file: identified parameters a scenario can reference (``vehicle.file:``).
+
+A YAML mapping::
+
+    format: mpc_tracking-vehicle-1
+    dynamic:            # DynamicParams fields (mass, I_z, l_f, l_r, h_cg, mu, tyre_B_f, tyre_C_f, ...)
+    speed_lag: 0.34     # time constant of the speed loop [s]
+    accel_max: 3.9      # largest acceleration [m/s^2] (.inf: not limited)
+    decel_max: 7.8      # largest braking deceleration [m/s^2]
+    a_y_max: 7.9        # largest steady lateral acceleration measured (speed ramp) [m/s^2]; null: not reached
+    mu_g: 8.7           # mu g [m/s^2] of the fitted tyres (derived, for reading)
+    report: {...}       # the fit and its prediction errors on hold-out manoeuvres
+    provenance: {...}   # plant name and parameters, actuator, options, date
+
+:func:`load_vehicle_file` validates it: a missing or out-of-range parameter raises
+:class:`~mpc_tracking.errors.VehicleFileError` naming the file and the key.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from mpc_tracking.errors import MPCTrackingError, VehicleFileError
+from mpc_tracking.models.spatial_dynamic import DynamicParams
+
+__all__ = ["VehicleFile", "load_vehicle_file", "FORMAT", "REQUIRED_DYNAMIC"]
+
+FORMAT = "mpc_tracking-vehicle-1"
+#: DynamicParams fields a vehicle file must give (the others have defaults)
+REQUIRED_DYNAMIC = ("mass", "I_z", "l_f", "l_r", "h_cg", "mu", "tyre_B_f", "tyre_C_f", "tyre_B_r", "tyre_C_r")
+_LIMITS = {"speed_lag": (True, "s"), "accel_max": (False, "m/s^2"), "decel_max": (False, "m/s^2")}
+
+
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars/arrays and tuples turned into plain Python (for YAML)."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    return str(value)
+
+
+@dataclass(frozen=True)
+class VehicleFile:
+    """What a vehicle file holds (see the module doc).
+
+    Attributes
+    ----------
+    params : DynamicParams
+        Parameters of the dynamic prediction model.
+    speed_lag : float
+        Time constant of the plant's speed loop [s] (``DynamicPrediction(params, speed_lag)``).
+    accel_max, decel_max : float
+        Largest acceleration and braking deceleration the plant delivered [m/s²] (``inf``: not limited).
+    report : dict
+        Fit summary and prediction errors.
+    provenance : dict
+        Where the numbers come from.
+    source : str
+        The file read (empty for a result not yet written).
+    a_y_max : float or None
+        Largest steady lateral acceleration the plant held on the speed ramp [m/s²]; None when the
+        ramp did not reach the limit.
+    """
+
+    params: DynamicParams
+    speed_lag: float
+    accel_max: float
+    decel_max: float
+    report: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+    source: str = ""
+    a_y_max: float | None = None
+
+    @property
+    def mu_g(self) -> float:
+        """``mu g`` [m/s²] of the fitted tyres."""
+        return self.params.mu * self.params.g
+
+    @property
+    def lateral_limit(self) -> float:
+        """The lateral acceleration the plant can hold [m/s²]: :attr:`a_y_max` when measured, else ``mu g``."""
+        return self.a_y_max if self.a_y_max is not None else self.mu_g
+
+    def as_dict(self) -> dict[str, Any]:
+        """The file's mapping."""
+        return plain({
+            "format": FORMAT,
+            "dynamic": {f.name: getattr(self.params, f.name) for f in fields(DynamicParams)},
+            "speed_lag": self.speed_lag, "accel_max": self.accel_max, "decel_max": self.decel_max,
+            "a_y_max": self.a_y_max, "mu_g": self.mu_g, "report": self.report, "provenance": self.provenance,
+        })
+
+    def to_yaml(self, path: str | Path) -> Path:
+        """Write the vehicle file; returns its path."""
+        p = Path(path)
+        if p.parent != Path(""):
+            p.parent.mkdir(parents=True, exist_ok=True)
+        text = "# vehicle file written by mpc_tracking.identify (mpc-tracking identify)\n"
+        text += yaml.safe_dump(self.as_dict(), sort_keys=False, default_flow_style=None, width=110)
+        p.write_text(text, encoding="utf-8")
+        return p
+
+    def prediction(self) -> Any:
+        """The controller's model: ``DynamicPrediction(params, speed_lag)``."""
+        from mpc_tracking.models.prediction import DynamicPrediction
+
+        return DynamicPrediction(self.params, speed_lag=self.speed_lag)
+
+
+def _number(where: str, key: str, value: Any, *, allow_zero: bool, allow_inf: bool = False) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    ok = ok and (allow_inf or math.isfinite(value)) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        expect = ">= 0" if allow_zero else "> 0"
+        raise VehicleFileError(f"{where}: key {key!r} must be a number {expect}, got {value!r}")
+    return float(value)
+
+
+def load_vehicle_file(path: str | Path) -> VehicleFile:
+    """Read and validate a vehicle file.
+
+    Raises
+    ------
+    VehicleFileError
+        The file is missing or not YAML, or a parameter is missing, not a number, negative or
+        otherwise out of range; the message names the file and the key.
+    """
+    p = Path(path)
+    where = str(p)
+    if not p.is_file():
+        raise VehicleFileError(f"{where}: no such vehicle file")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise VehicleFileError(f"{where}: not a YAML vehicle file: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise VehicleFileError(f"{where}: expected a mapping with 'dynamic', 'speed_lag', 'accel_max', 'decel_max'")
+    dyn = data.get("dynamic")
+    if not isinstance(dyn, dict):
+        raise VehicleFileError(f"{where}: missing key 'dynamic' (the dynamic model's parameters)")
+    known = {f.name for f in fields(DynamicParams)}
+    unknown = sorted(set(dyn) - known)
+    if unknown:
+        raise VehicleFileError(f"{where}: unknown key 'dynamic.{unknown[0]}'; expected some of {sorted(known)}")
+    for k in REQUIRED_DYNAMIC:
+        if k not in dyn:
+            raise VehicleFileError(f"{where}: missing key 'dynamic.{k}'")
+        _number(where, f"dynamic.{k}", dyn[k], allow_zero=(k == "h_cg"))
+    try:
+        params = DynamicParams(**{k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+                                  for k, v in dyn.items()})
+    except MPCTrackingError as exc:
+        key = str(exc).split(":")[0].replace("DynamicParams.", "dynamic.")
+        raise VehicleFileError(f"{where}: key {key!r}: {exc}") from None
+    vals = {}
+    for k, (zero, _unit) in _LIMITS.items():
+        if k not in data:
+            raise VehicleFileError(f"{where}: missing key {k!r}")
+        vals[k] = _number(where, k, data[k], allow_zero=zero, allow_inf=(k != "speed_lag"))
+    a_y = data.get("a_y_max")
+    a_y_max = None if a_y is None else _number(where, "a_y_max", a_y, allow_zero=False)
+    report = data.get("report") or {}
+    prov = data.get("provenance") or {}
+    return VehicleFile(params, vals["speed_lag"], vals["accel_max"], vals["decel_max"],
+                       report if isinstance(report, dict) else {}, prov if isinstance(prov, dict) else {}, where,
+                       a_y_max)
