@@ -14,9 +14,9 @@ MPC's ``(v, delta)`` directly (actuator ``"direct"``). It is not registered by n
 Examples
 --------
 >>> plant = DynamicBicyclePlant({"tau": 0.4}, {"speed": 10.0})
->>> _ = plant.step(0.0, 0.1, [12.0, 0.0])
->>> round(plant.speed, 3)        # a first-order step response: 10 + 2 (1 - exp(-0.1 / 0.4))
-10.442
+>>> _ = plant.step(0.0, 0.1, [11.0, 0.0])
+>>> round(plant.speed, 4)        # a first-order step response: 10 + 1 (1 - exp(-0.1 / 0.4))
+10.2212
 """
 from __future__ import annotations
 
