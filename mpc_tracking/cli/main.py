@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mpc_tracking.cli.identify import add_identify_command
 from mpc_tracking.cli.models import add_model_commands
 from mpc_tracking.cli.sweep import add_sweep_command
 from mpc_tracking.errors import InputError, MPCTrackingError
@@ -331,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_path(sub)
     add_sweep_command(sub)
     add_model_commands(sub)
+    add_identify_command(sub)
     return p
 
 

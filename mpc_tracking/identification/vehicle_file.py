@@ -106,7 +106,7 @@ class VehicleFile:
         if p.parent != Path(""):
             p.parent.mkdir(parents=True, exist_ok=True)
         text = "# vehicle file written by mpc_tracking.identify (mpc-tracking identify)\n"
-        text += yaml.safe_dump(self.as_dict(), sort_keys=False, default_flow_style=None, width=110)
+        text += yaml.safe_dump(self.as_dict(), sort_keys=False, default_flow_style=False, width=110)
         p.write_text(text, encoding="utf-8")
         return p
 

@@ -1,0 +1,84 @@
+"""``mpc-tracking identify --plant NAME [--set plant.params.K=V] --out vehicle.yaml`` (:func:`add_identify_command`).
+
+Command-line code: it prints the fit summary; the logic lives in :mod:`mpc_tracking.identification`.
+Exit codes: 0 written, 1 the plant could not do a manoeuvre (one line naming it), 2 bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from mpc_tracking.errors import IdentificationError, InputError
+
+__all__ = ["add_identify_command"]
+
+
+def _split_sets(items: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]]:
+    """``--set`` values -> (plant params, actuator name, actuator params)."""
+    from mpc_tracking.cli.options import parse_set_option
+
+    plant: dict[str, Any] = {}
+    act_params: dict[str, Any] = {}
+    act_name = None
+    for text in items:
+        key, value = parse_set_option(text)
+        if key.startswith("plant.params."):
+            plant[key[len("plant.params."):]] = value
+        elif key.startswith("actuation.params."):
+            act_params[key[len("actuation.params."):]] = value
+        elif key == "actuation.name":
+            act_name = value
+        else:
+            raise InputError(f"--set {text!r}: identify takes plant.params.KEY, actuation.name and "
+                             f"actuation.params.KEY")
+    return plant, act_name, act_params
+
+
+def _cmd_identify(args: argparse.Namespace) -> int:
+    from mpc_tracking.actuation import make_actuator
+    from mpc_tracking.identification import identify
+    from mpc_tracking.models import create_model
+
+    params, act_name, act_params = _split_sets(args.set)
+    plant = create_model(args.plant, params)
+    actuator = None
+    if act_name or act_params:
+        from mpc_tracking.actuation import default_actuator
+
+        actuator = make_actuator(act_name or default_actuator(plant).name, **act_params)
+    options = {k: getattr(args, k) for k in ("speed", "dt", "mu", "ramp_rate") if getattr(args, k) is not None}
+    try:
+        result = identify(plant, actuator, shape_factor=args.shape_factor, **options)
+    except IdentificationError as exc:
+        print(f"mpc-tracking: identify failed: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    out = result.to_yaml(args.out or f"{args.plant}_vehicle.yaml")
+    if not args.quiet:
+        print(f"identified {args.plant} ({', '.join(f'{k}={v}' for k, v in params.items()) or 'default parameters'})")
+        print(result.summary())
+        print(f"wrote {out}")
+    return 0
+
+
+def add_identify_command(sub: Any) -> None:
+    """Add the ``identify`` subparser to ``sub`` (an argparse subparsers action)."""
+    p = sub.add_parser(
+        "identify", help="identify a plant's dynamic model, speed lag and limits; write a vehicle file",
+        description="Run excitation manoeuvres (acceleration, braking, constant-steer speed ramp, step steers, "
+                    "sine sweep) on a registered plant through its actuator, fit the dynamic prediction model "
+                    "(mu, axle cornering stiffnesses), the speed lag and the acceleration limits by least squares, "
+                    "report the prediction error on hold-out manoeuvres and write a vehicle file (scenario key "
+                    "vehicle.file). Exit 1 when the plant cannot do a manoeuvre.")
+    p.add_argument("--plant", required=True, metavar="NAME", help="registered plant (mpc-tracking models)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
+                   help="plant.params.KEY=V, actuation.name=NAME or actuation.params.KEY=V (repeatable)")
+    p.add_argument("--out", metavar="FILE.yaml", help="vehicle file (default NAME_vehicle.yaml)")
+    p.add_argument("--speed", type=float, help="reference speed of the manoeuvres [m/s] (default 3.5 sqrt(g L))")
+    p.add_argument("--dt", type=float, help="plant step [s] (default min(0.01, sqrt(L/g)/50))")
+    p.add_argument("--mu", type=float, help="use this friction coefficient instead of fitting it")
+    p.add_argument("--ramp-rate", dest="ramp_rate", type=float, help="speed ramp of the constant-steer run [m/s^2]")
+    p.add_argument("--shape-factor", dest="shape_factor", type=float, default=1.3,
+                   help="Pacejka shape factor C of both axles (default 1.3)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary")
+    p.set_defaults(func=_cmd_identify)
