@@ -13,6 +13,7 @@ from mpc_tracking.environment import (
 )
 from mpc_tracking.errors import (
     ClusterError,
+    IdentificationError,
     InputError,
     ModelError,
     MPCTrackingError,
@@ -24,7 +25,9 @@ from mpc_tracking.errors import (
     SimulationError,
     SolverError,
     UnknownModelError,
+    VehicleFileError,
 )
+from mpc_tracking.identification import IdentificationResult, VehicleFile, identify, load_vehicle_file
 from mpc_tracking.models import (
     Ackermann3D,
     Ackermann3DBatch,
@@ -68,4 +71,5 @@ __all__ = [
     "car_bounds",
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
     "sweep", "SweepResult", "ClusterError",
+    "identify", "IdentificationResult", "VehicleFile", "load_vehicle_file", "IdentificationError", "VehicleFileError",
 ]

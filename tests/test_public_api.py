@@ -23,6 +23,7 @@ BASELINE = {
     "car_bounds",
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
     "sweep", "SweepResult", "ClusterError",
+    "identify", "IdentificationResult", "VehicleFile", "load_vehicle_file", "IdentificationError", "VehicleFileError",
 }
 
 

@@ -142,7 +142,7 @@ def _build_vehicle(sc):
     vc = sc.vehicle
     base = VehicleParams.rc_car() if vc.preset == "rc_car" else VehicleParams()
     kw = asdict(base)
-    kw.update({k: v for k, v in asdict(vc).items() if k != "preset" and v is not None})
+    kw.update({k: v for k, v in asdict(vc).items() if k not in ("preset", "file") and v is not None})
     try:
         return VehicleParams(**kw)
     except MPCTrackingError as exc:
@@ -188,15 +188,61 @@ def _build_plant(sc, vehicle, settings):
     return create_model(sc.plant.name, params)
 
 
-def _prediction(settings: Any, plant: Any, actuator: Any) -> Any:
+def _vehicle_file(sc) -> Any:
+    """The scenario's vehicle file (``vehicle.file``), loaded and validated, or None."""
+    name = sc.vehicle.file
+    if name is None:
+        return None
+    from mpc_tracking.identification.vehicle_file import load_vehicle_file
+
+    try:
+        return load_vehicle_file(resolve_file(sc, name))
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{sc.source}: vehicle.file: {exc}") from None
+
+
+#: a controller limit beyond this multiple of what the vehicle file measured is an error, not a warning
+GROSS_LIMIT_FACTOR = 1.5
+
+
+def _check_limits(sc, settings: Any, vf: Any) -> None:
+    """Warn when the controller's (or speed profile's) limits exceed what the identified plant can do;
+    raise :class:`ScenarioError` beyond :data:`GROSS_LIMIT_FACTOR` times the plant's limit."""
+    sp = sc.speed_profile
+    checks = [
+        ("controller.a_y_max", settings.a_y_max, vf.lateral_limit, "lateral acceleration the plant held"),
+        ("controller.accel_max", settings.accel_max, vf.accel_max, "acceleration the plant delivered"),
+        ("controller.decel_max", settings.decel_max, vf.decel_max, "braking deceleration the plant delivered"),
+    ]
+    if sp.enabled:
+        for k, plant_v, what in (("a_y_max", vf.lateral_limit, "lateral acceleration the plant held"),
+                                 ("accel_max", vf.accel_max, "acceleration the plant delivered"),
+                                 ("decel_max", vf.decel_max, "braking deceleration the plant delivered")):
+            v = getattr(sp, k)
+            if v is not None:
+                checks.append((f"speed_profile.{k}", v, plant_v, what))
+    for key, v, limit, what in checks:
+        if not (np.isfinite(limit) and v > 1.02 * limit):
+            continue
+        text = (f"{sc.source}: {key} = {v:g} m/s^2 exceeds the {what}, {limit:.3g} m/s^2 "
+                f"(vehicle file {vf.source})")
+        if key.endswith("a_y_max") and v > GROSS_LIMIT_FACTOR * limit:
+            raise ScenarioError(text + f"; more than {GROSS_LIMIT_FACTOR:g}x: lower it")
+        logger.warning("%s; the plan will ask for more than the car can do", text)
+
+
+def _prediction(settings: Any, plant: Any, actuator: Any, vehicle_file: Any = None) -> Any:
     """The controller's prediction model: None (the settings' default) but for the dynamic model,
-    whose parameters come from the 3D plant when it is one, and whose speed lead from the actuator."""
+    whose parameters and speed lead come from the vehicle file when there is one, else from the 3D
+    plant when it is one and from the actuator."""
     if settings.prediction_model != "dynamic":
         return None
     from mpc_tracking.models.ackermann3d import Ackermann3D
     from mpc_tracking.models.prediction import DynamicPrediction, dynamic_params_from_ackermann3d
     from mpc_tracking.models.spatial_dynamic import DynamicParams
 
+    if vehicle_file is not None:
+        return DynamicPrediction(vehicle_file.params, speed_lag=vehicle_file.speed_lag)
     if isinstance(plant, Ackermann3D):
         params = dynamic_params_from_ackermann3d(plant.vehicle)
     else:
@@ -234,7 +280,11 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     plant = _build_plant(scenario, vehicle, settings)
     act = scenario.actuation
     actuator = make_actuator(act.name, **act.params) if act.name else default_actuator(plant)
-    mpc = SpatialMPC(path, vehicle, settings, corridor=corridor, prediction=_prediction(settings, plant, actuator))
+    vf = _vehicle_file(scenario)
+    if vf is not None:
+        _check_limits(scenario, settings, vf)
+    mpc = SpatialMPC(path, vehicle, settings, corridor=corridor,
+                     prediction=_prediction(settings, plant, actuator, vf))
     sim_kwargs = dict(asdict(sim).items())
     sim_kwargs["control_period"] = settings.control_period
     return path, mpc, plant, actuator, sim_kwargs

@@ -124,6 +124,8 @@ class VehicleConfig:
     length: float | None = _f(None, "float?", "body length [m]")
     width: float | None = _f(None, "float?", "body width [m]")
     rear_overhang: float | None = _f(None, "float?", "rear axle to rear bumper [m]")
+    file: str | None = _f(None, "str?", "vehicle file from `mpc-tracking identify` (relative to the scenario file): "
+                                        "the dynamic model's parameters, speed lag and the plant's limits")
 
 
 @dataclass
