@@ -182,20 +182,22 @@ def test_bad_vehicle_file_names_key_and_file(tmp_path, sedan, edit, match):
 
 
 def test_cli_writes_a_loadable_file(tmp_path, capsys):
+    """The command on a registered plant (the kinematic bicycle with a speed lag: fast; the sedan is
+    covered above through the API), then bad input (exit 2) and an impossible manoeuvre (exit 1)."""
     from mpc_tracking.cli.main import main
 
-    out = tmp_path / "rc.yaml"
-    code = main(["identify", "--plant", "ackermann3d", "--set", "plant.params.preset=rc_car", "--speed", "1.4",
-                 "--mu", "0.9", "--out", str(out)])
+    out = tmp_path / "kin.yaml"
+    code = main(["identify", "--plant", "kinematic_bicycle", "--set", "plant.params.speed_time_constant=0.2",
+                 "--dt", "0.02", "--out", str(out)])
     assert code == 0
     text = capsys.readouterr().out
     assert "C_alpha front" in text and "hold-out" in text and f"wrote {out}" in text
     vf = load_vehicle_file(out)
-    assert vf.params.mu == 0.9 and vf.provenance["plant_params"]["preset"] == "rc_car"
-    # bad input: exit 2; a manoeuvre the plant cannot do: exit 1
-    assert main(["identify", "--plant", "ackermann3d", "--set", "controller.horizon=3"]) == 2
+    assert vf.speed_lag == pytest.approx(0.2, rel=0.02) and vf.accel_max == np.inf
+    assert vf.provenance["plant_params"]["speed_time_constant"] == 0.2
+    assert main(["identify", "--plant", "kinematic_bicycle", "--set", "controller.horizon=3"]) == 2
     assert main(["identify", "--plant", "ackermann3d", "--set", "plant.params.preset=rc_car", "--speed", "5",
-                 "--out", str(tmp_path / "x.yaml")]) == 1
+                 "--dt", "0.01", "--out", str(tmp_path / "x.yaml")]) == 1
     assert "identify failed: accel" in capsys.readouterr().err
 
 

@@ -41,7 +41,7 @@ __all__ = ["derivative", "LongitudinalFit", "fit_longitudinal", "simulate_speed"
 logger = logging.getLogger(__name__)
 
 #: upper bound of the Pacejka stiffness factor B [1/rad] (a plant without measurable slip ends here)
-B_MAX = 100.0
+B_MAX = 40.0
 #: slip angle [rad] below which an axle counts as not slipping (95th percentile over the samples)
 _NO_SLIP = 5e-3
 
@@ -132,7 +132,15 @@ def fit_longitudinal(accel: Recording, brake: Recording, window: float) -> Longi
     sol = least_squares(residual, p0, x_scale=1.0, method="trf")
     tau, a, d = (float(v) for v in np.exp(sol.x))
     rms = float(np.sqrt(np.mean(sol.fun ** 2)))
+    # a limit is measured only where the acceleration stayed near its largest value for a while (a plateau);
+    # an unsaturated first-order response peaks at the step and decays at once
+    a, d = (v if _plateau_time(acc, dt) >= 0.5 * tau else math.inf for v, acc in ((a, a_acc), (d, -a_brk)))
     return LongitudinalFit(tau, a, d, acc_p, dec_p, rms)
+
+
+def _plateau_time(a: np.ndarray, dt: float) -> float:
+    """Time [s] the acceleration ``a`` spends within 10 % of its largest value."""
+    return float(np.count_nonzero(a >= 0.9 * np.max(a)) * dt)
 
 
 def _lag_guess(rec: Recording) -> float:

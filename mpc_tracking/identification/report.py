@@ -39,17 +39,19 @@ def _rhs(X: np.ndarray, v_cmd: np.ndarray, delta: np.ndarray, p: DynamicParams, 
     return temporal_derivatives(x6, np.stack([ax, delta], axis=-1), 0.0, p)[..., 3:]
 
 
-def substeps(p: DynamicParams, dt: float) -> int:
-    """RK4 substeps per sample that keep the stiff lateral/yaw modes stable (``h lambda <= 1.5``)."""
+def substeps(p: DynamicParams, dt: float, v_x: float) -> int:
+    """RK4 substeps per sample that keep the stiff lateral/yaw modes stable (``h lambda <= 1.5``) at
+    speeds from ``v_x`` [m/s] up (below ``v_blend_low`` the kinematic blend takes over)."""
     cf, cr = p.cornering_stiffness
-    v = p.v_blend_low
+    v = max(p.v_blend_low, v_x)
     lam = (cf + cr) / (p.mass * v) + (p.l_f**2 * cf + p.l_r**2 * cr) / (p.I_z * v)
     return max(1, math.ceil(dt * lam / 1.5))
 
 
 def _rk4(X: np.ndarray, v_cmd: np.ndarray, delta: np.ndarray, p: DynamicParams, lon: LongitudinalFit,
          dt: float) -> np.ndarray:
-    n = substeps(p, dt)
+    vmin = float(np.min(X[..., 0])) if np.all(np.isfinite(X[..., 0])) else p.v_blend_low
+    n = substeps(p, dt, vmin)
     h = dt / n
     for _ in range(n):
         k1 = _rhs(X, v_cmd, delta, p, lon, dt)
