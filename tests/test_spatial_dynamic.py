@@ -505,3 +505,27 @@ def test_unknown_discretization():
         sd.linearize(x, u, 0.0, 0.1, P, "trapezoid")
     with pytest.raises(InputError, match="method"):
         sd.discrete_step(x, u, 0.0, 0.1, P, "trapezoid")
+
+
+def test_axle_peak_factors():
+    """D_f = D_r = d is the same model as mu d; unequal D per axle scales each axle's force alone,
+    and the analytic Jacobians hold with them (central differences)."""
+    x, u, k = _points(np.random.default_rng(11), 40, (5.0, 40.0), 0.6)
+    same = dataclasses.replace(P, tyre_D_f=0.9, tyre_D_r=0.9)
+    np.testing.assert_allclose(sd.derivatives(x, u, k, same),
+                               sd.derivatives(x, u, k, dataclasses.replace(P, mu=0.9 * P.mu)), rtol=1e-13, atol=1e-13)
+    PD = dataclasses.replace(P, tyre_D_f=0.93, tyre_D_r=1.06)
+    assert PD.cornering_stiffness[0] == pytest.approx(0.93 * P.cornering_stiffness[0], rel=1e-14)
+    # only the rear axle changes: the yaw/lateral accelerations differ by the rear force alone
+    rear = dataclasses.replace(P, tyre_D_r=1.06)
+    d0 = sd.temporal_derivatives(x, u, k, P)
+    d1 = sd.temporal_derivatives(x, u, k, rear)
+    w = sd.blend_weight(x[:, 3], P)
+    dfyr = (d1[:, 4] - d0[:, 4]) * P.mass  # = 0.06 F_yr (weighted by the blend)
+    np.testing.assert_allclose(d1[:, 5] - d0[:, 5], -P.l_r * dfyr / P.I_z, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(d1[:, 3], d0[:, 3])  # the rear force has no v_x component
+    assert np.all(np.abs(dfyr) <= 0.06 * P.mu * P.static_loads[1] * 1.5 * w + 1e-9)
+    Jx, Ju = sd.jacobians(x, u, k, PD)
+    for i in range(len(k)):
+        _assert_jac_close(Jx[i], _fd_jac(lambda z, i=i: sd.derivatives(z, u[i], k[i], PD), x[i]), 1e-6)
+        _assert_jac_close(Ju[i], _fd_jac(lambda z, i=i: sd.derivatives(x[i], z, k[i], PD), u[i]), 1e-6)

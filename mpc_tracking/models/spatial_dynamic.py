@@ -32,13 +32,14 @@ and normal loads with longitudinal load transfer from the command ``a_x``::
 
 **Tyre model: simplified Pacejka magic formula** (pure lateral slip, no camber, no combined slip)::
 
-    F_y = mu F_z sin(C atan(B alpha - E (B alpha - atan(B alpha))))
+    F_y = D mu F_z sin(C atan(B alpha - E (B alpha - atan(B alpha))))
 
 Chosen over the Fiala/brush model because it is smooth everywhere (Fiala has a kink where the
 contact patch fully slides, which spoils the analytic Jacobians the LTV-MPC linearizes with), it
-saturates at ``mu F_z`` and falls off beyond the peak slip, and it is exactly CommonRoad's own lateral
+saturates at ``D mu F_z`` and (for C > 1) falls off beyond the peak slip, and it is exactly CommonRoad's own lateral
 formula at zero camber, so its published coefficients are used as they are
-(:meth:`DynamicParams.bmw_320i`). The cornering stiffness is ``B C mu F_z`` [N/rad].
+(:meth:`DynamicParams.bmw_320i`). The cornering stiffness is ``B C D mu F_z`` [N/rad]; the peak
+factor ``D`` per axle (default 1) lets an axle peak below ``mu F_z``.
 
 **Low speed.** The dynamic model divides by ``v_x`` and is stiff at low speed, so the velocity
 derivatives blend to a kinematic bicycle with a C² smootherstep weight ``w(v_x)`` (0 below
@@ -133,6 +134,8 @@ _RANGES: dict[str, tuple[float, bool, float, bool, str]] = {
     "tyre_C_f": (0.0, False, 2.0, False, "-"),
     "tyre_B_r": (0.0, False, _INF, False, "1/rad"),
     "tyre_C_r": (0.0, False, 2.0, False, "-"),
+    "tyre_D_f": (0.0, False, _INF, False, "-"),
+    "tyre_D_r": (0.0, False, _INF, False, "-"),
     "tyre_E_f": (-_INF, False, 1.0, True, "-"),
     "tyre_E_r": (-_INF, False, 1.0, True, "-"),
     "v_floor": (0.0, False, _INF, False, "m/s"),
@@ -166,13 +169,18 @@ class DynamicParams:
     h_cg : float
         CG height above ground for the longitudinal load transfer [m], >= 0.
     mu : float
-        Tyre-road friction coefficient [-], > 0: the peak lateral force is ``mu F_z``.
+        Tyre-road friction coefficient [-], > 0: the peak lateral force of an axle is ``D mu F_z``.
     tyre_B_f, tyre_B_r : float
         Pacejka stiffness factor B of the front / rear axle [1/rad], > 0.
     tyre_C_f, tyre_C_r : float
         Pacejka shape factor C [-], in (0, 2) (the force keeps the sign of the slip angle).
     tyre_E_f, tyre_E_r : float
         Pacejka curvature factor E [-], <= 1 (default 0).
+    tyre_D_f, tyre_D_r : float
+        Peak factor of each axle [-], > 0 (default 1): the axle's peak force is ``D mu F_z``. An
+        axle whose wheels share the load unequally in a corner (lateral load transfer with
+        load-sensitive tyres) peaks below ``mu F_z``; ``D_f < D_r`` makes the front axle saturate
+        first, as a road car that understeers at the limit.
     v_floor : float
         Floor of ``v_x`` wherever it divides [m/s], > 0 (default 0.5).
     v_blend_low, v_blend_high : float
@@ -198,6 +206,8 @@ class DynamicParams:
     tyre_C_r: float
     tyre_E_f: float = 0.0
     tyre_E_r: float = 0.0
+    tyre_D_f: float = 1.0
+    tyre_D_r: float = 1.0
     v_floor: float = 0.5
     v_blend_low: float = 2.0
     v_blend_high: float = 5.0
@@ -270,9 +280,10 @@ class DynamicParams:
 
     @property
     def cornering_stiffness(self) -> tuple[float, float]:
-        """Axle cornering stiffnesses (C_αf, C_αr) = B C mu F_z at the static loads [N/rad]."""
+        """Axle cornering stiffnesses (C_αf, C_αr) = B C D mu F_z at the static loads [N/rad]."""
         fzf, fzr = self.static_loads
-        return (self.tyre_B_f * self.tyre_C_f * self.mu * fzf, self.tyre_B_r * self.tyre_C_r * self.mu * fzr)
+        return (self.tyre_B_f * self.tyre_C_f * self.tyre_D_f * self.mu * fzf,
+                self.tyre_B_r * self.tyre_C_r * self.tyre_D_r * self.mu * fzr)
 
 
 def _smooth_floor(v, v0):
@@ -329,8 +340,9 @@ def _evaluate(x, u, kappa, p: DynamicParams, spatial: bool, jac: bool):
     fzr = m * (p.g * lf + ax * p.h_cg) / L
     phif, dphif = _pacejka(af, p.tyre_B_f, p.tyre_C_f, p.tyre_E_f)
     phir, dphir = _pacejka(ar, p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
-    fyf = p.mu * fzf * phif
-    fyr = p.mu * fzr * phir
+    mu_f, mu_r = p.mu * p.tyre_D_f, p.mu * p.tyre_D_r
+    fyf = mu_f * fzf * phif
+    fyr = mu_r * fzr * phir
     cd, sd = np.cos(d), np.sin(d)
     dyn = (ax - fyf * sd / m + r * vy, (fyf * cd + fyr) / m - r * vx, (lf * fyf * cd - lr * fyr) / p.I_z)
     # --- kinematic part
@@ -380,10 +392,10 @@ def _evaluate(x, u, kappa, p: DynamicParams, spatial: bool, jac: bool):
     dAr[..., _VY] = -cr * inv_vf
     dAr[..., _R] = cr * lr * inv_vf
     dfz = m * p.h_cg / L  # d F_zr / d a_x = -d F_zf / d a_x
-    dFyf = (p.mu * fzf * dphif)[..., None] * dAf
-    dFyf[..., _AX] -= p.mu * phif * dfz
-    dFyr = (p.mu * fzr * dphir)[..., None] * dAr
-    dFyr[..., _AX] += p.mu * phir * dfz
+    dFyf = (mu_f * fzf * dphif)[..., None] * dAf
+    dFyf[..., _AX] -= mu_f * phif * dfz
+    dFyr = (mu_r * fzr * dphir)[..., None] * dAr
+    dFyr[..., _AX] += mu_r * phir * dfz
     dDyn = np.zeros((*shape, 3, nz))
     dDyn[..., 0, :] = -(sd / m)[..., None] * dFyf
     dDyn[..., 0, _AX] += 1.0
