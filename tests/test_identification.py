@@ -219,10 +219,12 @@ def test_scenario_vehicle_file_builds_dynamic_prediction(tmp_path, sedan, caplog
     res.to_yaml(tmp_path / "cars" / "sedan.yaml")
     sc = mt.load_scenario(_scenario(tmp_path, "cars/sedan.yaml"))  # relative to the scenario file
     with caplog.at_level(logging.WARNING):
-        _, mpc, *_ = build(sc)
+        _, mpc, _, actuator, _ = build(sc)
     model = mpc.model
     assert isinstance(model, DynamicPrediction)
-    assert model.params == res.params and model.speed_lag == res.speed_lag
+    # the PI actuator declares its lead (1 / kp); the identified first-order lag is the file's
+    assert model.params == res.params and model.speed_lag == actuator.speed_lag == pytest.approx(1 / 3)
+    assert res.speed_lag != pytest.approx(1 / 3, rel=0.05)
     assert "exceeds" not in caplog.text
     # limits beyond the plant's: a warning naming both numbers; far beyond: an error
     sc = mt.load_scenario(_scenario(tmp_path, "cars/sedan.yaml", decel_max=9.5))

@@ -63,6 +63,8 @@ class PredictionModel:
     I_ACCEL : int or None
         Index of the longitudinal acceleration in the input, for models that have one (the
         friction ellipse then couples it with the lateral acceleration in the QP).
+    LINEARIZATION : str
+        The operating point ``MPCSettings(linearization="auto")`` resolves to.
     CUT_STATES : tuple of int
         State components the lateral acceleration depends on (see
         :meth:`lateral_acceleration_linear`); the friction-ellipse cuts of the QP hold them.
@@ -80,6 +82,8 @@ class PredictionModel:
     Q_EXTRA: ClassVar[tuple[float, ...]] = ()
     MEASURES: ClassVar[tuple[str, ...]] = ()
     I_ACCEL: ClassVar[int | None] = None
+    #: the operating point ``MPCSettings(linearization="auto")`` takes: "previous" or "reference"
+    LINEARIZATION: ClassVar[str] = "previous"
     CUT_STATES: ClassVar[tuple[int, ...]] = ()
     #: time constant [s] of the plant's speed loop the model leads (0: none)
     speed_lag: float = 0.0
@@ -244,6 +248,7 @@ class DynamicPrediction(PredictionModel):
     Q_EXTRA = (0.5, 1.0, 10.0)
     MEASURES = ("v_x", "v_y", "r")
     I_ACCEL = 0
+    LINEARIZATION = "reference"  # about a shifted plan the stiff tyre modes made the steering oscillate
     CUT_STATES = (3, 5)  # a_y = v_x r
 
     def __init__(self, params: DynamicParams, speed_lag: float = 0.0) -> None:

@@ -91,6 +91,8 @@ class SpatialMPC:
         self.corridor = corridor
         st = self.settings
         self.model = model = self._prediction_model(prediction)
+        #: the operating point in use, "previous" or "reference" (settings.linearization, "auto" resolved by the model)
+        self.linearization = model.LINEARIZATION if st.linearization == "auto" else st.linearization
         self.N = N = st.horizon
         self.ds = float(st.ds if st.ds is not None else path.ds)
         self.nx, self.nu = model.nx, model.nu
@@ -286,9 +288,8 @@ class SpatialMPC:
             )
         if abs(x0[1]) >= 0.5 * np.pi:
             raise InputError(f"state: |e_psi| = {abs(x0[1]):.3f} rad >= pi/2; the car faces away from the path")
-        st = self.settings
         x_ref_op, u_ref = self._reference_op(q)
-        if st.linearization == "previous" and self._prev is not None:
+        if self.linearization == "previous" and self._prev is not None:
             x_op, u_op = self._shifted_op(self._prev, s_grid)
         else:
             x_op, u_op = x_ref_op.copy(), u_ref.copy()

@@ -10,8 +10,8 @@ The step, written out (N = horizon, ``ds`` = prediction step, T = control period
 
     grid        s_k = s0 + k ds (k = 0..N), clipped to the path end on open paths
     operating   linearization "reference": e = 0, v = speed reference, delta = atan(L kappa_k),
-    point       t = cumsum(ds / v); "previous": the previous plan interpolated onto the new grid
-                (time beyond the old horizon at its last pace, re-based to t_0 = 0); then
+    point       t = cumsum(ds / v); "previous" (and "auto"): the previous plan interpolated onto the
+                new grid (time beyond the old horizon at its last pace, re-based to t_0 = 0); then
                 x_op[0] = measured state, |e_y| <= 0.95/|kappa|, |e_psi| <= 1.2, v >= v_min
     dynamics    x_{k+1} = A_k x_k + B_k u_k + f_k from spatial_bicycle.linearize at the operating point
     ceilings    with finite accel_max or decel_max: the path's forward-backward speed profile with
@@ -294,7 +294,7 @@ class CvxpyMPC:
         u_prev_cmd = None if previous is None else np.asarray(previous.u[0], dtype=float)
         # reference input and operating point
         u_ref = np.column_stack([self._speed_reference(kappa, u_prev_cmd), np.arctan(veh.wheelbase * kappa[:N])])
-        if st.linearization == "previous" and previous is not None:
+        if st.linearization in ("previous", "auto") and previous is not None:  # auto: the kinematic model's
             x_op, u_op = self._shifted(previous, s_grid)
         else:
             x_op = np.zeros((N + 1, 3))
