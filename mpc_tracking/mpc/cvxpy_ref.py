@@ -228,8 +228,8 @@ class CvxpyMPC:
         if self.path.closed:
             s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
         U = np.vstack([prev.u, prev.u[-1:]])
-        x_op = np.column_stack([np.interp(s_new, s_prev, prev.x[:, i]) for i in range(3)])
-        u_op = np.column_stack([np.interp(s_new, s_prev, U[:, j]) for j in range(2)])[:-1]
+        x_op = np.column_stack([np.interp(s_new, s_prev, prev.x[:, i]) for i in range(prev.x.shape[1])])
+        u_op = np.column_stack([np.interp(s_new, s_prev, U[:, j]) for j in range(U.shape[1])])[:-1]
         past = s_new > s_prev[-1]
         if past.any():
             pace = (prev.x[-1, 2] - prev.x[-2, 2]) / max(s_prev[-1] - s_prev[-2], 1e-12)
