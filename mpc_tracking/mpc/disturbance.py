@@ -222,10 +222,5 @@ class ModelDisturbance:
         """Add :meth:`offsets` to the dynamics of the QP just built (its ``f`` and the equality rows)."""
         if not self.d.any():
             return
-        A, _B, f = qp._lin  # (N, nx, nx) and the affine terms (N, nx) StepQP.build wrote into l = u = -f
-        w = self.offsets(np.maximum(np.diff(x_op[:, self.model.I_T]), 0.0), A)
-        f += w
-        rows = slice(qp.nx, qp.layout.nX)
-        flat = w.reshape(-1)
-        qp.data.l[rows] -= flat
-        qp.data.u[rows] -= flat
+        A = qp.dynamics[0]
+        qp.add_affine(self.offsets(np.maximum(np.diff(x_op[:, self.model.I_T]), 0.0), A))

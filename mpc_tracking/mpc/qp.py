@@ -333,6 +333,20 @@ class StepQP:
         qu[0] -= u_prev @ self._Rd
         return d
 
+    @property
+    def dynamics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``A`` (N, nx, nx), ``B`` (N, nx, nu), ``f`` (N, nx) of the QP last built (views, not copies)."""
+        return self._lin
+
+    def add_affine(self, w: np.ndarray) -> None:
+        """Add ``w`` (N, nx) to the affine term ``f`` of the dynamics of the QP last built, in place
+        (``f`` and the equality rows ``l = u = -f``), e.g. a disturbance estimate."""
+        self._lin[2][...] += w
+        rows = slice(self.nx, self.layout.nX)
+        flat = np.asarray(w, dtype=float).reshape(-1)
+        self.data.l[rows] -= flat
+        self.data.u[rows] -= flat
+
     def problem(self) -> StepProblem:
         """Copy of the semantic data of the QP last built by :meth:`build`."""
         lay, V, N = self.layout, self._views, self.N
