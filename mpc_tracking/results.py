@@ -1,6 +1,7 @@
 """SimulationResult: the logged time series of a closed-loop run, its metrics, save/load."""
 from __future__ import annotations
 
+import html
 import json
 from dataclasses import dataclass, field
 from enum import Enum
@@ -59,7 +60,7 @@ class Outcome(str, Enum):
         return self in (Outcome.COMPLETED, Outcome.END_OF_PATH)
 
 
-@dataclass
+@dataclass(repr=False)
 class SimulationResult:
     """Closed-loop run: time series (one sample per control step), outcome and metrics.
 
@@ -82,6 +83,13 @@ class SimulationResult:
         Duration of each completed lap [s].
     info : dict
         Run description (path name, plant, settings) for the record.
+
+    Notes
+    -----
+    In a notebook the result shows itself as a one-line ``repr`` (outcome, laps, lap time, RMS/max
+    e_y, steps) or, in Jupyter, as a small table of the summary metrics with a plan-view sketch
+    (``_repr_html_``); :meth:`to_pandas` gives the time series as a DataFrame and :meth:`plot` the
+    figures.
     """
 
     series: dict[str, np.ndarray]
@@ -156,27 +164,169 @@ class SimulationResult:
         return float(np.max(body_overshoot(self.path, self.vehicle, s["x"], s["y"], s["yaw"], s_hint=s["s"])))
 
     def summary(self) -> str:
-        """A short multi-line text summary of :attr:`metrics`."""
+        """A short multi-line text summary of :attr:`metrics`.
+
+        Units are those of the ``mpc-tracking run`` table: lengths in metres, times in seconds,
+        solver times in milliseconds.
+        """
         m = self.metrics
         lines = [
             f"outcome            {m['reason']} (laps completed: {m['laps_completed']})"
             + (f": {self.message}" if self.message else ""),
             (f"lap time           {m['lap_time']:.2f} s" if self.lap_times
              else f"duration           {m['duration']:.2f} s"),
-            f"lateral error      RMS {m['rms_e_y'] * 100:.2f} cm, max {m['max_abs_e_y'] * 100:.2f} cm",
+            f"lateral error      RMS {m['rms_e_y']:.3f} m, max {m['max_abs_e_y']:.3f} m",
             f"MPC solve time     median {m['solve_time_median'] * 1e3:.3f} ms, p95 {m['solve_time_p95'] * 1e3:.3f} ms "
             f"(whole step median {m['step_time_median'] * 1e3:.3f} ms)",
             f"infeasible steps   {m['infeasible_steps']} of {m['steps']}",
         ]
         return "\n".join(lines)
 
+    # ------------------------------------------------------------------ notebook
+    def _headline(self) -> dict[str, Any]:
+        """The few figures of the ``repr`` (cheap: no body projection, unlike :attr:`metrics`)."""
+        ey = np.asarray(self.series.get("e_y", np.zeros(0)), dtype=float)
+        return {
+            "rms": float(np.sqrt(np.mean(ey**2))) if ey.size else float("nan"),
+            "max": float(np.max(np.abs(ey))) if ey.size else float("nan"),
+            "lap": (f"lap time {self.lap_times[0]:.2f} s" if self.lap_times
+                    else f"duration {float(self.series['t'][-1]) if len(self) else 0.0:.2f} s"),
+        }
+
+    def __repr__(self) -> str:
+        """One line: outcome, laps, lap time (or duration), RMS/max e_y [m], steps; never the arrays."""
+        h = self._headline()
+        msg = f" ({self.message[:60]}{'...' if len(self.message) > 60 else ''})" if self.message else ""
+        return (f"<SimulationResult {self.reason.value}{msg}, laps {self.laps_completed}, {h['lap']}, "
+                f"RMS e_y {h['rms']:.3f} m, max {h['max']:.3f} m, {len(self)} steps>")
+
+    def _repr_html_(self) -> str:
+        """Jupyter display: a table of the summary metrics (units in the header) and a plan-view sketch.
+
+        The sketch is an inline SVG of the path's centre line and the driven trajectory (at most
+        300 points each), so the whole HTML stays a few kB.
+        """
+        m = self.metrics
+        e = html.escape
+        rows: list[tuple[str, str, str]] = [
+            ("outcome", "", m["reason"] + (f": {self.message}" if self.message else "")),
+            ("laps completed", "", str(m["laps_completed"])),
+        ]
+        if self.lap_times:
+            rows.append(("lap time", "s", ", ".join(f"{t:.2f}" for t in self.lap_times)))
+        rows += [
+            ("duration", "s", f"{m['duration']:.2f}"),
+            ("RMS |e_y|", "m", f"{m['rms_e_y']:.3f}"),
+            ("max |e_y|", "m", f"{m['max_abs_e_y']:.3f}"),
+            ("max |e_psi|", "rad", f"{m['max_abs_e_psi']:.3f}"),
+            ("mean speed", "m/s", f"{m['mean_speed']:.2f}"),
+            ("solve time median / p95", "ms", f"{m['solve_time_median'] * 1e3:.2f} / {m['solve_time_p95'] * 1e3:.2f}"),
+            ("infeasible steps", "", f"{m['infeasible_steps']} of {m['steps']}"),
+            ("corridor-violation steps", "", str(m["corridor_violation_steps"])),
+        ]
+        if np.isfinite(m["max_body_overshoot"]):
+            rows.append(("max body overshoot", "m", f"{m['max_body_overshoot']:.3f}"))
+        body = "".join(
+            f"<tr><td style='text-align:left'>{e(k)}</td><td>{e(u)}</td><td style='text-align:left'>{e(v)}</td></tr>"
+            for k, u, v in rows
+        )
+        table = ("<table><thead><tr><th style='text-align:left'>SimulationResult</th><th>unit</th>"
+                 f"<th style='text-align:left'>value</th></tr></thead><tbody>{body}</tbody></table>")
+        sketch = self._svg_sketch()
+        if not sketch:
+            return table
+        return (f"<div style='display:flex;gap:1em;align-items:flex-start'><div>{table}</div>"
+                f"<div>{sketch}</div></div>")
+
+    def _svg_sketch(self, size: int = 220, points: int = 300) -> str:
+        """An inline SVG plan view: path centre line (grey) and trajectory (blue); empty when no data."""
+        lines: list[tuple[np.ndarray, np.ndarray, str]] = []
+        if self.path is not None:
+            lines.append((np.asarray(self.path.x, dtype=float), np.asarray(self.path.y, dtype=float), "#999"))
+        if len(self):
+            lines.append((np.asarray(self.series["x"], dtype=float), np.asarray(self.series["y"], dtype=float),
+                          "#1f77b4"))
+        finite = [(x[np.isfinite(x) & np.isfinite(y)], y[np.isfinite(x) & np.isfinite(y)], c) for x, y, c in lines]
+        finite = [(x, y, c) for x, y, c in finite if x.size >= 2]
+        if not finite:
+            return ""
+        xs = np.concatenate([x for x, _, _ in finite])
+        ys = np.concatenate([y for _, y, _ in finite])
+        x0, y0 = float(xs.min()), float(ys.min())
+        span = max(float(xs.max()) - x0, float(ys.max()) - y0, 1e-9)
+        scale = (size - 10) / span
+        w = (float(xs.max()) - x0) * scale + 10
+        h = (float(ys.max()) - y0) * scale + 10
+        parts = []
+        for x, y, colour in finite:
+            idx = np.unique(np.linspace(0, x.size - 1, min(points, x.size)).round().astype(int))
+            px = (x[idx] - x0) * scale + 5
+            py = h - ((y[idx] - y0) * scale + 5)  # SVG y points down
+            pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py, strict=True))
+            parts.append(f"<polyline points='{pts}' fill='none' stroke='{colour}' stroke-width='1.5'/>")
+        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{w:.0f}' height='{h:.0f}' "
+                f"viewBox='0 0 {w:.1f} {h:.1f}'>{''.join(parts)}</svg>")
+
+    def to_pandas(self) -> Any:
+        """The time series as a :class:`pandas.DataFrame`, one row per control step, indexed by ``t`` [s].
+
+        One column per one-dimensional series of :attr:`series` (the names and units of
+        :data:`SERIES`, in that order; units in ``df.attrs["units"]``, empty for counts and
+        codes such as ``status`` and ``iterations``). Multi-dimensional
+        data is left out: the predicted horizons :attr:`horizon_xy` (shape (K, N+1, 2)) stay on the
+        result. Needs the optional extra: ``pip install mpc_tracking[pandas]``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import importlib
+
+        try:
+            # imported by name: pandas ships no type information (pandas-stubs is not a dependency)
+            pd = importlib.import_module("pandas")
+        except ImportError:
+            raise ImportError(
+                "SimulationResult.to_pandas() needs pandas, an optional extra: pip install mpc_tracking[pandas]"
+            ) from None
+        n = len(self)
+        order = [k for k in SERIES if k in self.series] + [k for k in self.series if k not in SERIES]
+        columns = {
+            k: np.asarray(self.series[k])
+            for k in order
+            if k != "t" and np.ndim(self.series[k]) == 1 and np.shape(self.series[k])[0] == n
+        }
+        df = pd.DataFrame(columns, index=pd.Index(np.asarray(self.series["t"], dtype=float), name="t"))
+        df.attrs["units"] = {k: SERIES[k].partition(",")[0] if "," in SERIES[k] else ""
+                             for k in ["t", *columns] if k in SERIES}
+        return df
+
+    def to_dataframe(self) -> Any:
+        """Alias of :meth:`to_pandas`."""
+        return self.to_pandas()
+
     # ------------------------------------------------------------------ output
     def plot(self, kind: str = "track", **kwargs: Any):
         """Plot with :mod:`mpc_tracking.viz.plotting`.
 
-        ``kind``: ``"track"`` (trajectory, car and safety ellipse, horizon), ``"timeseries"``
-        (errors, speed, steering, solver) or ``"path"`` (the path's curvature, speed and widths).
-        Returns what the plotting function returns (the figure and its axes).
+        Parameters
+        ----------
+        kind : {"track", "timeseries", "path"}
+            ``"track"`` (trajectory, car and safety ellipse, horizon), ``"timeseries"`` (errors,
+            speed, steering, solver) or ``"path"`` (the path's curvature, speed and widths).
+        **kwargs
+            Passed to :func:`~mpc_tracking.viz.plotting.plot_track`,
+            :func:`~mpc_tracking.viz.plotting.plot_timeseries` or
+            :func:`~mpc_tracking.viz.plotting.plot_path_view`.
+
+        Returns
+        -------
+        (fig, ax)
+            A tuple: the :class:`matplotlib.figure.Figure` and its axes (``"track"``: one Axes;
+            ``"timeseries"``: the array of Axes; ``"path"``: a list, the plan view first). Unless
+            axes are passed in, the figure is not attached to pyplot and ``plt.show()`` is never
+            called: save it with ``fig.savefig(...)``; in Jupyter (after ``%matplotlib inline``)
+            end the cell with ``fig`` to display it.
         """
         from mpc_tracking.viz import plotting
 
