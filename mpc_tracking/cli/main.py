@@ -325,6 +325,9 @@ def _add_path(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mpc-tracking", description="Spatial MPC path tracking: run, tune, plot.")
     p.add_argument("-v", "--verbose", action="store_true", help="log library messages")
+    from mpc_tracking import __version__
+
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     _add_demo(sub)
     _add_run(sub)
