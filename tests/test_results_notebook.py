@@ -108,7 +108,7 @@ def test_version_option(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--version"])
     assert exc.value.code == 0
-    assert capsys.readouterr().out == f"mpc-tracking {mt.__version__}\n"
+    assert capsys.readouterr().out == f"mpc-tracking {version('mpc_tracking')}\n"
     assert version("mpc_tracking") == mt.__version__  # setup.cfg reads it from the package
 
 

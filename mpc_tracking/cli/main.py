@@ -325,9 +325,13 @@ def _add_path(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mpc-tracking", description="Spatial MPC path tracking: run, tune, plot.")
     p.add_argument("-v", "--verbose", action="store_true", help="log library messages")
-    from mpc_tracking import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
-    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    try:  # the installed distribution's (setup.cfg reads it from mpc_tracking.__version__)
+        release = version("mpc_tracking")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without installing
+        release = "unknown (not installed)"
+    p.add_argument("--version", action="version", version=f"%(prog)s {release}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     _add_demo(sub)
     _add_run(sub)
