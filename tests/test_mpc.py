@@ -1,6 +1,7 @@
 """SpatialMPC: settings validation, closed-loop convergence, cross-checks (cvxpy, LQR), fallback policy."""
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
 
 import numpy as np
@@ -374,3 +375,17 @@ def test_lateral_reference_moves_aside_early_with_bounded_slope():
     assert dv2.min() >= -2 * 4.0 - 1e-9 and dv2.max() <= 2 * 2.0 + 1e-9
     assert v[np.searchsorted(s, 22.0)] == pytest.approx(5.0)
     assert v[0] == pytest.approx(min(15.0, np.sqrt(25 + 2 * 4.0 * 20.5)), rel=1e-6)
+
+
+def test_a_path_tighter_than_the_turning_radius_is_reported_where(caplog):
+    """The bundled rc_course has 0.15 m corners; the RC car turns no tighter than 0.26 / tan(0.6)
+    = 0.38 m: the warning names the radius, where, the vehicle's radius and how much is affected."""
+    path = mt.load_path("rc_course")
+    with caplog.at_level(logging.WARNING, logger="mpc_tracking"):
+        mt.SpatialMPC(path, mt.VehicleParams.rc_car(), mt.MPCSettings(delta_max=0.6, horizon=10))
+    msg = caplog.text
+    assert "radius 0.15 m at s =" in msg and "minimum turning radius 0.38 m" in msg
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mpc_tracking"):
+        mt.SpatialMPC(mt.load_path("oval"), mt.VehicleParams(), mt.MPCSettings(delta_max=0.6, horizon=10))
+    assert "turning radius" not in caplog.text

@@ -114,8 +114,26 @@ class SpatialMPC:
                             if st.disturbance_observer else None)
         self.reset()
         self._setup_solver()
+        self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up
+    def _check_turning_radius(self) -> None:
+        """Warn when the path curves tighter than the vehicle can turn (``wheelbase / tan(delta_max)``),
+        naming where: the car cannot follow it there and will leave the line."""
+        d_max = self.settings.delta_max
+        if not 0.0 < d_max < 0.5 * np.pi:
+            return
+        r_min = self.vehicle.wheelbase / np.tan(d_max)
+        tight = np.abs(self.path.kappa) * r_min > 1.0
+        if not tight.any():
+            return
+        i = int(np.argmax(np.abs(self.path.kappa)))
+        logger.warning(
+            "path %r: radius %.3g m at s = %.1f m is below the vehicle's minimum turning radius %.3g m "
+            "(wheelbase %.3g m, delta_max %.3g rad); %.1f m of the path is that tight and cannot be followed",
+            self.path.name, 1.0 / abs(float(self.path.kappa[i])), float(self.path.s[i]), r_min,
+            self.vehicle.wheelbase, d_max, float(tight.sum()) * self.path.ds)
+
     def _prediction_model(self, prediction: PredictionModel | None) -> PredictionModel:
         st = self.settings
         if prediction is not None:
