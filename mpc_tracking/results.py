@@ -124,7 +124,9 @@ class SimulationResult:
     @property
     def metrics(self) -> dict[str, Any]:
         """Summary figures: lap completed, lap time [s], RMS/max |e_y| [m], max |delta| [rad],
-        infeasible (non-solved) steps, corridor-violation steps, solve-time median/p95/max [s]."""
+        infeasible (non-solved) steps, corridor-violation steps, solve-time median/p95/max [s],
+        real-time overruns (steps whose controller time exceeded the control period) and the worst
+        step time [s]."""
         s = self.series
         n = len(self)
         ey = s["e_y"] if n else np.zeros(1)
@@ -152,7 +154,18 @@ class SimulationResult:
             "solve_time_max": float(np.max(st)),
             "step_time_median": float(np.median(step)),
             "step_time_p95": float(np.percentile(step, 95)),
+            **self._overruns(step if n else np.zeros(0)),
         }
+
+    def _overruns(self, step: np.ndarray) -> dict[str, Any]:
+        """Real-time accounting: steps whose controller time exceeded the control period (count, and
+        the worst step time [s]; NaN without a known period)."""
+        T = (self.info or {}).get("control_period")
+        if not T:
+            return {"realtime_overruns": 0, "worst_step_time": float(np.max(step)) if step.size else 0.0,
+                    "control_period": float("nan")}
+        return {"realtime_overruns": int(np.sum(step > T)), "worst_step_time": float(np.max(step)) if step.size
+                else 0.0, "control_period": float(T)}
 
     def _max_body_overshoot(self) -> float:
         """Largest distance [m] a body corner went beyond the track edge (NaN without path/vehicle)."""
@@ -180,6 +193,13 @@ class SimulationResult:
             f"(whole step median {m['step_time_median'] * 1e3:.3f} ms)",
             f"infeasible steps   {m['infeasible_steps']} of {m['steps']}",
         ]
+        if np.isfinite(m["control_period"]):
+            lines.append(f"real time          {m['realtime_overruns']} of {m['steps']} steps over the "
+                         f"{m['control_period'] * 1e3:.0f} ms period (worst {m['worst_step_time'] * 1e3:.1f} ms)")
+        if np.isfinite(m["max_body_overshoot"]):
+            o = m["max_body_overshoot"]
+            past = "body never past it" if o == 0.0 else f"body up to {o:.3f} m past it"
+            lines.append(f"track edge         {past}")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ notebook

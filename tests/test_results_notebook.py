@@ -126,3 +126,26 @@ def test_license_file_matches_setup_cfg():
     cfg.read(ROOT / "setup.cfg")
     assert cfg["metadata"]["license"] == "MIT" and "LICENSE" in cfg["metadata"]["license_files"]
     assert "pandas" in cfg["options.extras_require"]["pandas"] and "pandas" in cfg["options.extras_require"]["test"]
+
+
+def test_realtime_overruns_and_body_overshoot_are_counted_and_reported():
+    """Steps whose controller time exceeds the control period are counted (metrics, summary, CLI
+    table), with the worst step time; so is the largest distance the body went past the edge."""
+    from mpc_tracking.cli.main import _summary_table
+
+    path = mt.load_path("oval", ds=0.5)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, v_max=8.0))
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
+    res = mt.simulate(path, mpc, plant, t_max=2.0)
+    step = res.series["step_time"]
+    m = res.metrics
+    assert m["control_period"] == 0.05 and m["worst_step_time"] == pytest.approx(float(step.max()))
+    assert m["realtime_overruns"] == int(np.sum(step > 0.05))
+    res.series["step_time"] = step.copy()
+    res.series["step_time"][[3, 7]] = 0.2  # two overruns of a 50 ms period
+    m = res.metrics
+    assert m["realtime_overruns"] == 2 and m["worst_step_time"] == 0.2
+    text = res.summary()
+    assert "2 of" in text and "50 ms period (worst 200.0 ms)" in text and "body never past it" in text
+    table = _summary_table(res)
+    assert "real-time overruns" in table and "2 (worst step 200.0 ms)" in table and "body past the edge" in table

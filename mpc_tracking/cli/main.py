@@ -69,6 +69,9 @@ def _summary_table(result) -> str:
         ("solve median / p95 [ms]", f"{m['solve_time_median'] * 1e3:.2f} / {m['solve_time_p95'] * 1e3:.2f}"),
         ("infeasible steps", f"{m['infeasible_steps']} of {m['steps']}"),
         ("corridor violations", f"{m['corridor_violation_steps']}"),
+        ("body past the edge [m]", "-" if m["max_body_overshoot"] != m["max_body_overshoot"]
+         else f"{m['max_body_overshoot']:.3f}"),
+        ("real-time overruns", f"{m['realtime_overruns']} (worst step {m['worst_step_time'] * 1e3:.1f} ms)"),
     ]
     w = max(len(k) for k, _ in rows)
     return "\n".join(f"  {k:<{w}}  {v}" for k, v in rows)

@@ -28,6 +28,8 @@ _LABELS = {
     "solve_time_max": ("solve time (max)", "ms", 1e3),
     "step_time_median": ("MPC step time (median)", "ms", 1e3),
     "step_time_p95": ("MPC step time (p95)", "ms", 1e3),
+    "worst_step_time": ("MPC step time (worst)", "ms", 1e3),
+    "realtime_overruns": ("real-time overruns", "", 1.0),
     "wall_time": ("wall time per run", "s", 1.0),
     "infeasible_steps": ("infeasible steps", "", 1.0),
     "corridor_violation_steps": ("corridor violation steps", "", 1.0),

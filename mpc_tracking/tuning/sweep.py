@@ -53,10 +53,11 @@ METRIC_FIELDS = (
     "reason", "lap_completed", "laps_completed", "lap_time", "duration", "steps", "rms_e_y", "max_abs_e_y",
     "max_abs_e_psi", "max_abs_delta", "mean_speed", "corridor_violation_steps", "infeasible_steps",
     "solve_time_median", "solve_time_p95", "solve_time_max", "step_time_median", "step_time_p95",
+    "realtime_overruns", "worst_step_time",
 )
 #: row fields that depend on the machine and load (everything else is identical across executors)
 TIMING_FIELDS = ("solve_time_median", "solve_time_p95", "solve_time_max", "step_time_median", "step_time_p95",
-                 "wall_time", "cpu_time", "worker")
+                 "realtime_overruns", "worst_step_time", "wall_time", "cpu_time", "worker")
 _HEAD = ("index", "point", "repeat", "key")
 _TAIL = ("status", "error", "wall_time", "cpu_time", "worker")
 _NO_FILE = ("<dict>", "overrides", "<default scenario>")
