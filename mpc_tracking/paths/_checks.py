@@ -75,5 +75,134 @@ def _distinct_mask(pts: np.ndarray, closed: bool) -> np.ndarray:
 def _check_count(pts: np.ndarray, closed: bool, name: str) -> None:
     need = 3 if closed else 2
     if len(pts) < need:
+        kind = "a closed" if closed else "an open"
+        raise PathError(f"{name}: {kind} path needs at least {need} distinct points, got {len(pts)}")
+
+
+# ---------------------------------------------------------------- geometry sanity (issue 12)
+#: fewest waypoints a path may be sampled to; ``ds`` larger than about length / MIN_WAYPOINTS is refused
+MIN_WAYPOINTS = 8
+#: absolute floor of a path's total length [m]
+MIN_LENGTH = 1e-3
+#: relative floor of a path's total length, times the largest |coordinate|: below it the coordinates'
+#: float64 rounding (~1e-16 relative) is no longer small against the waypoint spacing, and
+#: heading/curvature become rounding noise (e.g. 0.5 m at UTM northings of 5e6 m)
+MIN_LENGTH_REL = 1e-7
+#: a closed loop whose points lie within COLLINEAR_REL x its extent of one line encloses no area
+COLLINEAR_REL = 1e-6
+#: consecutive waypoint segments whose directions have a dot product below this turn by > ~154 deg
+REVERSAL_COS = -0.9
+#: ... and it is a reversal (not a tight hairpin) when the outgoing leg is less than this share of
+#: the spacing away from the incoming leg's line (a turning radius of < 2.5 % of ds)
+REVERSAL_GAP = 0.05
+
+
+def _check_ds(value: Any, name: str = "ds") -> float:
+    """A waypoint spacing: finite and > 0 m."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise PathError(f"{name}: expected a waypoint spacing > 0 m, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise PathError(f"{name}: expected a finite waypoint spacing > 0 m, got {value!r}")
+    return v
+
+
+def _check_ds_fits(ds: float, length: float, closed: bool, name: str = "ds") -> None:
+    """``ds`` must leave at least MIN_WAYPOINTS waypoints on a path of ``length``."""
+    n = round(length / ds) if closed else round(length / ds) + 1
+    if n < MIN_WAYPOINTS:
         kind = "closed" if closed else "open"
-        raise PathError(f"{name}: a {kind} path needs at least {need} distinct points, got {len(pts)}")
+        limit = length / (MIN_WAYPOINTS if closed else MIN_WAYPOINTS - 1)
+        raise PathError(
+            f"{name}: {ds:g} m gives {n} waypoints on this {kind} path of length {length:.6g} m; "
+            f"at least {MIN_WAYPOINTS} are needed, so ds must be <= {limit:.4g} m"
+        )
+
+
+def _check_length(length: float, scale: float, name: str) -> None:
+    """Total length above MIN_LENGTH and MIN_LENGTH_REL x the largest |coordinate| ``scale``."""
+    floor = max(MIN_LENGTH, MIN_LENGTH_REL * scale)
+    if not np.isfinite(length) or length < floor:
+        why = (f"{MIN_LENGTH:g} m" if floor == MIN_LENGTH else
+               f"{MIN_LENGTH_REL:g} x the largest coordinate {scale:.6g} m = {floor:.3g} m")
+        raise PathError(f"{name}: the path is {length:.3g} m long; a path must be at least {why} long")
+
+
+def _check_not_collinear_loop(pts: np.ndarray, name: str) -> None:
+    """A closed loop must enclose an area: its points may not all lie on one line."""
+    c = pts - pts.mean(axis=0)
+    _, sv, vt = np.linalg.svd(c, full_matrices=False)
+    along = c @ vt[0]
+    extent = float(along.max() - along.min())
+    off = float(np.abs(c @ vt[1]).max()) if len(sv) > 1 else 0.0
+    if off <= COLLINEAR_REL * extent:
+        raise PathError(
+            f"{name}: closed=True but all {len(pts)} points lie on one line (largest distance from it "
+            f"{off:.3g} m over {extent:.6g} m); a closed loop must enclose an area (points off the line "
+            f"by more than {COLLINEAR_REL:g} x the extent) -- use closed=False for a line"
+        )
+
+
+def _check_reversal(s: np.ndarray, x: np.ndarray, y: np.ndarray, length: float, closed: bool, name: str,
+                    near: Any = None) -> None:
+    """Refuse a path that goes forward and then back along itself.
+
+    At waypoint i the segments in and out turn by more than ``arccos(REVERSAL_COS)`` (~154 deg)
+    and the outgoing leg stays within ``REVERSAL_GAP`` x its length of the incoming leg's line
+    (turning radius ~0); a tight hairpin sampled coarsely turns as much but its legs lie apart
+    and only gets a log message. ``near(i)`` may return text locating waypoint i in the input.
+    """
+    p = np.column_stack([x, y])
+    if closed:
+        p = np.vstack([p, p[:1]])
+    d = np.diff(p, axis=0)
+    if len(d) < 2:
+        return
+    seg = np.hypot(d[:, 0], d[:, 1])
+    u = d / np.maximum(seg, 1e-300)[:, None]
+    a_in, a_out = (u, np.roll(u, -1, axis=0)) if closed else (u[:-1], u[1:])
+    d_out = np.roll(d, -1, axis=0) if closed else d[1:]
+    dot = np.einsum("ij,ij->i", a_in, a_out)
+    gap = np.abs(a_in[:, 0] * d_out[:, 1] - a_in[:, 1] * d_out[:, 0])
+    seg_out = np.roll(seg, -1) if closed else seg[1:]
+    sharp = dot < REVERSAL_COS
+    rev = sharp & (gap < REVERSAL_GAP * np.maximum(seg_out, 1e-300))
+    if rev.any():
+        k = int(np.flatnonzero(rev)[0])
+        i = (k + 1) % len(s)  # waypoint between segment k and k+1
+        where = f", {near(i)}" if near is not None else ""
+        raise PathError(
+            f"{name}: the path reverses onto itself at s = {s[i]:.6g} m (waypoint {i} of {len(s)}, "
+            f"({x[i]:.6g}, {y[i]:.6g}){where}): it turns by {np.degrees(np.arccos(np.clip(dot[k], -1, 1))):.1f} deg "
+            f"and comes back within {gap[k]:.3g} m of its own line; allowed are turns < "
+            f"{np.degrees(np.arccos(REVERSAL_COS)):.0f} deg between waypoints or legs >= {REVERSAL_GAP:g} x ds apart"
+        )
+    if sharp.any():
+        k = int(np.flatnonzero(sharp)[0])
+        i = (k + 1) % len(s)
+        logger.info("%s: turns by %.0f deg between waypoints at s = %.4g m; ds = %.3g m is coarse for this hairpin",
+                    name, np.degrees(np.arccos(np.clip(dot[k], -1, 1))), s[i], float(np.median(seg)))
+
+
+def _warn_corridor(s: np.ndarray, kappa: np.ndarray, wl: np.ndarray, wr: np.ndarray, name: str) -> int:
+    """Log a warning where the inside width reaches the local radius (width_inside x |kappa| >= 1).
+
+    The inside of a left turn (kappa > 0) is the left edge. Not an error: measured tracks have
+    noisy curvature. Returns the number of offending waypoints.
+    """
+    inside = np.where(kappa > 0, wl, np.where(kappa < 0, wr, 0.0))
+    ratio = inside * np.abs(kappa)
+    bad = np.isfinite(ratio) & (ratio >= 1.0)
+    if not bad.any():
+        return 0
+    i = int(np.flatnonzero(bad)[0])
+    side = "width_left" if kappa[i] > 0 else "width_right"
+    logger.warning(
+        "%s: the corridor is wider than the radius of curvature on the inside of the curve at s = %.4g m: "
+        "%s = %.4g m >= radius %.4g m (|kappa| = %.4g 1/m); allowed is width_inside x |kappa| < 1; "
+        "%d of %d waypoints (%.4g..%.4g m) are affected",
+        name, s[i], side, inside[i], 1.0 / abs(kappa[i]), abs(kappa[i]),
+        int(bad.sum()), len(s), s[bad].min(), s[bad].max(),
+    )
+    return int(bad.sum())

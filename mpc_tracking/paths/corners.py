@@ -16,7 +16,16 @@ import numpy as np
 from scipy.integrate import cumulative_simpson
 
 from mpc_tracking.errors import PathError
-from mpc_tracking.paths._checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
+from mpc_tracking.paths._checks import (
+    _as_points,
+    _as_widths,
+    _check_count,
+    _check_ds,
+    _check_ds_fits,
+    _check_length,
+    _check_not_collinear_loop,
+    _distinct_mask,
+)
 
 __all__ = ["round_corners", "corner_path"]
 
@@ -154,8 +163,8 @@ def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: fl
             heading += c.sign * c.theta
         s0 += length
     total = s0
-    if not np.isfinite(total) or total <= 0:
-        raise PathError("points: the path has zero total length")
+    _check_length(total, float(np.abs(points).max()), "points")
+    _check_ds_fits(ds, total, closed, "ds")
     if closed:
         m = max(3, round(total / ds))
         s = np.arange(m) * (total / m)
@@ -204,12 +213,14 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
     if pts.ndim != 2 or pts.shape[1] != 2:
         raise PathError(f"points: expected an array of shape (n, 2), got shape {pts.shape}")
     pts = _as_points(pts[:, 0], pts[:, 1], "points")
-    ds = _check_positive(ds, "ds")
+    ds = _check_ds(ds, "ds")
     keep = _distinct_mask(pts, closed)
     wl = _as_widths(width_left, len(keep), "width_left")
     wr = _as_widths(width_right, len(keep), "width_right")
     pts = pts[keep]
     _check_count(pts, closed, "points")
+    if closed:
+        _check_not_collinear_loop(pts, "points")
     ring = np.vstack([pts, pts[:1]]) if closed else pts
     if radius is None:
         radius = 0.25 * float(np.median(np.hypot(*np.diff(ring, axis=0).T)))

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from mpc_tracking.errors import PathError, PathFormatError
+from mpc_tracking.paths._checks import _check_ds
 from mpc_tracking.paths.bundled import bundled_file
 from mpc_tracking.paths.reference_path import ReferencePath
 
@@ -284,6 +285,8 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float =
     closed : bool, optional
         Override for x/y tables and racelines (TUM files are always closed).
     """
+    if ds is not None:
+        ds = _check_ds(ds, "ds")
     p = Path(source)
     if not p.exists():
         if p.suffix or "/" in str(source):
@@ -298,5 +301,5 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float =
     if kind == "raceline":
         return read_raceline(p, ds=ds, smoothing=smoothing, closed=closed)
     if kind == "tum":
-        return read_tum(p, ds=ds or 1.0, smoothing=smoothing)
-    return read_xy(p, ds=ds or 1.0, smoothing=smoothing, closed=closed)
+        return read_tum(p, ds=1.0 if ds is None else ds, smoothing=smoothing)
+    return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed)

@@ -19,7 +19,19 @@ from scipy.integrate import cumulative_simpson
 from scipy.spatial import cKDTree
 
 from mpc_tracking.errors import PathError
-from mpc_tracking.paths._checks import _as_points, _as_widths, _check_count, _check_positive, _distinct_mask
+from mpc_tracking.paths._checks import (
+    _as_points,
+    _as_widths,
+    _check_count,
+    _check_ds,
+    _check_ds_fits,
+    _check_length,
+    _check_not_collinear_loop,
+    _check_positive,
+    _check_reversal,
+    _distinct_mask,
+    _warn_corridor,
+)
 from mpc_tracking.paths.corners import corner_path
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.projection import ProjectionMixin
@@ -86,7 +98,7 @@ class ReferencePath(ProjectionMixin):
         name: str = "path",
     ) -> None:
         pts = _as_points(x, y, "ReferencePath(x, y)")
-        ds = _check_positive(ds, "ds")
+        ds = _check_ds(ds, "ds")
         if not np.isfinite(smoothing) or smoothing < 0:
             raise PathError(f"smoothing: expected a finite RMS deviation >= 0 m, got {smoothing}")
         wl = _as_widths(width_left, len(pts), "width_left")
@@ -168,6 +180,10 @@ class ReferencePath(ProjectionMixin):
             raise PathError("from_waypoints: s, x, y, psi, kappa must have the same length >= 2")
         if not all(np.all(np.isfinite(a)) for a in arrays):
             raise PathError("from_waypoints: s, x, y, psi, kappa must be finite")
+        span = float(arrays[0][-1] - arrays[0][0])
+        if length is not None and not (np.isfinite(length) and length >= span * (1.0 - 1e-12)):
+            raise PathError(f"from_waypoints: length: expected a finite total length >= s[-1] - s[0] = {span:.6g} m, "
+                            f"got {length!r}")
         sa = arrays[0]
         d = np.diff(sa)
         if np.any(d <= 0):
@@ -188,6 +204,7 @@ class ReferencePath(ProjectionMixin):
         self.v_ref = None if v_ref is None else np.asarray(v_ref, dtype=float).reshape(-1)
         self.raw_kappa = self.kappa.copy()
         self._tck = None
+        self._check_geometry("from_waypoints")
         self._finish()
         return self
 
@@ -207,7 +224,11 @@ class ReferencePath(ProjectionMixin):
         wl = None if wl is None else wl[keep]
         wr = None if wr is None else wr[keep]
         vr = None if vr is None else vr[keep]
-        _check_count(pts, self.closed, "ReferencePath(x, y)")
+        name = "ReferencePath(x, y)"
+        _check_count(pts, self.closed, name)
+        if self.closed:
+            _check_not_collinear_loop(pts, name)
+        scale = float(np.abs(pts).max())
         n_in = len(pts)
         self.input_spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
         if self.smoothing > 0:
@@ -216,8 +237,7 @@ class ReferencePath(ProjectionMixin):
         chord = np.hypot(*np.diff(ring, axis=0).T)
         u_in = np.concatenate([[0.0], np.cumsum(chord)])
         total_chord = u_in[-1]
-        if total_chord <= 0:
-            raise PathError("ReferencePath(x, y): the path has zero total length")
+        _check_length(total_chord, scale, name)
         u_in = u_in / total_chord
         k = min(3, len(ring) - 1)
         try:
@@ -235,8 +255,8 @@ class ReferencePath(ProjectionMixin):
         speed = np.hypot(dx, dy)
         sf = cumulative_simpson(speed, x=uf, initial=0.0)
         length = float(sf[-1])
-        if not np.isfinite(length) or length <= 0:
-            raise PathError("ReferencePath(x, y): the path has zero total length")
+        _check_length(length, scale, name)
+        _check_ds_fits(ds, length, self.closed, "ds")
         if self.closed:
             n = max(3, round(length / ds))
             s_new = np.arange(n) * (length / n)
@@ -262,7 +282,22 @@ class ReferencePath(ProjectionMixin):
         self.v_ref = None if vr is None else self._resample(u_src, vr, u_new, np.nan)
         # curvature of the interpolating polyline of the input, for noise reporting
         self.raw_kappa = None
+        input_index = np.flatnonzero(keep)
+
+        def near(i: int) -> str:
+            j = int(np.clip(np.searchsorted(u_in, u_new[i]), 0, len(input_index) - 1))
+            return f"near input point {int(input_index[j])}"
+
+        self._check_geometry(name, near)
         self._finish()
+
+    def _check_geometry(self, name: str, near=None) -> None:
+        """Reversal (error) and corridor-vs-curvature (warning) checks on the waypoints."""
+        if self.closed and len(self.s) >= 3:
+            _check_not_collinear_loop(np.column_stack([self.x, self.y]), name)
+        _check_length(self.length, float(max(np.abs(self.x).max(), np.abs(self.y).max())), name)
+        _check_reversal(self.s, self.x, self.y, self.length, self.closed, name, near)
+        _warn_corridor(self.s, self.kappa, self.width_left, self.width_right, f"path {self.name!r}")
 
     def _resample(self, u_src, values, u_new, default):
         if values is None:
