@@ -47,6 +47,7 @@ def simulate(
     v0: float | None = None,
     init_plant: bool = True,
     corridor_tolerance: float | None = None,
+    allow_outside_start: bool = False,
     on_step: Callable[[int, float], None] | None = None,
 ) -> SimulationResult:
     """Run the closed loop.
@@ -55,14 +56,18 @@ def simulate(
     ----------
     path : ReferencePath
     controller : SpatialMPC
-        Built on ``path`` (it is reset before the run).
+        Built on ``path`` (the same object or an equal path, else :class:`~mpc_tracking.errors.InputError`);
+        it is reset before the run.
     plant : MotionModel
         The simulated car. Its pose origin may differ from the controller's reference point
         (rear axle) by ``plant.reference_offset`` [m] along the car's axis.
     actuator : Actuator, optional
         Maps (v, delta) to the plant's inputs; default :func:`~mpc_tracking.actuation.default_actuator`.
     control_period : float, optional
-        Time between MPC solves [s]; default ``controller.settings.control_period``.
+        Time between MPC solves [s]; default ``controller.settings.control_period``. The controller
+        plans with its own period (rate limits, the first step of the horizon), so a different
+        value is rejected (:class:`~mpc_tracking.errors.SettingsError`): set the period with
+        ``MPCSettings(control_period=...)`` when building the controller instead.
     sim_dt : float, optional
         Plant step [s], at most the control period (rounded so it divides it); default
         ``min(0.01, control_period)``.
@@ -73,13 +78,21 @@ def simulate(
         path) takes at ``max(v_min, 0.2 v_max)``, plus 10 s. There is no other cap.
     s0, e_y0, e_psi0 : float
         Initial arc length [m], lateral offset [m] and heading error [rad] of the reference point.
+        On an open path ``0 <= s0 < length - ds / 2`` (a start at the end would end the run at
+        once); on a closed path any ``s0`` (wrapped). ``e_y0`` must lie within the track widths at
+        ``s0`` (``-width_right <= e_y0 <= width_left``) unless ``allow_outside_start`` is set.
     v0 : float, optional
         Initial speed [m/s]; default the controller's speed reference at ``s0``.
     init_plant : bool
         Place the plant at the initial pose (False keeps the state it has).
     corridor_tolerance : float, optional
         How far [m] the reference point may be beyond a corridor edge before the run stops
-        with ``"left_corridor"``; default the vehicle width.
+        with ``"left_corridor"`` (>= 0); default the vehicle width.
+    allow_outside_start : bool
+        Accept a start ``e_y0`` outside the track widths at ``s0`` (e.g. to test how the
+        controller rejoins the corridor; the run still stops with ``"left_corridor"`` once the
+        reference point is more than ``corridor_tolerance`` beyond an edge). Default False: such a
+        start raises :class:`~mpc_tracking.errors.InputError`.
     on_step : callable, optional
         ``on_step(k, t)`` after each control step (progress bars).
 
@@ -88,8 +101,13 @@ def simulate(
     SimulationResult
     """
     _check_objects(path, controller, plant, laps)
+    _check_same_path(path, controller)
+    _check_control_period(control_period, controller)
+    s0 = _check_s0(path, s0)
+    if init_plant:
+        _check_start(path, s0, e_y0, e_psi0, v0, allow_outside_start)
     timing = _Timing.from_arguments(controller, path, control_period, sim_dt, t_max, laps, s0)
-    tol = controller.vehicle.width if corridor_tolerance is None else float(corridor_tolerance)
+    tol = _tolerance(corridor_tolerance, controller)
     controller.reset()
     act = actuator or default_actuator(plant)
     if init_plant:
@@ -109,6 +127,92 @@ def _check_objects(path: Any, controller: Any, plant: Any, laps: Any) -> None:
         raise InputError(f"plant: expected a MotionModel, got {type(plant).__name__}")
     if isinstance(laps, bool) or not isinstance(laps, (int, np.integer)) or laps < 1:
         raise SettingsError(f"laps: expected an integer >= 1, got {laps!r}")
+
+
+def _same_path(a: ReferencePath, b: ReferencePath) -> bool:
+    """True when two paths have the same geometry, widths and speed profile (e.g. a copy or a pickle)."""
+    if a.closed != b.closed or not np.isclose(a.length, b.length, rtol=1e-9, atol=1e-12):
+        return False
+    for name in ("s", "x", "y", "psi", "kappa", "width_left", "width_right", "v_ref"):
+        u, v = getattr(a, name, None), getattr(b, name, None)
+        if u is None or v is None:
+            if u is not v:
+                return False
+            continue
+        u, v = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+        if u.shape != v.shape or not np.allclose(u, v, rtol=1e-9, atol=1e-12, equal_nan=True):
+            return False
+    return True
+
+
+def _check_same_path(path: ReferencePath, controller: SpatialMPC) -> None:
+    own = controller.path
+    if own is path or _same_path(own, path):
+        return
+    raise InputError(f"controller: built for path {own.name!r} ({'closed' if own.closed else 'open'}, "
+                     f"{own.length:.2f} m), but simulate got path {path.name!r} "
+                     f"({'closed' if path.closed else 'open'}, {path.length:.2f} m); expected the path the "
+                     "controller was built on: build it with SpatialMPC(path, ...) on this path")
+
+
+def _check_control_period(control_period: Any, controller: SpatialMPC) -> None:
+    if control_period is None:
+        return
+    T = _positive_seconds(control_period, "control_period")
+    own = float(controller.settings.control_period)
+    if not np.isclose(T, own, rtol=1e-9, atol=0.0):
+        raise SettingsError(f"control_period: simulate got {control_period!r} s but the controller plans with "
+                            f"MPCSettings.control_period = {own:g} s; expected the same period (or leave it "
+                            f"unset): build the controller with MPCSettings(control_period={T:g})")
+
+
+def _finite(value: Any, name: str, unit: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: expected a finite number [{unit}], got {value!r}") from None
+    if not np.isfinite(v):
+        raise InputError(f"{name}: expected a finite number [{unit}], got {value!r}")
+    return v
+
+
+def _check_s0(path: ReferencePath, s0: Any) -> float:
+    s = _finite(s0, "s0", "m")
+    if path.closed:
+        return s
+    end = path.length - 0.5 * path.ds
+    if not 0.0 <= s < end:
+        raise InputError(f"s0: {s0!r} m is outside the open path {path.name!r} of length {path.length:.3f} m; "
+                         f"expected 0 <= s0 < {end:.3f} m (a start at the end would end the run at once)")
+    return s
+
+
+def _check_start(path: ReferencePath, s0: float, e_y0: Any, e_psi0: Any, v0: Any, allow_outside: bool) -> None:
+    e_y = _finite(e_y0, "e_y0", "m")
+    _finite(e_psi0, "e_psi0", "rad")
+    if v0 is not None:
+        _finite(v0, "v0", "m/s")
+    if allow_outside:
+        return
+    q = path.interpolate(np.array([s0]))
+    wl, wr = float(q["width_left"][0]), float(q["width_right"][0])
+    if not -wr <= e_y <= wl:
+        raise InputError(f"e_y0: {e_y0!r} m starts outside the corridor at s0 = {s0:g} m, which allows "
+                         f"{-wr:g} <= e_y0 <= {wl:g} m (width_right {wr:g} m, width_left {wl:g} m); start "
+                         "inside it, or pass allow_outside_start=True to start outside on purpose")
+
+
+def _tolerance(corridor_tolerance: Any, controller: SpatialMPC) -> float:
+    if corridor_tolerance is None:
+        return float(controller.vehicle.width)
+    try:
+        tol = float(corridor_tolerance)
+    except (TypeError, ValueError):
+        tol = float("nan")
+    if np.isnan(tol) or tol < 0:
+        raise InputError(f"corridor_tolerance: expected a distance >= 0 [m] (or None for the vehicle width), "
+                         f"got {corridor_tolerance!r}")
+    return tol
 
 
 def _positive_seconds(value: Any, name: str) -> float:

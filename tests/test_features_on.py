@@ -69,9 +69,9 @@ def test_lap_times_are_interpolated_within_the_control_period(v):
     """Constant speed on a circle: lap time = length / v, far below the 0.1 s control period."""
     path = _circle()
     veh = mt.VehicleParams()
-    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=20, v_max=v))
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=20, v_max=v, control_period=0.1))
     plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
-    res = mt.simulate(path, mpc, plant, laps=2, control_period=0.1)
+    res = mt.simulate(path, mpc, plant, laps=2)
     assert res.reason == "completed" and res.laps_completed == 2
     assert np.ptp(res.v) < 1e-4  # constant speed indeed
     # measured |lap time - L/v| <= 1.3e-5 s over the 6 laps; unrounded crossings would err up to 0.1 s

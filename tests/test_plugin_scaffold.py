@@ -47,9 +47,9 @@ def test_scaffold_install_register_drive(tmp_path):
         assert "[plugin" in describe_models()
         path = ReferencePath.from_corners([(0, 0), (30, 0), (30, 20), (0, 20)], ds=0.25, closed=True,
                                           smoothing=None, width_left=3.0, width_right=3.0)
-        mpc = SpatialMPC(path, VehicleParams(), MPCSettings(horizon=15, v_max=4.0))
+        mpc = SpatialMPC(path, VehicleParams(), MPCSettings(horizon=15, v_max=4.0, control_period=0.1))
         plant = create_model(name, {"wheelbase": VehicleParams().wheelbase})
-        res = simulate(path, mpc, plant, control_period=0.1, t_max=8.0)
+        res = simulate(path, mpc, plant, t_max=8.0)
         assert res.reason in ("time_limit", "completed")
         assert float(res.s[-1]) > 20.0 and np.max(np.abs(res.e_y)) < 1.0
         # the generated tests pass against the installed plugin (run in-process: cheaper than a pytest subprocess)

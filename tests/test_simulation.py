@@ -99,7 +99,8 @@ def test_time_limit_and_plant_failure_reasons():
     [
         ({"laps": 0}, SettingsError, "laps"),
         ({"control_period": -0.1}, SettingsError, "control_period"),
-        ({"sim_dt": 0.2, "control_period": 0.1}, SettingsError, "sim_dt"),
+        ({"sim_dt": 0.2}, SettingsError, "sim_dt"),  # more than the controller's 0.05 s period
+        ({"control_period": 0.1}, SettingsError, r"MPCSettings\(control_period=0.1\)"),
     ],
 )
 def test_simulate_bad_input(kwargs, err, match):

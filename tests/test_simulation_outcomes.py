@@ -66,9 +66,11 @@ def test_left_corridor_message_names_where():
 
 def test_corridor_tolerance_lets_a_car_rejoin_from_just_outside():
     path = _circle()  # widths 3 m; the car starts 0.5 m beyond the left edge
-    res = mt.simulate(path, _mpc(path), mt.create_model("kinematic_bicycle"), e_y0=3.5, t_max=3.0)
+    res = mt.simulate(path, _mpc(path), mt.create_model("kinematic_bicycle"), e_y0=3.5, t_max=3.0,
+                      allow_outside_start=True)
     assert res.reason is mt.Outcome.TIME_LIMIT and abs(res.e_y[-1]) < 3.0
-    res = mt.simulate(path, _mpc(path), mt.create_model("kinematic_bicycle"), e_y0=3.5, corridor_tolerance=0.2)
+    res = mt.simulate(path, _mpc(path), mt.create_model("kinematic_bicycle"), e_y0=3.5, corridor_tolerance=0.2,
+                      allow_outside_start=True)
     assert res.reason is mt.Outcome.LEFT_CORRIDOR and len(res) == 0
 
 
