@@ -8,8 +8,10 @@ itself (a worker process that died, a task lost by the cluster) becomes an error
 """
 from __future__ import annotations
 
+import ast
 import logging
 import os
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -18,7 +20,7 @@ from typing import Any
 
 from mpc_tracking.errors import ClusterError, InputError
 
-__all__ = ["EXECUTORS", "default_workers", "iter_runs", "check_executor", "dask_client"]
+__all__ = ["EXECUTORS", "default_workers", "iter_runs", "check_executor", "check_main_guard", "dask_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +37,87 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
+
+
+#: start methods whose workers re-import the main script (as ``__mp_main__``) before they run a task
+_REIMPORT_MAIN = ("spawn", "forkserver")
+
+_GUARD_HINT = ("the worker processes import the main script again and would start the sweep again, so every "
+               "run would fail. Put the call under `if __name__ == \"__main__\":`, or use executor='serial'")
+
+
+def _main_guard_branch(test: ast.expr) -> str | None:
+    """``"body"`` for ``__name__ == "__main__"``, ``"orelse"`` for ``!=``, else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and len(test.comparators) == 1):
+        return None
+    sides = {_guard_operand(test.left), _guard_operand(test.comparators[0])}
+    if sides != {"__name__", "__main__"}:
+        return None
+    return {ast.Eq: "body", ast.NotEq: "orelse"}.get(type(test.ops[0]))
+
+
+def _guard_operand(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name) and node.id == "__name__":
+        return "__name__"
+    if isinstance(node, ast.Constant) and node.value == "__main__":
+        return "__main__"
+    return None
+
+
+def _under_main_guard(tree: ast.AST, line: int) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            branch = _main_guard_branch(node.test)
+            if branch and any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in getattr(node, branch)):
+                return True
+    return False
+
+
+def _unguarded_main_call() -> str | None:
+    """``"file:line"`` when the main script runs this call at load time outside a ``__main__`` guard."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path:  # interactive, -c, notebooks: the workers do not import it again
+        return None
+    line = None
+    frame = sys._getframe(1)
+    while frame is not None:  # the outermost statement of the main script that led here
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):  # cannot tell: let it run
+        return None
+    return None if _under_main_guard(tree, line) else f"{path}:{line}"
+
+
+def check_main_guard(mp_context: str = "spawn") -> None:
+    """Raise :class:`InputError` when a process pool started now would only have broken workers.
+
+    With the ``spawn`` and ``forkserver`` start methods every worker imports the main script
+    again before it runs a task. A script that starts a process sweep at load time, outside
+    ``if __name__ == "__main__":``, would start it again in every worker, and multiprocessing
+    kills such workers: every run would fail with ``BrokenProcessPool``. This check finds that
+    case before any worker starts (from the main script's source: the statement that led here
+    must be inside a ``__main__`` guard), and in a worker that is still importing the main
+    script. ``fork`` does not import the script again; it is not checked.
+    """
+    import multiprocessing
+
+    method = multiprocessing.get_context(mp_context).get_start_method()
+    if method not in _REIMPORT_MAIN:
+        return
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise InputError(f"executor='processes': a worker process that imports the main script reached a process "
+                         f"sweep (start method {method!r}); {_GUARD_HINT}")
+    where = _unguarded_main_call()
+    if where is not None:
+        raise InputError(f"executor='processes': {where} starts a process sweep while the script loads, outside "
+                         f"`if __name__ == \"__main__\":`; with start method {method!r} {_GUARD_HINT}")
 
 
 def _iter_serial(work: Work, common: Any, tasks: list[dict], fail: Fail) -> Iterator[dict]:
@@ -180,6 +263,13 @@ def iter_runs(work: Work, common: Any, tasks: list[dict], fail: Fail, *, executo
         Seconds to wait for a remote Dask scheduler.
     mp_context : str
         multiprocessing start method of the process pool (``spawn`` is safe with threads).
+
+    Raises
+    ------
+    InputError
+        For bad arguments, and for a process pool started by a script at load time outside
+        ``if __name__ == "__main__":`` (see :func:`check_main_guard`): the workers would import
+        the script again and die, so this fails at once with one message instead.
     """
     if isinstance(executor, Executor):
         return _iter_futures(executor, work, common, tasks, fail)
@@ -191,6 +281,7 @@ def iter_runs(work: Work, common: Any, tasks: list[dict], fail: Fail, *, executo
         return _iter_dask(work, common, tasks, fail, client, cluster, owned)
     if executor == "serial":
         return _iter_serial(work, common, tasks, fail)
+    check_main_guard(mp_context)
     return _iter_processes(work, common, tasks, fail, workers, mp_context)
 
 
