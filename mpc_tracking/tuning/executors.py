@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from types import FrameType
 from typing import Any
 
 from mpc_tracking.errors import ClusterError, InputError
@@ -80,7 +81,7 @@ def _unguarded_main_call() -> str | None:
     if main is None or not path:  # interactive, -c, notebooks: the workers do not import it again
         return None
     line = None
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:  # the outermost statement of the main script that led here
         if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
             line = frame.f_lineno
