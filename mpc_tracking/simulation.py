@@ -23,7 +23,7 @@ from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
 from mpc_tracking.results import SERIES, Outcome, SimulationResult
 
-__all__ = ["simulate", "STOPPED_SPEED"]
+__all__ = ["simulate", "check_simulation", "STOPPED_SPEED"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,14 +100,8 @@ def simulate(
     -------
     SimulationResult
     """
-    _check_objects(path, controller, plant, laps)
-    _check_same_path(path, controller)
-    _check_control_period(control_period, controller)
-    s0 = _check_s0(path, s0)
-    if init_plant:
-        _check_start(path, s0, e_y0, e_psi0, v0, allow_outside_start)
-    timing = _Timing.from_arguments(controller, path, control_period, sim_dt, t_max, laps, s0)
-    tol = _tolerance(corridor_tolerance, controller)
+    s0, timing, tol = _check_setup(path, controller, plant, control_period, sim_dt, laps, t_max, s0, e_y0, e_psi0,
+                                   v0, init_plant, corridor_tolerance, allow_outside_start)
     controller.reset()
     act = actuator or default_actuator(plant)
     if init_plant:
@@ -116,6 +110,32 @@ def simulate(
     loop = _Loop(path, controller, plant, act, timing, tol, laps, s0)
     loop.run(on_step)
     return loop.result()
+
+
+def check_simulation(path: ReferencePath, controller: SpatialMPC, plant: MotionModel, *,
+                     control_period: float | None = None, sim_dt: float | None = None, laps: int = 1,
+                     t_max: float | None = None, s0: float = 0.0, e_y0: float = 0.0, e_psi0: float = 0.0,
+                     v0: float | None = None, init_plant: bool = True, corridor_tolerance: float | None = None,
+                     allow_outside_start: bool = False) -> None:
+    """Every check :func:`simulate` makes of its arguments, without running (``mpc-tracking check``).
+
+    Same arguments as :func:`simulate`; raises what it would raise before its first step.
+    """
+    _check_setup(path, controller, plant, control_period, sim_dt, laps, t_max, s0, e_y0, e_psi0, v0, init_plant,
+                 corridor_tolerance, allow_outside_start)
+
+
+def _check_setup(path: Any, controller: Any, plant: Any, control_period: Any, sim_dt: Any, laps: Any, t_max: Any,
+                 s0: Any, e_y0: Any, e_psi0: Any, v0: Any, init_plant: bool, corridor_tolerance: Any,
+                 allow_outside_start: bool) -> tuple[float, _Timing, float]:
+    _check_objects(path, controller, plant, laps)
+    _check_same_path(path, controller)
+    _check_control_period(control_period, controller)
+    s0 = _check_s0(path, s0)
+    if init_plant:
+        _check_start(path, s0, e_y0, e_psi0, v0, allow_outside_start)
+    timing = _Timing.from_arguments(controller, path, control_period, sim_dt, t_max, laps, s0)
+    return s0, timing, _tolerance(corridor_tolerance, controller)
 
 
 def _check_objects(path: Any, controller: Any, plant: Any, laps: Any) -> None:

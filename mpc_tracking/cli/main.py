@@ -162,6 +162,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.scenario is None:
         raise InputError("check: give a SCENARIO.yaml (or --keys to list every key)")
     sc = _load_with_overrides(args)
+    from mpc_tracking.scenario.build import build
+    from mpc_tracking.simulation import check_simulation
+
+    # everything `run` does short of simulating: path, corridor, vehicle, plant, actuator,
+    # controller, and the simulation's own checks of its arguments
+    path, mpc, plant, _actuator, kw = build(sc)
+    check_simulation(path, mpc, plant, **kw)
     print(sc.to_yaml(), end="")
     return 0
 
@@ -282,7 +289,9 @@ def _add_run(sub) -> None:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     r.set_defaults(func=_cmd_run)
     c = sub.add_parser("check", help="validate a scenario file and print it resolved",
-                       description="Validate a scenario (with overrides) and print the resolved YAML.")
+                       description="Validate a scenario (with overrides): build everything `run` would (path, "
+                                   "corridor, vehicle, plant, actuator, controller) and check the simulation's "
+                                   "arguments, short of simulating; print the resolved YAML.")
     c.add_argument("scenario", metavar="SCENARIO.yaml", nargs="?")
     c.add_argument("--keys", action="store_true", help="list every scenario key with its default and meaning")
     _add_scenario_options(c)
