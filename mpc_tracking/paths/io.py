@@ -149,13 +149,19 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0, cl
             name: str | None = None) -> ReferencePath:
     """Read a plain table ``x, y[, w_right, w_left]`` (comma, semicolon or whitespace separated).
 
-    ``closed`` defaults to the file's ``# mpc_tracking path: closed=true`` comment, else False.
+    ``closed`` defaults to the file's ``# mpc_tracking path: closed=...`` comment; without one the
+    data decide (logged): a loop when the last point is back within 3 median point spacings of the
+    first (at least 3 points), as a closed track typed without repeating its first point.
     """
     filename = Path(filename)
     tab = _Table(filename, (2, 4), "x, y[, w_right, w_left] in m")
-    if closed is None:
-        closed = tab.meta.get("closed", "false").lower() in ("true", "1", "yes")
     a = tab.data
+    if closed is None and "closed" in tab.meta:
+        closed = tab.meta["closed"].lower() in ("true", "1", "yes")
+    elif closed is None:
+        closed = _looks_closed(a[:, 0], a[:, 1])
+        logger.info("%s: read as %s (last point %.3g m from the first; no closed= given)", filename,
+                    "a closed loop" if closed else "an open path", float(np.hypot(*(a[0, :2] - a[-1, :2]))))
     wr = wl = None
     if a.shape[1] == 4:
         tab.check_positive((2, 3), "track width")
@@ -164,6 +170,15 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0, cl
         a[:, 0], a[:, 1], width_right=wr, width_left=wl, ds=ds, closed=closed, smoothing=smoothing,
         name=name or tab.meta.get("name", filename.stem),
     ))
+
+
+def _looks_closed(x: np.ndarray, y: np.ndarray) -> bool:
+    """A loop: at least 3 points and the end back within 3 median spacings of the start."""
+    if len(x) < 3:
+        return False
+    step = np.hypot(np.diff(x), np.diff(y))
+    gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
+    return gap < 3.0 * float(np.median(step[step > 0])) if np.any(step > 0) else False
 
 
 def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
@@ -185,10 +200,9 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
     if np.any(vx < 0):
         r = int(np.flatnonzero(vx < 0)[0])
         raise PathFormatError(f"{filename}:{tab.lines[r]}: vx_mps must be >= 0, got {vx[r]}")
-    step = np.hypot(np.diff(x), np.diff(y))
     gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
     if closed is None:
-        closed = len(x) >= 3 and gap < 3.0 * float(np.median(step))
+        closed = _looks_closed(x, y)
     if closed and gap < 1e-9 * max(1.0, float(np.abs(x).max())):  # repeated closing point
         s, x, y, psi, kap, vx = (a[:-1] for a in (s, x, y, psi, kap, vx))
         gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
