@@ -266,13 +266,10 @@ def fit_lateral(S: dict[str, np.ndarray], geo: dict[str, float], C: float, mu0: 
     starts = [np.log([mu0, b, b]) for b in (5.0, 12.0, 30.0)]
     lo = np.log([0.05, 0.1, 0.1] + ([0.01 * iz0] if fit_iz else []))
     hi = np.log([3.0, B_MAX, B_MAX] + ([100.0 * iz0] if fit_iz else []))
-    best = None
-    for p0 in starts:
-        x0 = np.concatenate([p0, [math.log(iz0)]]) if fit_iz else p0
-        sol = least_squares(residual, np.clip(x0, lo + 1e-9, hi - 1e-9), bounds=(lo, hi), method="trf")
-        if best is None or sol.cost < best.cost:
-            best = sol
-    assert best is not None
+    sols = [least_squares(residual, np.clip(np.concatenate([p0, [math.log(iz0)]]) if fit_iz else p0,
+                                            lo + 1e-9, hi - 1e-9), bounds=(lo, hi), method="trf")
+            for p0 in starts]
+    best = min(sols, key=lambda sol: sol.cost)
     mu, bf, br, iz = unpack(best.x)
     fyf, fyr, fzf, fzr = _forces(S, geo, mu, bf, br, C)
     ratio = float(max(np.max(np.abs(fyf) / (mu * fzf)), np.max(np.abs(fyr) / (mu * fzr))))

@@ -85,11 +85,8 @@ def fit_axle_curve(alpha: np.ndarray, force: np.ndarray, C: float | None = None,
         return float(sol.x[0]), C0, float(sol.x[1]), 0.0
     lo, hi = [1e-6, 1e-6, C_RANGE[0], E_RANGE[0]], [np.inf, np.inf, C_RANGE[1], E_RANGE[1]]
     # a few starts: a rounded peak (C 1.2, E 0), a sharp knee with a flat top (C pi/2, E 0.9)
-    best = None
-    for c0, e0 in ((1.2, 0.0), (1.0, 0.0), (0.5 * np.pi, 0.9)):
-        b0 = max(slope / (c0 * D0), 1e-3) if e0 == 0.0 else max(slope / (c0 * D0 * (1.0 - e0) + 1e-9), 1e-3)
-        sol = least_squares(resid, [b0, D0, c0, e0], bounds=(lo, hi), x_scale="jac")
-        if best is None or sol.cost < best.cost:
-            best = sol
-    assert best is not None
+    starts = ((1.2, 0.0), (1.0, 0.0), (0.5 * np.pi, 0.9))
+    sols = [least_squares(resid, [max(slope / (c0 * D0), 1e-3), D0, c0, e0], bounds=(lo, hi), x_scale="jac")
+            for c0, e0 in starts]
+    best = min(sols, key=lambda sol: sol.cost)
     return float(best.x[0]), float(best.x[2]), float(best.x[1]), float(best.x[3])

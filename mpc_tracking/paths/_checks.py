@@ -46,13 +46,15 @@ def _as_widths(w: Any, n: int, name: str) -> np.ndarray | None:
     return wa
 
 
-def _check_positive(value: Any, name: str) -> float:
+def _check_positive(value: Any, name: str, what: str = "a positive number",
+                    what_finite: str = "a positive finite number") -> float:
+    """``value`` as a finite float > 0; otherwise PathError naming ``name`` and ``what`` was expected."""
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise PathError(f"{name}: expected a positive number, got {value!r}") from None
+        raise PathError(f"{name}: expected {what}, got {value!r}") from None
     if not np.isfinite(v) or v <= 0:
-        raise PathError(f"{name}: expected a positive finite number, got {value!r}")
+        raise PathError(f"{name}: expected {what_finite}, got {value!r}")
     return v
 
 
@@ -99,13 +101,7 @@ REVERSAL_GAP = 0.05
 
 def _check_ds(value: Any, name: str = "ds") -> float:
     """A waypoint spacing: finite and > 0 m."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise PathError(f"{name}: expected a waypoint spacing > 0 m, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise PathError(f"{name}: expected a finite waypoint spacing > 0 m, got {value!r}")
-    return v
+    return _check_positive(value, name, "a waypoint spacing > 0 m", "a finite waypoint spacing > 0 m")
 
 
 def _check_ds_fits(ds: float, length: float, closed: bool, name: str = "ds") -> None:
