@@ -232,7 +232,7 @@ def test_axle_curves_of_the_3d_car_with_lateral_load_transfer():
     """Without load sensitivity an axle peaks at exactly mu F_z whatever the load transfer; with the
     sedan's, at the fixed point mu(F_in) F_in + mu(F_out) F_out < mu F_z, lower on the front axle
     (its anti-roll bar takes 63 % of the roll moment), so the fitted D_f < D_r."""
-    from mpc_tracking.models.prediction import axle_curves_ackermann3d
+    from mpc_tracking.models.apriori import axle_curves_ackermann3d
 
     P = mt.Ackermann3DParams.sedan()
     flat = dataclasses.replace(P, mu_load=0.0, c_alpha_peak_load=0.0)
