@@ -144,7 +144,7 @@ def test_hairpins_are_not_reversals():
     p = ReferencePath([0, 1, 2, 3, 3.5, 3, 2, 1, 0], [0, 0, 0, 0, 0.5, 1, 1, 1, 1], ds=0.1)
     assert np.ptp(p.psi) > 3.0
     ReferencePath([0, 10, 20, 30, 30.5, 30, 20, 10, 0], [0, 0, 0, 0, 0.5, 1, 1, 1, 1], ds=1.0)
-    ReferencePath.from_corners([[0, 0], [20, 0], [20, 1], [0, 1]], closed=True, radius=0.5, ds=0.5)
+    ReferencePath.from_corners([[0, 0], [20, 0], [20, 1], [0, 1]], closed=True, radius=0.35, ds=0.5)
     load_path("hairpin_slalom")
 
 

@@ -1,6 +1,7 @@
 """ReferencePath: analytic curvature, projection, corner rounding, bad input, real tracks."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -124,13 +125,25 @@ def test_from_corners_rectangle_keeps_sign_on_straights():
     assert np.allclose(steps, r.ds, rtol=1e-3)
 
 
-def test_from_corners_open_keeps_ends_and_shrinks_radius():
+def test_from_corners_open_keeps_ends_and_shrinks_default_radius():
     pts = [[0, 0], [5, 0], [5, 1], [10, 1]]
-    o = ReferencePath.from_corners(pts, ds=0.05, radius=3.0, width_left=[1, 2, 3, 4])
+    o = ReferencePath.from_corners(pts, ds=0.05, width_left=[1, 2, 3, 4])  # default radius 1.25 m
     assert (o.x[0], o.y[0]) == (0.0, 0.0) and o.x[-1] == pytest.approx(10) and o.y[-1] == pytest.approx(1)
-    assert np.max(np.abs(o.kappa)) > 1 / 3.0  # radius reduced to fit the 1 m edge
+    assert np.max(np.abs(o.kappa)) > 1 / 1.25  # radius reduced to fit the 1 m edge
     assert o.width_left[0] == pytest.approx(1) and o.width_left[-1] == pytest.approx(4)
     assert np.all(np.abs(o.kappa[o.x < 2]) == 0)
+
+
+def test_from_corners_explicit_radius_too_large_names_the_largest_that_fits():
+    pts = [[0, 0], [5, 0], [5, 1], [10, 1]]
+    with pytest.raises(PathError, match=r"corner 1 at \(5, 0\) fits a radius of at most ([0-9.]+) m") as info:
+        ReferencePath.from_corners(pts, ds=0.05, radius=3.0)
+    assert "got 3 m" in str(info.value)
+    largest = float(re.search(r"at most ([0-9.]+) m", str(info.value)).group(1))
+    # two 90° corners share the 1 m edge: each takes half of it, R (tan 45° + clothoid shift) = 0.5 m
+    assert 0.3 < largest < 0.5
+    o = ReferencePath.from_corners(pts, ds=0.01, radius=0.99 * largest)  # the named radius fits
+    assert np.max(np.abs(o.kappa)) == pytest.approx(1 / (0.99 * largest), rel=1e-3)
 
 
 def test_duplicates_removed_and_closing_point_dropped():

@@ -71,7 +71,8 @@ def _heading_curvature(u, lc, la, theta):
     return psi, k
 
 
-def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: float, widths=()):
+def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: float, widths=(), *,
+                  strict: bool = False):
     """Sample a corner-rounded polygon at uniform arc length.
 
     Parameters
@@ -89,6 +90,9 @@ def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: fl
         Waypoint spacing target [m].
     widths : sequence of ndarray, shape (n,)
         Per-corner values (e.g. widths) interpolated along the polygon edges.
+    strict : bool
+        A radius that does not fit on its edges is an error naming the largest that does
+        (for radii the user asked for); otherwise it is reduced to fit, and logged.
 
     Returns
     -------
@@ -130,6 +134,12 @@ def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: fl
     fit = np.minimum(1.0, edge_len / np.maximum(need, 1e-300))
     for j in corners:
         f = min(fit[(j - 1) % n_edge], fit[j % n_edge])
+        if f < 1.0 - 1e-12 and strict:
+            raise PathError(
+                f"radius: corner {j} at ({points[j][0]:.6g}, {points[j][1]:.6g}) fits a radius of at most "
+                f"{f * radius[j]:.4g} m (its edges are {edge_len[(j - 1) % n_edge]:.4g} m and "
+                f"{edge_len[j % n_edge]:.4g} m long and shared with the neighbouring corners); got {radius[j]:.4g} m"
+            )
         if f < 1.0 - 1e-12:
             logger.info("corner %d: radius reduced from %.3g m to %.3g m to fit its edges", j, radius[j], f * radius[j])
             radius[j] *= f * (1.0 - 1e-9)
@@ -222,6 +232,7 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
     if closed:
         _check_not_collinear_loop(pts, "points")
     ring = np.vstack([pts, pts[:1]]) if closed else pts
+    strict = radius is not None
     if radius is None:
         radius = 0.25 * float(np.median(np.hypot(*np.diff(ring, axis=0).T)))
     elif np.ndim(radius) > 0:
@@ -230,12 +241,15 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
             raise PathError(f"radius: expected a scalar or {keep.size} radii (one per point), got {radius.size}")
         radius = radius[keep]
     widths = [w[keep] for w in (wl, wr) if w is not None]
-    s, x, y, psi, kappa, length, vals = round_corners(pts, closed, radius, float(blend), ds, widths)
+    s, x, y, psi, kappa, length, vals = round_corners(pts, closed, radius, float(blend), ds, widths, strict=strict)
     it = iter(vals)
     wl_s = next(it) if wl is not None else None
     wr_s = next(it) if wr is not None else None
     if smoothing:
-        return cls(x, y, width_left=wl_s, width_right=wr_s, ds=ds, closed=closed,
+        path = cls(x, y, width_left=wl_s, width_right=wr_s, ds=ds, closed=closed,
                    smoothing=float(smoothing), name=name)
-    return cls.from_waypoints(s, x, y, psi, kappa, width_left=wl_s, width_right=wr_s,
-                              closed=closed, length=length, name=name)
+    else:
+        path = cls.from_waypoints(s, x, y, psi, kappa, width_left=wl_s, width_right=wr_s,
+                                  closed=closed, length=length, name=name)
+    path._report_fit(pts, np.flatnonzero(keep), "points", warn=False)  # the corner cut, for the record
+    return path

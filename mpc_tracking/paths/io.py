@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from mpc_tracking.errors import PathError, PathFormatError
-from mpc_tracking.paths._checks import _check_ds
+from mpc_tracking.paths._checks import _check_ds, _check_positive, _distinct_mask
 from mpc_tracking.paths.bundled import bundled_file
+from mpc_tracking.paths.polyline import corner_vertices, estimate_noise, simplify_collinear
 from mpc_tracking.paths.reference_path import ReferencePath
 
 __all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path"]
@@ -145,13 +146,26 @@ def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
     ))
 
 
-def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0, closed: bool | None = None,
-            name: str | None = None) -> ReferencePath:
+def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = None, closed: bool | None = None,
+            name: str | None = None, corners: bool | None = None,
+            corner_radius: float | None = None) -> ReferencePath:
     """Read a plain table ``x, y[, w_right, w_left]`` (comma, semicolon or whitespace separated).
 
     ``closed`` defaults to the file's ``# mpc_tracking path: closed=...`` comment; without one the
     data decide (logged): a loop when the last point is back within 3 median point spacings of the
     first (at least 3 points), as a closed track typed without repeating its first point.
+
+    The points are a centre line (fitted by a spline) or the corners of a polygon (a city block
+    as four points, or dense points along straight edges with sharp corners), rounded with
+    clothoid-arc blends of ``corner_radius`` (:meth:`ReferencePath.from_corners`; default a
+    quarter of the median edge, reduced where it does not fit). ``corners`` None decides from
+    the data (:func:`mpc_tracking.paths.polyline.corner_vertices`, logged); a ``corner_radius``
+    implies corners unless ``corners=False``. Either way the path records how far it strays from
+    the input polyline (``fit_deviation``), with a warning beyond tolerance.
+
+    ``smoothing`` None (default) smooths a noisy trace (GPS, hand-digitised) by the noise it
+    measures (:func:`mpc_tracking.paths.polyline.estimate_noise`, logged) when that exceeds 5 %
+    of the point spacing, and otherwise interpolates the points; 0 always interpolates.
     """
     filename = Path(filename)
     tab = _Table(filename, (2, 4), "x, y[, w_right, w_left] in m")
@@ -166,10 +180,55 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0, cl
     if a.shape[1] == 4:
         tab.check_positive((2, 3), "track width")
         wr, wl = a[:, 2], a[:, 3]
+    if corner_radius is not None:
+        corner_radius = _check_positive(corner_radius, "corner_radius", "a corner radius > 0 m",
+                                        "a finite corner radius > 0 m")
+    if corners is not False:
+        vertices = _corner_polygon(a[:, :2], closed, forced=bool(corners) or corner_radius is not None)
+        if vertices is not None:
+            logger.info("%s: read as the %d corners of a polygon, rounded with radius %s (corner_radius)", filename,
+                        len(vertices), "default" if corner_radius is None else f"{corner_radius:g} m")
+            v = a[vertices]
+            return _wrap_errors(filename, lambda: ReferencePath.from_corners(
+                v[:, :2], ds=ds, closed=closed, radius=corner_radius, smoothing=smoothing or None,
+                width_right=None if wr is None else v[:, 2], width_left=None if wl is None else v[:, 3],
+                name=name or tab.meta.get("name", filename.stem),
+            ))
+    if smoothing is None:
+        smoothing = _auto_smoothing(a[:, :2], closed, filename)
     return _wrap_errors(filename, lambda: ReferencePath(
         a[:, 0], a[:, 1], width_right=wr, width_left=wl, ds=ds, closed=closed, smoothing=smoothing,
         name=name or tab.meta.get("name", filename.stem),
     ))
+
+
+def _auto_smoothing(pts: np.ndarray, closed: bool, filename: Path) -> float:
+    """RMS smoothing [m] for a trace whose measured noise exceeds 5 % of its spacing, else 0."""
+    keep = _distinct_mask(pts, closed)
+    pts = pts[keep]
+    if len(pts) < 8:
+        return 0.0
+    sigma = estimate_noise(pts, closed)
+    spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
+    if sigma <= 0.05 * spacing:
+        return 0.0
+    rms = float(np.sqrt(2.0) * sigma)  # RMS distance of 2-D noise with sigma per coordinate
+    logger.warning("%s: the points are noisy (about %.3g m per coordinate on a %.3g m spacing); smoothing them by "
+                   "%.3g m RMS (pass smoothing=0 to fit them exactly, or a value of your own)",
+                   filename, sigma, spacing, rms)
+    return rms
+
+
+def _corner_polygon(pts: np.ndarray, closed: bool, *, forced: bool) -> np.ndarray | None:
+    """Rows of ``pts`` that are the polygon's vertices (duplicates dropped), or None for a curve."""
+    keep = np.flatnonzero(_distinct_mask(pts, closed))
+    if len(keep) < (3 if closed else 2):
+        return None  # the path builder reports too few points
+    vertices = corner_vertices(pts[keep], closed)
+    if vertices is None and forced:
+        tol = 0.02 * float(np.median(np.hypot(*np.diff(pts[keep], axis=0).T)))
+        vertices = simplify_collinear(pts[keep], closed, tol)
+    return None if vertices is None else keep[vertices]
 
 
 def _looks_closed(x: np.ndarray, y: np.ndarray) -> bool:
@@ -283,8 +342,9 @@ def _sniff(filename: Path) -> str:
     return "xy"
 
 
-def load_path(source: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
-              closed: bool | None = None) -> ReferencePath:
+def load_path(source: str | Path, *, ds: float | None = None, smoothing: float | None = None,
+              closed: bool | None = None, corners: bool | None = None,
+              corner_radius: float | None = None) -> ReferencePath:
     """Load a bundled path by name, or a path file in any supported format.
 
     Parameters
@@ -294,10 +354,15 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float =
     ds : float, optional
         Waypoint spacing [m]. Default: 1 m for centre-line tables (TUM, x/y), the file's own
         waypoints for raceline and waypoint files, the file's ``ds`` (else 0.1 m) for YAML.
-    smoothing : float
+    smoothing : float, optional
         RMS distance [m] the centre line may move when smoothed (TUM, x/y, resampled raceline).
+        Default: none, except that x/y tables measure their noise and smooth a noisy trace
+        (:func:`read_xy`).
     closed : bool, optional
         Override for x/y tables and racelines (TUM files are always closed).
+    corners, corner_radius : optional
+        x/y tables: whether the points are polygon corners to round (None: decided from the
+        data) and the corner radius [m]; see :func:`read_xy`.
     """
     if ds is not None:
         ds = _check_ds(ds, "ds")
@@ -308,12 +373,16 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float =
         p = bundled_file(str(source))
     kind = _sniff(p)
     logger.debug("loading %s as %s", p, kind)
+    if (corners or corner_radius is not None) and kind != "xy":
+        raise PathError(f"corner_radius/corners: only x/y tables are read as corner polygons; {p} is a {kind} file "
+                        "(YAML courses set 'radius' in the file)")
     if kind == "yaml":
         return read_yaml(p, ds=ds)
     if kind == "waypoints":
         return read_waypoints(p)
     if kind == "raceline":
-        return read_raceline(p, ds=ds, smoothing=smoothing, closed=closed)
+        return read_raceline(p, ds=ds, smoothing=smoothing or 0.0, closed=closed)
     if kind == "tum":
-        return read_tum(p, ds=1.0 if ds is None else ds, smoothing=smoothing)
-    return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed)
+        return read_tum(p, ds=1.0 if ds is None else ds, smoothing=smoothing or 0.0)
+    return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, corners=corners,
+                   corner_radius=corner_radius)

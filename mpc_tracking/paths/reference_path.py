@@ -11,6 +11,7 @@ Conventions: SI units, heading 0 along +x and counter-clockwise positive, latera
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -34,12 +35,38 @@ from mpc_tracking.paths._checks import (
 )
 from mpc_tracking.paths.corners import corner_path
 from mpc_tracking.paths.interpolation import LinearTable
+from mpc_tracking.paths.polyline import corner_vertices, polyline_distance
 from mpc_tracking.paths.projection import ProjectionMixin
 from mpc_tracking.paths.smoothing import smooth_points
 from mpc_tracking.paths.summary import describe_path, fit_smoothing, format_description
 
-__all__ = ["ReferencePath"]
+__all__ = ["ReferencePath", "fit_tolerance"]
 
+logger = logging.getLogger(__name__)
+
+
+def fit_tolerance(smoothing: float) -> float:
+    """Largest deviation [m] of a fitted centre line from its input polyline before a warning:
+    0.25 m, or 5 × the smoothing RMS when that is larger (a smoothed noisy trace strays by a few
+    RMS at its worst point)."""
+    return max(0.25, 5.0 * float(smoothing))
+
+
+
+def _warn_irregular_spacing(pts: np.ndarray, closed: bool, input_index: np.ndarray, name: str) -> None:
+    """Warn when one gap between input points is over 20× their median spacing (a missing stretch,
+    or two paths in one file): the spline bridges it with a free-form curve."""
+    if len(pts) < 8:
+        return
+    ring = np.vstack([pts, pts[:1]]) if closed else pts
+    step = np.hypot(*np.diff(ring, axis=0).T)
+    med = float(np.median(step))
+    i = int(np.argmax(step))
+    if step[i] > 20.0 * med:
+        j = (i + 1) % len(pts)
+        logger.warning("%s: the input points are spaced very irregularly: %.4g m between input points %d and %d, "
+                       "%.0f× the median spacing %.4g m; the spline bridges the gap with a free-form curve",
+                       name, step[i], int(input_index[i]), int(input_index[j]), step[i] / med, med)
 
 
 class ReferencePath(ProjectionMixin):
@@ -76,6 +103,11 @@ class ReferencePath(ProjectionMixin):
         Speed profile [m/s] (see :mod:`mpc_tracking.paths.speed_profile`).
     length : float
         Total arc length [m] (for a closed path including the closing segment).
+    fit_deviation : float
+        Largest distance [m] between the fitted centre line and the polyline through the input
+        points (either way round); logged, and a warning beyond :func:`fit_tolerance`.
+    fit_deviation_index : int
+        The input point (index into ``x, y`` as given) nearest to where that deviation is.
     obstacles : tuple
         Obstacles that came with the path (YAML courses), for
         :class:`mpc_tracking.environment.ObstacleCorridor`; empty by default, set only through
@@ -204,6 +236,7 @@ class ReferencePath(ProjectionMixin):
         self.v_ref = None if v_ref is None else np.asarray(v_ref, dtype=float).reshape(-1)
         self.raw_kappa = self.kappa.copy()
         self._tck = None
+        self.fit_deviation, self.fit_deviation_index = 0.0, 0
         self._check_geometry("from_waypoints")
         self._finish()
         return self
@@ -221,6 +254,7 @@ class ReferencePath(ProjectionMixin):
     def _build(self, pts, wl, wr, vr, ds):
         keep = _distinct_mask(pts, self.closed)
         pts = pts[keep]
+        x_in, y_in = pts[:, 0].copy(), pts[:, 1].copy()
         wl = None if wl is None else wl[keep]
         wr = None if wr is None else wr[keep]
         vr = None if vr is None else vr[keep]
@@ -231,6 +265,7 @@ class ReferencePath(ProjectionMixin):
         scale = float(np.abs(pts).max())
         n_in = len(pts)
         self.input_spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
+        _warn_irregular_spacing(pts, self.closed, np.flatnonzero(keep), name)
         if self.smoothing > 0:
             pts = smooth_points(pts, self.closed, self.smoothing)
         ring = np.vstack([pts, pts[:1]]) if self.closed else pts
@@ -290,6 +325,38 @@ class ReferencePath(ProjectionMixin):
 
         self._check_geometry(name, near)
         self._finish()
+        self._report_fit(np.column_stack([x_in, y_in]), input_index, name)
+
+    def _report_fit(self, pts: np.ndarray, input_index: np.ndarray, name: str, *, warn: bool = True) -> None:
+        """Measure how far the waypoints stray from the input polyline (``pts``) and say so.
+
+        Sets :attr:`fit_deviation` and :attr:`fit_deviation_index`; a warning beyond
+        :func:`fit_tolerance` (with ``warn``) names the input point, and when the points look
+        like the corners of a polygon, says how to round them instead.
+        """
+        wp = self.xy
+        d_path = polyline_distance(wp, pts, self.closed)  # waypoints -> input polyline
+        d_pts = polyline_distance(pts, wp, self.closed)  # input points -> waypoints polyline
+        i_path, i_pts = int(np.argmax(d_path)), int(np.argmax(d_pts))
+        if d_path[i_path] >= d_pts[i_pts]:
+            dev = float(d_path[i_path])
+            j = int(np.argmin(np.hypot(*(pts - wp[i_path]).T)))
+        else:
+            dev, j = float(d_pts[i_pts]), i_pts
+        self.fit_deviation = dev
+        self.fit_deviation_index = int(input_index[j])
+        where = f"near input point {self.fit_deviation_index} ({pts[j, 0]:.6g}, {pts[j, 1]:.6g})"
+        tol = fit_tolerance(self.smoothing)
+        if not warn or dev <= tol:
+            logger.info("path %r: the fit strays at most %.3g m from the input polyline (%s)", self.name, dev, where)
+            return
+        hint = ""
+        if corner_vertices(pts, self.closed) is not None:
+            hint = ("; the points look like the corners of a polygon: round them with "
+                    "ReferencePath.from_corners(points, radius=...) (files: load_path(..., corner_radius=...))")
+        logger.warning("%s: the fitted centre line strays %.3g m from the polyline through the input points %s "
+                       "(tolerance %.3g m)%s", name if name != "ReferencePath(x, y)" else f"path {self.name!r}",
+                       dev, where, tol, hint)
 
     def _check_geometry(self, name: str, near=None) -> None:
         """Reversal (error) and corridor-vs-curvature (warning) checks on the waypoints."""

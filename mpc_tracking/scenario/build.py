@@ -39,7 +39,7 @@ def _build_path(sc):
     if pc.source is None:
         raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
     source = resolve_file(sc, pc.source)
-    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing or 0.0, "closed": pc.closed}
+    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing, "closed": pc.closed}
     if pc.format == "auto":
         reader = path_io.load_path
     else:
@@ -47,7 +47,7 @@ def _build_path(sc):
         if not Path(source).exists():
             source = str(bundled_file(source))
     params = inspect.signature(reader).parameters
-    path = reader(source, **{k: v for k, v in kw.items() if k in params and (v is not None or k != "closed")})
+    path = reader(source, **{k: v for k, v in kw.items() if k in params and v is not None})
     if pc.width_left is not None or pc.width_right is not None or name:
         wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
         wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
