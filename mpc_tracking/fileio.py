@@ -6,8 +6,14 @@
 - :func:`json_safe`: plain JSON types from numpy scalars/arrays, tuples and non-string keys, with
   a choice of what NaN and infinity become.
 - :func:`write_json`: both together.
+- :func:`read_yaml` / :func:`load_yaml` / :func:`parse_yaml`: the one bounded YAML reader of the
+  package (scenario files, ``--set`` values; path and vehicle files should use it too). Limits:
+  file size (:data:`MAX_YAML_BYTES`, 10 MB), nesting depth (:data:`MAX_YAML_DEPTH`) and the nodes
+  aliases may add (:data:`MAX_YAML_ALIAS_NODES`: a "billion laughs" alias bomb is refused in
+  milliseconds); recursive aliases and duplicate keys are errors; ``1e3`` is a number (YAML 1.2).
+  Every error is one line naming the file (and the line where there is one).
 
-This module depends only on the standard library and :mod:`mpc_tracking.errors`.
+This module depends only on the standard library, PyYAML and :mod:`mpc_tracking.errors`.
 
 Examples
 --------
@@ -25,13 +31,20 @@ import contextlib
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
+import yaml
+
 from mpc_tracking.errors import InputError
 
-__all__ = ["atomic_path", "atomic_open", "json_safe", "write_json", "NONFINITE"]
+__all__ = [
+    "atomic_path", "atomic_open", "json_safe", "write_json", "NONFINITE", "read_yaml", "load_yaml", "parse_yaml",
+    "YamlDocument", "MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_ALIAS_NODES", "check_file_size",
+]
 
 #: what :func:`json_safe` does with NaN and +-inf
 NONFINITE = ("text", "null", "keep")
@@ -139,3 +152,246 @@ def write_json(target: str | Path, data: Any, *, nonfinite: Literal["text", "nul
     with atomic_open(target, fsync=fsync) as fh:
         fh.write(json.dumps(json_safe(data, nonfinite=nonfinite), indent=indent, allow_nan=False) + "\n")
     return target
+
+
+# ---------------------------------------------------------------------- bounded YAML
+#: largest YAML file :func:`read_yaml` reads [bytes] (10 MB; scenario, path and vehicle files are kilobytes)
+MAX_YAML_BYTES = 10 * 1024 * 1024
+#: deepest nesting of mappings and sequences (a scenario needs 5: controller.Q is a matrix)
+MAX_YAML_DEPTH = 64
+#: most nodes that aliases (``*name``) may add to a document when expanded (a "billion laughs"
+#: file adds 10**9 from a few hundred bytes); anchors used to share a section add a few hundred
+MAX_YAML_ALIAS_NODES = 100_000
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _LimitError(Exception):
+    """A limit of the bounded loader was exceeded (internal; becomes the caller's error class)."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """SafeLoader that counts the nesting depth while it composes (before Python's recursion limit)."""
+
+    max_depth = MAX_YAML_DEPTH
+
+    def __init__(self, stream: str, max_depth: int) -> None:
+        super().__init__(stream)
+        self.max_depth = max_depth
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                mark = self.peek_event().start_mark
+                raise _LimitError(f"nested deeper than {self.max_depth} levels", mark.line + 1)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+# YAML 1.2 reads 1e3 and 1.5E-4 as numbers; PyYAML's YAML 1.1 resolver wants a dot and a sign (1.0e+3)
+_BoundedLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A YAML document read by :func:`read_yaml` or :func:`parse_yaml`.
+
+    Attributes
+    ----------
+    data : any
+        The plain Python value (dicts, lists, scalars); None for an empty document.
+    node : yaml.Node or None
+        The composed node tree (line numbers: ``node.start_mark.line`` is 0-based); None when empty.
+    source : str
+        The file name (or the name given to :func:`parse_yaml`).
+    """
+
+    data: Any
+    node: Any
+    source: str
+
+
+def _check_nodes(root: Any, max_alias_nodes: int) -> None:
+    """Reject recursive aliases, duplicate keys and more than ``max_alias_nodes`` nodes added by aliases.
+
+    Aliases are shared nodes in the composed graph; the expanded size of every node is computed
+    once (post-order, no recursion), so an alias bomb is measured, never expanded.
+    """
+    size: dict[int, int] = {}
+    distinct = 0
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            children = _children(node)
+            size[key] = 1 + sum(size[id(c)] for c in children)
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise _LimitError("an alias refers to a node that contains it (recursive alias)", node.start_mark.line + 1)
+        distinct += 1
+        on_path.add(key)
+        stack.append((node, True))
+        if isinstance(node, yaml.MappingNode):
+            _check_duplicates(node)
+        for child in _children(node):
+            if id(child) in on_path:
+                raise _LimitError("an alias refers to a node that contains it (recursive alias)",
+                                  child.start_mark.line + 1)
+            if id(child) not in size:
+                stack.append((child, False))
+    added = size[id(root)] - distinct
+    if added > max_alias_nodes:
+        raise _LimitError(f"aliases expand the document by {added:.3g} nodes, more than the {max_alias_nodes} "
+                          f"allowed (an alias bomb?)")
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for kv in node.value for n in kv]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_duplicates(node: Any) -> None:
+    seen: dict[Any, int] = {}
+    for k, _ in node.value:
+        if not isinstance(k, yaml.ScalarNode) or k.tag == _MERGE_TAG:
+            continue
+        line = k.start_mark.line + 1
+        if k.value in seen:
+            raise _LimitError(f"duplicate key {k.value!r} (first at line {seen[k.value]})", line)
+        seen[k.value] = line
+
+
+def check_file_size(filename: str | Path, max_bytes: int, *, what: str = "file",
+                    error: type[InputError] = InputError) -> int:
+    """The size of ``filename`` [bytes]; ``error`` naming the file and both sizes when above ``max_bytes``."""
+    p = Path(filename)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise error(f"{p}: cannot read the {what} ({exc.strerror or exc})") from None
+    if size > max_bytes:
+        raise error(f"{p}: the {what} is {_mb(size)}, more than the {_mb(max_bytes)} limit")
+    return size
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.3g} MB" if n >= 2**20 else f"{n} bytes"
+
+
+def parse_yaml(text: str, *, name: str = "<string>", error: type[InputError] = InputError,
+               max_depth: int = MAX_YAML_DEPTH, max_alias_nodes: int = MAX_YAML_ALIAS_NODES) -> YamlDocument:
+    """Parse one YAML document from ``text`` within the limits of :func:`read_yaml`.
+
+    Raises
+    ------
+    InputError (or ``error``)
+        ``"NAME:LINE: not valid YAML (problem)"``, or a limit exceeded (depth, alias expansion,
+        recursive alias, duplicate key), naming ``name`` and the line.
+    """
+    loader = _BoundedLoader(text, max_depth)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return YamlDocument(None, None, name)
+        _check_nodes(node, max_alias_nodes)
+        data = loader.construct_document(node)
+    except _LimitError as exc:
+        where = f"{name}:{exc.line}" if exc.line is not None else name
+        raise error(f"{where}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{name}:{mark.line + 1}" if mark is not None else name
+        problem = getattr(exc, "problem", None) or (str(exc).splitlines() or ["?"])[0]
+        raise error(f"{where}: not valid YAML ({' '.join(str(problem).split())})") from None
+    except RecursionError:  # pragma: no cover - the depth limit comes first
+        raise error(f"{name}: nested too deeply") from None
+    finally:
+        loader.dispose()
+    return YamlDocument(data, node, name)
+
+
+def read_yaml(filename: str | Path, *, error: type[InputError] = InputError, what: str = "YAML file",
+              max_bytes: int = MAX_YAML_BYTES, max_depth: int = MAX_YAML_DEPTH,
+              max_alias_nodes: int = MAX_YAML_ALIAS_NODES) -> YamlDocument:
+    """Read one YAML document from a file, within limits; the package's one YAML reader.
+
+    Parameters
+    ----------
+    filename : str or Path
+    error : subclass of InputError
+        The exception raised (``ScenarioError``, ``PathFormatError``, ``VehicleFileError`` ...).
+    what : str
+        What the file is, for the messages (``"scenario file"``).
+    max_bytes : int
+        Largest file [bytes] (default :data:`MAX_YAML_BYTES`); checked before reading, and the
+        read itself stops there (a FIFO or a growing file cannot exceed it either).
+    max_depth : int
+        Deepest nesting of mappings and sequences (default :data:`MAX_YAML_DEPTH`).
+    max_alias_nodes : int
+        Most nodes aliases may add when expanded (default :data:`MAX_YAML_ALIAS_NODES`).
+
+    Returns
+    -------
+    YamlDocument
+        ``data`` (safe types only: no Python objects), the node tree (line numbers) and the source.
+
+    Raises
+    ------
+    InputError (or ``error``)
+        One line naming the file: missing, unreadable, too large, not UTF-8 text, not valid
+        YAML (with the line), nested too deeply, an alias bomb or recursive alias, a duplicate key.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "bomb.yaml"
+    >>> _ = f.write_text("a: &a [x, x, x, x, x, x, x, x, x, x]\\n" + "".join(
+    ...     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\\n" for i in range(8)))
+    >>> try:
+    ...     read_yaml(f)
+    ... except InputError as exc:
+    ...     print(str(exc).split(": ", 1)[1])
+    aliases expand the document by 1.23e+09 nodes, more than the 100000 allowed (an alias bomb?)
+    """
+    p = Path(filename)
+    if not p.exists():
+        raise error(f"{p}: no such {what}")
+    if p.is_dir():
+        raise error(f"{p}: is a folder, not a {what}")
+    check_file_size(p, max_bytes, what=what, error=error)
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise error(f"{p}: cannot read the {what} ({exc.strerror or exc})") from None
+    if len(raw) > max_bytes:
+        raise error(f"{p}: the {what} is more than the {_mb(max_bytes)} limit")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{p}: not a text file (expected UTF-8 YAML)") from None
+    if "\x00" in text:
+        raise error(f"{p}: not a text file (it contains NUL bytes; expected UTF-8 YAML)")
+    return parse_yaml(text, name=str(p), error=error, max_depth=max_depth, max_alias_nodes=max_alias_nodes)
+
+
+def load_yaml(filename: str | Path, **kwargs: Any) -> Any:
+    """The data of :func:`read_yaml` (same arguments)."""
+    return read_yaml(filename, **kwargs).data

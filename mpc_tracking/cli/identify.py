@@ -9,6 +9,7 @@ import argparse
 import sys
 from typing import Any
 
+from mpc_tracking.cli.options import number
 from mpc_tracking.errors import IdentificationError, InputError
 
 __all__ = ["add_identify_command"]
@@ -74,11 +75,13 @@ def add_identify_command(sub: Any) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
                    help="plant.params.KEY=V, actuation.name=NAME or actuation.params.KEY=V (repeatable)")
     p.add_argument("--out", metavar="FILE.yaml", help="vehicle file (default NAME_vehicle.yaml)")
-    p.add_argument("--speed", type=float, help="reference speed of the manoeuvres [m/s] (default 3.5 sqrt(g L))")
-    p.add_argument("--dt", type=float, help="plant step [s] (default min(0.01, sqrt(L/g)/50))")
-    p.add_argument("--mu", type=float, help="use this friction coefficient instead of fitting it")
-    p.add_argument("--ramp-rate", dest="ramp_rate", type=float, help="speed ramp of the constant-steer run [m/s^2]")
-    p.add_argument("--shape-factor", dest="shape_factor", type=float, default=1.3,
+    p.add_argument("--speed", type=number(gt=0, unit="m/s"),
+                   help="reference speed of the manoeuvres [m/s] (default 3.5 sqrt(g L))")
+    p.add_argument("--dt", type=number(gt=0, unit="s"), help="plant step [s] (default min(0.01, sqrt(L/g)/50))")
+    p.add_argument("--mu", type=number(gt=0), help="use this friction coefficient instead of fitting it")
+    p.add_argument("--ramp-rate", dest="ramp_rate", type=number(gt=0, unit="m/s^2"),
+                   help="speed ramp of the constant-steer run [m/s^2]")
+    p.add_argument("--shape-factor", dest="shape_factor", type=number(gt=0), default=1.3,
                    help="Pacejka shape factor C of both axles (default 1.3)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
     p.set_defaults(func=_cmd_identify)

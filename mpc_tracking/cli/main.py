@@ -2,26 +2,64 @@
 
 Subcommands: ``demo`` (embedded default run), ``run SCENARIO.yaml`` (run a scenario file, write
 result/CSV/JSON/plots), ``animate RESULT_OR_SCENARIO --out run.gif|run.mp4``, ``path show`` /
-``path list``, ``check SCENARIO.yaml`` (validate and print the resolved scenario).
-Exit codes: 0 success, 1 the run did not reach its goal (files still written), 2 usage or
-input error (one line on stderr naming the cause).
+``path list``, ``check SCENARIO.yaml`` (validate and print the resolved scenario), ``sweep``,
+``models``, ``new-model``, ``identify``.
+
+Exit codes (:data:`EXIT_POLICY`, shown by ``--help``; :mod:`mpc_tracking.cli.failures`): 0
+success, 1 the run failed (or ``--strict`` and the body left the corridor / the controller
+overran its period; an internal error), 2 bad input (one line on stderr naming the cause), 130
+interrupted (143 on SIGTERM). No input ends in a traceback unless ``--debug`` asks for it.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import math
+import os
 import sys
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from mpc_tracking.cli.failures import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    classify,
+    error_line,
+    log_folder,
+    sigterm_as_exception,
+    write_error_log,
+)
 from mpc_tracking.cli.identify import add_identify_command
 from mpc_tracking.cli.models import add_model_commands
+from mpc_tracking.cli.options import int_range, number
 from mpc_tracking.cli.sweep import add_sweep_command
-from mpc_tracking.errors import InputError, MPCTrackingError
+from mpc_tracking.errors import InputError
 from mpc_tracking.mpc.settings import MPCSettings
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "EXIT_POLICY", "strict_problems"]
+
+#: the exit-code policy, as shown at the end of ``mpc-tracking --help``
+EXIT_POLICY = """\
+exit codes:
+  0    success; a run/demo whose car body left the corridor or whose controller overran its
+       control period still exits 0 (its summary says so) unless --strict is given
+  1    the run failed: it did not reach its goal (partial files are written), a solver,
+       simulation or cluster error, a disk error (the message names the path), out of memory,
+       --strict with the body past the track edge, corridor slack used or real-time overruns,
+       or an internal error (one line; the traceback goes to mpc-tracking-error.log in the
+       output folder, else in the temporary folder; --debug prints it)
+  2    bad input: usage, a flag value, a missing/unreadable/invalid/too large file or key
+       (one line on stderr naming the file, key, value and what is allowed)
+  130  interrupted (Ctrl-C); 143 terminated (SIGTERM); files already written are kept
+every failure prints exactly one line on stderr starting with "mpc-tracking"."""
+
+#: the resolution range of ``animate --dpi`` (8 x 6 inch frames: 80 x 60 to 4800 x 3600 pixels)
+MIN_DPI, MAX_DPI = 10, 600
+#: a body corner further than this past the track edge [m] counts as leaving the corridor (--strict)
+BODY_TOLERANCE = 1e-3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -102,6 +140,36 @@ def _simulate(args: argparse.Namespace, sc):
         close()
 
 
+def strict_problems(result) -> list[str]:
+    """What ``--strict`` fails a run for: its body past the track edge, corridor slack used,
+    real-time overruns (from :attr:`SimulationResult.metrics`); empty when none."""
+    m = result.metrics
+    out = []
+    body = m.get("max_body_overshoot", math.nan)
+    if body == body and body > BODY_TOLERANCE:
+        out.append(f"the body went {body:.3f} m past the track edge")
+    if m.get("corridor_violation_steps", 0):
+        out.append(f"{m['corridor_violation_steps']} steps used corridor slack")
+    if m.get("realtime_overruns", 0):
+        period = m.get("control_period", math.nan)
+        of = f" over the {period * 1e3:.0f} ms control period" if period == period else ""
+        out.append(f"{m['realtime_overruns']} real-time overruns{of} (worst step {m['worst_step_time'] * 1e3:.1f} ms)")
+    return out
+
+
+def _strict_outcome(args: argparse.Namespace, result, code: int) -> int:
+    """Note corridor/real-time problems in the summary; with --strict they make a successful run exit 1."""
+    problems = strict_problems(result)
+    if not problems or code != 0:
+        return code
+    text = "; ".join(problems)
+    if getattr(args, "strict", False):
+        print(error_line(f"run failed --strict: {text}"), file=sys.stderr)
+        return EXIT_FAILED
+    _say(args, f"note: {text} (exit code 1 with --strict)")
+    return code
+
+
 def _finish(args: argparse.Namespace, result, out: Path, sc) -> int:
     from mpc_tracking.cli.outputs import write_run_files
     from mpc_tracking.viz.animation import animate
@@ -116,13 +184,13 @@ def _finish(args: argparse.Namespace, result, out: Path, sc) -> int:
         _say(args, f"wrote {f}")
     if result.reason == "time_limit" and sc.simulation.t_max is not None:
         _say(args, f"stopped at the requested simulation.t_max = {sc.simulation.t_max:g} s")
-        return 0
+        return _strict_outcome(args, result, 0)
     if not result.success:
         t = result.series["t"][-1] if len(result) else 0.0
         why = f"{result.reason}: {result.message}" if result.message else str(result.reason)
-        print(f"mpc-tracking: run failed: {why} at t = {t:.2f} s (partial results in {out})", file=sys.stderr)
-        return 1
-    return 0
+        print(error_line(f"run failed: {why} at t = {t:.2f} s (partial results in {out})"), file=sys.stderr)
+        return EXIT_FAILED
+    return _strict_outcome(args, result, 0)
 
 
 # ---------------------------------------------------------------------- commands
@@ -136,7 +204,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(result.summary())
     for f in files:
         print(f"wrote {f}")
-    return 0 if result.success else 1
+    if not result.success:
+        print(error_line(f"demo failed: {result.reason}" + (f": {result.message}" if result.message else "")),
+              file=sys.stderr)
+        return EXIT_FAILED
+    return _strict_outcome(args, result, 0)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -269,12 +341,19 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plant", metavar="NAME", help="plant to simulate (replaces plant.name, clears plant.params)")
 
 
+def _add_strict(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when the car body went past the track edge, the controller used corridor slack "
+                        "or overran its control period (default: exit 0, the summary notes it)")
+
+
 def _add_demo(sub) -> None:
     d = sub.add_parser("demo", help="closed-loop demo on the bundled default path",
                        description="Drive one lap of the bundled default path and write track/time-series PNGs.")
     d.add_argument("--out", default="out/demo", help="output folder (default: out/demo)")
-    d.add_argument("--horizon", type=int, default=30, help="MPC horizon N (default 30)")
-    d.add_argument("--laps", type=int, default=1, help="laps to drive (default 1)")
+    d.add_argument("--horizon", type=int_range(1, 10000), default=30, help="MPC horizon N (default 30)")
+    d.add_argument("--laps", type=int_range(1, 1000), default=1, help="laps to drive (default 1)")
+    _add_strict(d)
     d.set_defaults(func=_cmd_demo)
 
 
@@ -287,6 +366,7 @@ def _add_run(sub) -> None:
     r.add_argument("--out", metavar="DIR", help="output folder (default: outputs.folder of the scenario)")
     r.add_argument("--no-plots", action="store_true", help="write data files only")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    _add_strict(r)
     r.set_defaults(func=_cmd_run)
     c = sub.add_parser("check", help="validate a scenario file and print it resolved",
                        description="Validate a scenario (with overrides): build everything `run` would (path, "
@@ -304,11 +384,13 @@ def _add_animate(sub) -> None:
     a.add_argument("source", metavar="RESULT_OR_SCENARIO",
                    help="result.npz from `run`, or a scenario .yaml to run first")
     a.add_argument("--out", required=True, metavar="FILE", help="run.gif (Pillow) or run.mp4 (imageio-ffmpeg)")
-    a.add_argument("--fps", type=float, default=20.0, help="frames per second (default 20)")
-    a.add_argument("--speed", type=float, default=1.0, help="playback speed vs real time (default 1)")
-    a.add_argument("--every", type=int, default=None, help="use every n-th control step (default from fps, speed)")
-    a.add_argument("--dpi", type=int, default=80, help="resolution, 8x6 inch frames (default 80 -> 640x480)")
-    a.add_argument("--window", type=float, default=None,
+    a.add_argument("--fps", type=number(gt=0, le=1000), default=20.0, help="frames per second (default 20)")
+    a.add_argument("--speed", type=number(gt=0), default=1.0, help="playback speed vs real time (default 1)")
+    a.add_argument("--every", type=int_range(1), default=None,
+                   help="use every n-th control step (default from fps, speed)")
+    a.add_argument("--dpi", type=int_range(MIN_DPI, MAX_DPI), default=80,
+                   help=f"resolution, 8x6 inch frames ({MIN_DPI}..{MAX_DPI}; default 80 -> 640x480)")
+    a.add_argument("--window", type=number(ge=0, unit="m"), default=None,
                    help="half-width [m] of a view following the car; 0 = whole path (default: follow on paths > 150 m)")
     _add_scenario_options(a)
     a.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -322,21 +404,28 @@ def _add_path(sub) -> None:
                         description="Plot a path with curvature, speed profile and widths; print its description.")
     s.add_argument("source", metavar="FILE|NAME", help="path file or bundled name (mpc-tracking path list)")
     s.add_argument("--out", metavar="FILE.png", help="figure file (default out/path_NAME.png)")
-    s.add_argument("--ds", type=float, default=0.5, help="waypoint spacing [m] (default 0.5)")
-    s.add_argument("--v-max", type=float, default=20.0, help="top speed of the speed profile [m/s] (default 20)")
+    s.add_argument("--ds", type=number(gt=0, unit="m"), default=0.5, help="waypoint spacing [m] (default 0.5)")
+    s.add_argument("--v-max", type=number(gt=0, unit="m/s"), default=20.0,
+                   help="top speed of the speed profile [m/s] (default 20)")
     a_y_max = MPCSettings.a_y_max  # the controller's default
-    s.add_argument("--a-y-max", type=float, default=a_y_max,
+    s.add_argument("--a-y-max", type=number(gt=0, unit="m/s^2"), default=a_y_max,
                    help=f"lateral acceleration limit [m/s^2] (default {a_y_max:g}, as the controller)")
-    s.add_argument("--accel-max", type=float, default=3.0, help="acceleration limit [m/s^2] (default 3)")
-    s.add_argument("--decel-max", type=float, default=6.0, help="braking limit [m/s^2] (default 6)")
+    s.add_argument("--accel-max", type=number(gt=0, unit="m/s^2"), default=3.0,
+                   help="acceleration limit [m/s^2] (default 3)")
+    s.add_argument("--decel-max", type=number(gt=0, unit="m/s^2"), default=6.0,
+                   help="braking limit [m/s^2] (default 6)")
     s.set_defaults(func=_cmd_path_show)
     lst = psub.add_parser("list", help="list the bundled paths", description="List the bundled paths.")
     lst.set_defaults(func=_cmd_path_list)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="mpc-tracking", description="Spatial MPC path tracking: run, tune, plot.")
+    p = _Parser(prog="mpc-tracking", description="Spatial MPC path tracking: run, tune, plot.", epilog=EXIT_POLICY,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-v", "--verbose", action="store_true", help="log library messages")
+    p.add_argument("--debug", action="store_true",
+                   help="log everything and print the traceback of an error before its one line "
+                        "(also accepted after the subcommand)")
     from importlib.metadata import PackageNotFoundError, version
 
     try:  # the installed distribution's (setup.cfg reads it from mpc_tracking.__version__)
@@ -352,23 +441,70 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_command(sub)
     add_model_commands(sub)
     add_identify_command(sub)
+    _add_everywhere(p, "--debug", help="as mpc-tracking --debug")
+    for name in ("run", "demo"):
+        sp = sub.choices[name]
+        sp.epilog, sp.formatter_class = EXIT_POLICY, argparse.RawDescriptionHelpFormatter
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def _add_everywhere(p: argparse.ArgumentParser, flag: str, help: str) -> None:
+    """Accept a global ``store_true`` flag after any subcommand too (without resetting it when absent)."""
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sp in {id(c): c for c in action.choices.values()}.values():
+                sp.add_argument(flag, action="store_true", default=argparse.SUPPRESS, help=help)
+                _add_everywhere(sp, flag, help)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code.
+
+    See :data:`EXIT_POLICY`: 0 success, 1 the run failed, 2 bad input, 130 Ctrl-C (143 SIGTERM).
+    Every error ends here as one line on stderr; none escapes as a traceback (``--debug`` prints it).
+    """
     parser = build_parser()
-    args = parser.parse_args(argv)
-    level = logging.INFO if args.verbose else logging.ERROR if getattr(args, "quiet", False) else logging.WARNING
+    args = parser.parse_args(None if argv is None else list(argv))  # usage errors: one line, SystemExit(2)
+    debug = getattr(args, "debug", False)
+    level = (logging.DEBUG if debug else logging.INFO if args.verbose
+             else logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_BAD_INPUT
     try:
-        return int(args.func(args))
-    except (MPCTrackingError, OSError) as exc:
-        text = " ".join(str(exc).split())
-        print(f"mpc-tracking: error: {text}", file=sys.stderr)
-        return 2
+        with sigterm_as_exception():
+            return int(args.func(args))
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # the one place that turns any error into one line + an exit code
+        return _report(exc, args, argv, debug)
+
+
+def _report(exc: BaseException, args: argparse.Namespace, argv: Sequence[str] | None, debug: bool) -> int:
+    """Print the one stderr line for ``exc`` (and the traceback with --debug); return the exit code."""
+    if isinstance(exc, BrokenPipeError):  # stdout closed (`mpc-tracking ... | head`): nobody is listening
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_FAILED
+    code, text = classify(exc)
+    if debug:
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    if code < 0:  # a bug: the traceback goes to a file, the user gets one line
+        if debug:
+            text += " (traceback above)"
+        else:
+            log = write_error_log(exc, argv, log_folder(args))
+            where = f"traceback written to {log}" if log is not None else "the traceback could not be written"
+            text += f"; {where}; run with --debug to see it"
+        code = EXIT_FAILED
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    print(error_line(text), file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

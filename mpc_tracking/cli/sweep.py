@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mpc_tracking.cli.options import int_range, number
 from mpc_tracking.errors import InputError
 from mpc_tracking.tuning.sweep import DEFAULT_MAX_RUNS, SweepResult
 
@@ -46,18 +47,15 @@ def parse_grid_option(text: str) -> tuple[str, list[Any]]:
     Values are YAML scalars separated by commas; brackets group a list-valued value
     (``controller.Q=[1,1,1],[10,10,1]`` is two values).
     """
-    from mpc_tracking.cli.options import parse_set_option
+    from mpc_tracking.cli.options import parse_value, split_key_value
 
-    if not isinstance(text, str) or "=" not in text:
-        raise InputError(f"--grid {text!r}: expected KEY=V1,V2,..., e.g. controller.horizon=10,20,30")
-    key, _, raw = text.partition("=")
-    if not raw.strip():
-        raise InputError(f"--grid {text!r}: no values after '='; give at least one, e.g. {key.strip()}=10,20")
+    key, raw = split_key_value(text, "--grid", "KEY=V1,V2,...", "controller.horizon=10,20,30")
+    if not raw:
+        raise InputError(f"--grid {text!r}: no values after '='; give at least one, e.g. {key}=10,20")
     items = _split_top_level(raw)
     if any(not item for item in items):
         raise InputError(f"--grid {text!r}: empty value between commas")
-    values = [parse_set_option(f"{key}={item}")[1] for item in items]
-    return parse_set_option(f"{key}=0")[0], values
+    return key, [parse_value(item, f"--grid {key}") for item in items]
 
 
 def add_sweep_command(sub: Any) -> argparse.ArgumentParser:
@@ -69,19 +67,21 @@ def add_sweep_command(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="swept key and its values (repeatable: the cartesian product is run)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="change the base scenario")
-    p.add_argument("--repeats", type=int, default=1, help="runs per point (default 1)")
+    p.add_argument("--repeats", type=int_range(1), default=1, help="runs per point (default 1)")
     p.add_argument("--executor", choices=("serial", "processes"), default="processes",
                    help="local executor (default processes: one worker per core)")
-    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    p.add_argument("--workers", type=int_range(1), default=None, help="local worker processes (default: one per core)")
     p.add_argument("--dask", metavar="tcp://HOST:PORT|local", default=None,
                    help="run on a Dask cluster: a scheduler address, or 'local' for a LocalCluster here")
-    p.add_argument("--connect-timeout", type=float, default=10.0, help="seconds to reach the Dask scheduler")
+    p.add_argument("--connect-timeout", type=number(gt=0, unit="s"), default=10.0,
+                   help="seconds to reach the Dask scheduler (default 10)")
     p.add_argument("--out", default="out/sweep", help="output folder (default out/sweep)")
     p.add_argument("--resume", action="store_true", help="skip runs already in OUT")
     p.add_argument("--plot", action="store_true", help="write sweep_metrics.png and sweep_pareto.png")
     p.add_argument("--param", default=None, help="key of the recommendation and plots (default the horizon)")
-    p.add_argument("--within", type=float, default=5.0, help="recommend within this %% of the best RMS e_y (5)")
-    p.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS,
+    p.add_argument("--within", type=number(ge=0, unit="%"), default=5.0,
+                   help="recommend within this %% of the best RMS e_y (5)")
+    p.add_argument("--max-runs", type=int_range(1), default=DEFAULT_MAX_RUNS,
                    help=f"refuse larger sweeps without --yes (default {DEFAULT_MAX_RUNS})")
     p.add_argument("--yes", action="store_true", help="launch even more than --max-runs runs")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

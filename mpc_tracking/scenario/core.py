@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from mpc_tracking.errors import MPCTrackingError, ScenarioError
+from mpc_tracking.fileio import read_yaml
 from mpc_tracking.scenario.build import build, obstacle_records, resolve_file
 from mpc_tracking.scenario.schema import Location, ScenarioBase, compose_marks, validate
 
@@ -144,18 +145,54 @@ def _check_plant(sc: Scenario, loc: Location) -> None:
         cls = get_model(sc.plant.name)
     except MPCTrackingError as exc:
         raise ScenarioError(f"{loc.at('plant.name')}: plant.name: {exc}") from None
-    for key in sc.plant.params:
+    for key, value in sc.plant.params.items():
         if key not in cls.PARAMS:
             near = difflib.get_close_matches(str(key), list(cls.PARAMS), n=1, cutoff=0.5)
             hint = f"; did you mean {near[0]!r}?" if near else ""
             raise ScenarioError(f"{loc.at('plant.params.' + str(key))}: unknown parameter {key!r} of plant "
                                 f"{sc.plant.name!r}{hint} (valid: {', '.join(cls.PARAMS)})")
+        problem = _param_problem(cls, str(key), value)
+        if problem:
+            raise ScenarioError(f"{loc.at('plant.params.' + str(key))}: plant.params.{key}: {problem}")
     name = sc.actuation.name
     if name is not None and name not in ACTUATORS:
         near = difflib.get_close_matches(name, list(ACTUATORS), n=1, cutoff=0.5)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         known = ", ".join(sorted(ACTUATORS))
         raise ScenarioError(f"{loc.at('actuation.name')}: unknown actuator {name!r}{hint} (known: {known})")
+
+
+def _param_problem(cls: Any, key: str, value: Any) -> str:
+    """Why ``value`` cannot be the plant parameter ``key`` (empty when it may be): the type of its
+    default (a number, a string, true/false; a default of None leaves it to the plant), and for a
+    plant integrated by ``solve_ivp`` the ``method`` among scipy's methods."""
+    default, doc = cls.PARAMS[key]
+    got = f"got {value!r} ({type(value).__name__})"
+    if isinstance(default, bool):
+        return "" if isinstance(value, bool) else f"expected true or false ({doc}), {got}"
+    if isinstance(default, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"expected a number ({doc}), {got}"
+        return f"expected a number ({doc}), got NaN" if value != value else ""
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            return f"expected a string ({doc}), {got}"
+        if key == "method" and getattr(cls, "integrator", None) == "solve_ivp":
+            methods = _solve_ivp_methods()
+            if methods and value not in methods:
+                near = difflib.get_close_matches(value, methods, n=1, cutoff=0.5)
+                hint = f"; did you mean {near[0]!r}?" if near else ""
+                return f"unknown solve_ivp method {value!r}{hint} (one of {', '.join(methods)})"
+    return ""
+
+
+def _solve_ivp_methods() -> list[str]:
+    """The method names :func:`scipy.integrate.solve_ivp` accepts (empty when scipy does not list them)."""
+    try:
+        from scipy.integrate._ivp.ivp import METHODS
+    except ImportError:  # pragma: no cover - a scipy that moved it: the plant reports it at its first step
+        return []
+    return list(METHODS)
 
 
 def _from_dict(data: Any, loc: Location) -> Scenario:
@@ -182,7 +219,9 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     Raises
     ------
     ScenarioError
-        Missing or unparsable file; unknown key (with file, line and the nearest valid key);
+        Missing, unreadable or unparsable file, or one beyond the limits of
+        :func:`mpc_tracking.fileio.read_yaml` (10 MB, nesting depth, alias expansion, duplicate
+        keys); unknown key (with file, line and the nearest valid key);
         wrong type (with what was expected); invalid controller settings.
     """
     if isinstance(source, Mapping):
@@ -190,19 +229,9 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     if not isinstance(source, (str, Path)):
         raise ScenarioError(f"scenario: expected a YAML file name or a mapping, got {type(source).__name__}")
     p = Path(source)
-    if not p.is_file():
-        raise ScenarioError(f"{p}: no such scenario file")
-    try:
-        text = p.read_text()
-        data = yaml.safe_load(text)
-        marks = compose_marks(text)
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not a text file (expected a YAML scenario)") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ScenarioError(f"{where}: not valid YAML ({problem})") from None
+    doc = read_yaml(p, error=ScenarioError, what="scenario file")
+    data = doc.data
+    marks = compose_marks(doc.node)
     if data is not None and not isinstance(data, dict):
         raise ScenarioError(f"{p}:1: expected a mapping of sections (path, controller, ...), got {type(data).__name__}")
     sc = _from_dict(data or {}, Location(str(p), marks))

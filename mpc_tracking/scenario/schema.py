@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from mpc_tracking.errors import ScenarioError
+from mpc_tracking.fileio import parse_yaml
 from mpc_tracking.mpc.settings import LINEARIZATIONS, MODES, WARM_STARTS, MPCSettings
 
 __all__ = [
@@ -298,24 +299,31 @@ class Location:
         return self.source
 
 
-def compose_marks(text: str) -> dict[str, int]:
-    """Line number (1-based) of every key in a YAML document, by dotted key (list items by index)."""
-    marks: dict[str, int] = {}
+def compose_marks(source: Any) -> dict[str, int]:
+    """Line number (1-based) of every key in a YAML document, by dotted key (list items by index).
 
-    def walk(node, prefix: str) -> None:
+    Parameters
+    ----------
+    source : str or yaml.Node or None
+        YAML text (read with the bounded parser :func:`mpc_tracking.fileio.parse_yaml`) or the
+        composed node tree of a :class:`~mpc_tracking.fileio.YamlDocument` (walked as is; its
+        limits were checked when it was read).
+    """
+    marks: dict[str, int] = {}
+    if isinstance(source, str):
+        source = parse_yaml(source, error=ScenarioError).node
+    stack: list[tuple[Any, str]] = [(source, "")] if source is not None else []
+    while stack:  # iterative: no recursion limit to meet
+        node, prefix = stack.pop()
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 key = f"{prefix}{k.value}"
                 marks[key] = k.start_mark.line + 1
-                walk(v, key + ".")
+                stack.append((v, key + "."))
         elif isinstance(node, yaml.SequenceNode):
             for i, v in enumerate(node.value):
                 marks[f"{prefix}{i}"] = v.start_mark.line + 1
-                walk(v, f"{prefix}{i}.")
-
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    if root is not None:
-        walk(root, "")
+                stack.append((v, f"{prefix}{i}."))
     return marks
 
 
@@ -336,6 +344,8 @@ def _number(v: Any) -> float | None:
 
 def _check_value(kind: str, v: Any, key: str, loc: Location, choices: tuple | None) -> Any:
     def bad() -> ScenarioError:
+        if isinstance(v, float) and math.isnan(v):
+            return _fail(loc, key, f"expected {_EXPECT[kind]}, got NaN (not a number)")
         return _fail(loc, key, f"expected {_EXPECT[kind]}, got {v!r} ({type(v).__name__})")
 
     if v is None and kind.endswith("?"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import math
 import os
 import sys
 import uuid
@@ -21,7 +22,10 @@ from typing import Any
 
 from mpc_tracking.errors import ClusterError, InputError
 
-__all__ = ["EXECUTORS", "default_workers", "iter_runs", "check_executor", "check_main_guard", "dask_client"]
+__all__ = [
+    "EXECUTORS", "default_workers", "iter_runs", "check_executor", "check_connect_timeout", "check_main_guard",
+    "dask_client",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -180,6 +184,7 @@ def dask_client(dask: Any, *, workers: int | None = None, connect_timeout: float
     -------
     (client, cluster_or_None, owned) : tuple
     """
+    check_connect_timeout(connect_timeout)
     try:
         import distributed
     except ImportError:
@@ -275,6 +280,7 @@ def iter_runs(work: Work, common: Any, tasks: list[dict], fail: Fail, *, executo
     if isinstance(executor, Executor):
         return _iter_futures(executor, work, common, tasks, fail)
     check_executor(executor, dask)
+    check_connect_timeout(connect_timeout)
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise InputError(f"workers: expected a positive integer, got {workers!r}")
     if dask is not None:
@@ -284,6 +290,14 @@ def iter_runs(work: Work, common: Any, tasks: list[dict], fail: Fail, *, executo
         return _iter_serial(work, common, tasks, fail)
     check_main_guard(mp_context)
     return _iter_processes(work, common, tasks, fail, workers, mp_context)
+
+
+def check_connect_timeout(connect_timeout: Any) -> float:
+    """``connect_timeout`` as seconds > 0; :class:`InputError` naming it and the value otherwise."""
+    if isinstance(connect_timeout, bool) or not isinstance(connect_timeout, (int, float)) or not (
+            math.isfinite(connect_timeout) and connect_timeout > 0):
+        raise InputError(f"connect_timeout: expected a finite number of seconds > 0, got {connect_timeout!r}")
+    return float(connect_timeout)
 
 
 def check_executor(executor: Any, dask: Any) -> None:

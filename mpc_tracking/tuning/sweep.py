@@ -37,7 +37,7 @@ from typing import Any
 
 from mpc_tracking.errors import InputError
 from mpc_tracking.tuning.analysis import Recommendation, aggregate, plot_metrics, plot_pareto, recommend
-from mpc_tracking.tuning.executors import check_executor, iter_runs
+from mpc_tracking.tuning.executors import check_connect_timeout, check_executor, iter_runs
 from mpc_tracking.tuning.grid import check_keys, expand_grid, point_key
 from mpc_tracking.tuning.io import META_NAME, SweepWriter, read_rows, write_json_atomic
 
@@ -284,6 +284,7 @@ def sweep(
     if not isinstance(repeats, int) or isinstance(repeats, bool) or repeats < 1:
         raise InputError(f"repeats: expected a positive integer, got {repeats!r}")
     check_executor(executor, dask)
+    check_connect_timeout(connect_timeout)
     if resume and out is None:
         raise InputError("resume: needs out= (the folder of the sweep to resume)")
     sc, payload = _scenario_payload(scenario)
