@@ -1,14 +1,22 @@
 """Occupancy grids (from arrays or PNG images) and free-interval search along path normals."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mpc_tracking.errors import InputError, PathFormatError
+from mpc_tracking.fileio import check_file_size
 
-__all__ = ["OccupancyGrid"]
+__all__ = ["OccupancyGrid", "MAX_GRID_PIXELS", "MAX_GRID_FILE_BYTES"]
+
+#: most pixels an occupancy-grid image may have (checked from the header, before decoding): 25
+#: megapixels, e.g. 5000 x 5000 cells = 250 m x 250 m at 5 cm
+MAX_GRID_PIXELS = 25_000_000
+#: largest occupancy-grid image file [bytes] (64 MB)
+MAX_GRID_FILE_BYTES = 64 * 1024 * 1024
 
 
 class OccupancyGrid:
@@ -63,23 +71,58 @@ class OccupancyGrid:
     def from_image(
         cls, filename: str | Path, origin: Any = (0.0, 0.0), resolution: float = 0.05, *,
         threshold: float = 0.5, free_value: float | None = None, outside_free: bool = False,
+        max_pixels: int = MAX_GRID_PIXELS,
     ) -> OccupancyGrid:
         """Grid from a PNG (or any image Pillow reads): light pixels are free.
 
         The image is converted to grey levels in [0, 1]; pixels brighter than ``threshold``
         (or equal to ``free_value``) are free. The image's top row is the highest ``y``.
+
+        Parameters
+        ----------
+        filename : str or Path
+        origin, resolution, threshold, free_value, outside_free
+            See :meth:`from_array` and the class.
+        max_pixels : int
+            Most pixels accepted (default :data:`MAX_GRID_PIXELS`); the size is read from the
+            image header, so a huge or "decompression bomb" image is refused before decoding.
+            The file itself may not exceed :data:`MAX_GRID_FILE_BYTES`.
+
+        Raises
+        ------
+        PathFormatError
+            Missing file, not an image, an image too large (naming the file and its size),
+            smaller than 2 x 2 pixels.
         """
         filename = Path(filename)
         if not filename.is_file():
             raise PathFormatError(f"{filename}: no such file")
+        check_file_size(filename, MAX_GRID_FILE_BYTES, what="occupancy-grid image", error=PathFormatError)
         try:
             from PIL import Image
-
+        except ImportError:  # pragma: no cover - Pillow is a dependency
+            raise PathFormatError(f"{filename}: occupancy-grid images need Pillow (pip install pillow)") from None
+        try:
             with Image.open(filename) as im:
+                w, h = im.size
+                if w * h > max_pixels:
+                    raise PathFormatError(
+                        f"{filename}: the occupancy-grid image is {w} x {h} = {w * h:.3g} pixels, more than the "
+                        f"{max_pixels:.3g} allowed; scale it down (and raise the resolution in m per cell)")
                 grey = np.asarray(im.convert("L"), dtype=float) / 255.0
+        except PathFormatError:
+            raise
+        except Image.DecompressionBombError as exc:  # the header claims more pixels than Pillow opens at all
+            m = re.search(r"(\d+) pixels", str(exc))
+            size = f"{int(m.group(1)):.3g} pixels" if m else "too many pixels"
+            raise PathFormatError(f"{filename}: the occupancy-grid image has {size}, more than the {max_pixels:.3g} "
+                                  f"allowed; scale it down (and raise the resolution in m per cell)") from None
+        except MemoryError:
+            raise PathFormatError(f"{filename}: the occupancy-grid image does not fit in memory") from None
         except Exception as exc:  # Pillow raises assorted errors for non-images
             raise PathFormatError(
-                f"{filename}: not an occupancy-grid image (expected a PNG/greyscale image; {exc})"
+                f"{filename}: not an occupancy-grid image (expected a PNG/greyscale image; "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())})"
             ) from None
         if grey.ndim != 2 or min(grey.shape) < 2:
             raise PathFormatError(f"{filename}: expected a 2-D image of at least 2x2 pixels, got {grey.shape}")
