@@ -1,7 +1,8 @@
 """Shared bits of the demo scripts: command-line options and the output folder.
 
 Each demo accepts ``--t-max SECONDS`` (or the environment variable ``MPC_TRACKING_DEMO_T_MAX``)
-to cut the simulated time short (smoke tests), and ``--out DIR`` (default ``out/<demo name>``).
+to cut the simulated time short (smoke tests), and ``--out DIR`` (default ``out/demos/<demo name>``,
+apart from the ``out/<name>`` folders the YAML scenarios of the same name write with ``mpc-tracking run``).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def parse_args(name: str, description: str) -> argparse.Namespace:
     env = os.environ.get("MPC_TRACKING_DEMO_T_MAX")
     p.add_argument("--t-max", type=float, default=float(env) if env else None,
                    help="simulated time limit per run [s] (default: full laps; env MPC_TRACKING_DEMO_T_MAX)")
-    p.add_argument("--out", default=f"out/{name}", help=f"output folder (default out/{name})")
+    p.add_argument("--out", default=f"out/demos/{name}", help=f"output folder (default out/demos/{name})")
     args = p.parse_args()
     args.out = prepare_folder(args.out)
     return args

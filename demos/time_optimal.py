@@ -1,5 +1,6 @@
 """Time-optimal vs tracking: the same car and track, once following the speed reference, once
-minimising lap time (the MPC trades lateral position for speed inside the corridor).
+minimising lap time (the MPC trades lateral position for speed inside the corridor). Both start
+at the same speed V0 from the same pose, so the lap times compare like for like.
 
     python demos/time_optimal.py [--t-max S]
 """
@@ -9,10 +10,11 @@ from _common import HEADER, parse_args, row, save, scenario
 from mpc_tracking.scenario.core import run_scenario
 from mpc_tracking.viz.plotting import new_figure, plot_path
 
+V0 = 10.0  # [m/s] the start speed of both runs (each mode would otherwise start at its own reference)
 args = parse_args("time_optimal", __doc__.splitlines()[0])
 runs = {}
 for mode in ("tracking", "time_optimal"):
-    sc = scenario("time_optimal.yaml", args, **{"controller.mode": mode})
+    sc = scenario("time_optimal.yaml", args, **{"controller.mode": mode, "simulation.v0": V0})
     runs[mode] = run_scenario(sc)
 print(HEADER)
 for mode, r in runs.items():

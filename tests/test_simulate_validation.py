@@ -113,3 +113,20 @@ def test_start_without_widths_is_unbounded():
 def test_non_finite_start_names_the_argument(ring, ring_mpc, name, kw):
     with pytest.raises(mt.InputError, match=rf"{name}: expected a finite number"):
         _run(ring, ring_mpc, **kw)
+
+
+def test_commands_held_over_several_planned_steps_warn(caplog):
+    """At 40 m/s a 50 ms period covers 2 m: with ds = 1 m every command spans two planned inputs."""
+    import logging
+
+    path = _circle(radius=200.0, width=6.0)
+    plant = mt.create_model("kinematic_bicycle")
+    caplog.set_level(logging.WARNING, logger="mpc_tracking.simulation")
+    fast = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, v_max=40.0, ds=1.0, control_period=0.05))
+    mt.simulation.check_simulation(path, fast, plant)
+    msgs = [r.getMessage() for r in caplog.records if "covers" in r.getMessage()]
+    assert len(msgs) == 1 and "covers 2 m = 2.0 MPC steps of ds = 1 m" in msgs[0] and "ds >= v_max" in msgs[0]
+    caplog.clear()
+    ok = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, v_max=40.0, ds=2.0, control_period=0.05))
+    mt.simulation.check_simulation(path, ok, plant)
+    assert not [r for r in caplog.records if "covers" in r.getMessage()]
