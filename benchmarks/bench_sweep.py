@@ -29,11 +29,12 @@ The CSV holds every sweep row, the PNG the metrics vs N and the Pareto front wit
 N marked, and the JSON sidecar the provenance (command line, commit, machine and load, package
 versions), the settings, the summary table and the recommendation.
 
-    python benchmarks/bench_sweep.py [--out benchmarks/results] [--t-max S] [--skip-executors]
+    python benchmarks/bench_sweep.py [--save | --out DIR] [--t-max S] [--skip-executors]
                                      [--study kinematic|sedan|none] [--horizons N ...] [--set KEY=VALUE ...]
 
 Prints JSON (with a ``provenance`` block); the executor part is saved to OUT/sweep.json (only when
-it runs), each horizon study to its sidecar OUT/<study file>.json.
+it runs), each horizon study to its sidecar OUT/<study file>.json. OUT is the untracked
+``out/benchmarks`` unless ``--save`` (the tracked ``benchmarks/results``) or ``--out`` says otherwise.
 """
 from __future__ import annotations
 
@@ -174,7 +175,8 @@ def horizon_study(out: Path, stem: str, path: str, horizons: list[int], within: 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="benchmarks/results")
+    ap.add_argument("--out", default=None, help="output folder (default out/benchmarks; --save: benchmarks/results)")
+    ap.add_argument("--save", action="store_true", help="write into the tracked benchmarks/results")
     ap.add_argument("--t-max", type=float, default=None, help="cap [s] of simulated time per run (default: one lap)")
     ap.add_argument("--noop-runs", type=int, default=64)
     ap.add_argument("--study", default="kinematic", choices=[*STUDIES, "none"], help="which horizon study")
@@ -186,7 +188,7 @@ def main() -> None:
     ap.add_argument("--skip-executors", action="store_true")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    out = Path(args.out)
+    out = Path(args.out or ("benchmarks/results" if args.save else "out/benchmarks"))
     out.mkdir(parents=True, exist_ok=True)
     report: dict = {}
     if not args.skip_executors:
