@@ -341,12 +341,13 @@ class SimulationResult:
 
         Returns
         -------
-        (fig, ax)
-            A tuple: the :class:`matplotlib.figure.Figure` and its axes (``"track"``: one Axes;
-            ``"timeseries"``: the array of Axes; ``"path"``: a list, the plan view first). Unless
-            axes are passed in, the figure is not attached to pyplot and ``plt.show()`` is never
-            called: save it with ``fig.savefig(...)``; in Jupyter (after ``%matplotlib inline``)
-            end the cell with ``fig`` to display it.
+        Plot
+            The tuple ``(fig, ax)`` (:class:`~mpc_tracking.viz.plotting.Plot`): the
+            :class:`matplotlib.figure.Figure` and its axes (``"track"``: one Axes;
+            ``"timeseries"``: the array of Axes; ``"path"``: a list, the plan view first). As the
+            last expression of a Jupyter cell it shows the figure inline. Unless axes are passed
+            in, the figure is not attached to pyplot and ``plt.show()`` is never called: save it
+            with ``fig.savefig(...)``.
         """
         from mpc_tracking.viz import plotting
 
@@ -395,38 +396,122 @@ class SimulationResult:
 
     @classmethod
     def load(cls, filename: str | Path) -> SimulationResult:
-        """Read a run written by :meth:`save`."""
+        """Read a run written by :meth:`save`, checked against what :meth:`save` writes.
+
+        Raises
+        ------
+        InputError
+            One line naming the file and the key: not a result file, a missing array or
+            metadata key (every series of :data:`SERIES`), a wrong dtype (text or objects where
+            numbers belong), series of different lengths, predicted horizons that do not match
+            them, an inconsistent path; also a file beyond the limits of
+            :func:`mpc_tracking.fileio.read_npz`.
+        """
+        from mpc_tracking.fileio import read_npz
+
         filename = Path(filename)
         if not filename.is_file():
             raise InputError(f"{filename}: no such result file")
-        try:
-            with np.load(filename, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                series = {k[7:]: z[k] for k in z.files if k.startswith("series_")}
-                horizon = z["horizon_xy"]
-                path = None
-                if "path_s" in z.files:
-                    from mpc_tracking.paths.reference_path import ReferencePath
+        what = "simulation result written by SimulationResult.save"
 
-                    pm = meta["path"]
-                    path = ReferencePath.from_waypoints(
-                        z["path_s"], z["path_x"], z["path_y"], z["path_psi"], z["path_kappa"],
-                        width_left=np.where(np.isfinite(z["path_wl"]), z["path_wl"], 1e9),
-                        width_right=np.where(np.isfinite(z["path_wr"]), z["path_wr"], 1e9),
-                        closed=pm["closed"], length=pm["length"], name=pm["name"],
-                    )
-        except (OSError, KeyError, ValueError) as exc:
-            raise InputError(f"{filename}: not a simulation result written by SimulationResult.save ({exc})") from None
+        def bad(key: str, problem: str) -> InputError:
+            return InputError(f"{filename}: {key}: {problem} (not a {what})")
+
+        z = read_npz(filename, what="simulation result file")
+        if "meta" not in z:
+            raise bad("meta", "missing")
+        try:
+            meta = json.loads(str(z["meta"][()]) if z["meta"].ndim == 0 else "")
+        except ValueError:
+            raise bad("meta", "not the JSON text of the run's outcome") from None
+        if not isinstance(meta, dict):
+            raise bad("meta", f"expected a JSON object, got {type(meta).__name__}")
+        for key, types in (("reason", str), ("laps_completed", int), ("lap_times", list), ("info", dict),
+                           ("message", str)):
+            if key not in meta:
+                if key == "message":
+                    continue
+                raise bad(f"meta.{key}", "missing")
+            if not isinstance(meta[key], types) or isinstance(meta[key], bool):
+                raise bad(f"meta.{key}", f"expected {types.__name__}, got {type(meta[key]).__name__}")
+        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in meta["lap_times"]):
+            raise bad("meta.lap_times", "expected a list of numbers")
+        info = meta["info"]
+        period = info.get("control_period")
+        if period is not None and (isinstance(period, bool) or not isinstance(period, (int, float))
+                                   or not (np.isfinite(period) and period > 0)):
+            raise bad("meta.info.control_period", f"expected a period > 0 s, got {period!r}")
+        for key, types, name in (("obstacles", list, "a list"), ("scenario", dict, "a mapping")):
+            if info.get(key) is not None and not isinstance(info[key], types):
+                raise bad(f"meta.info.{key}", f"expected {name}, got {type(info[key]).__name__}")
+        if not all(isinstance(o, dict) for o in info.get("obstacles") or []):
+            raise bad("meta.info.obstacles", "expected a list of obstacle mappings")
+
+        def numeric(key: str, ndim: int) -> np.ndarray:
+            a = z[key]
+            if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+                raise bad(key, f"expected numbers, got dtype {a.dtype}")
+            if a.ndim != ndim:
+                raise bad(key, f"expected a {ndim}-D array, got shape {a.shape}")
+            return a
+
+        missing = [k for k in SERIES if f"series_{k}" not in z]
+        if missing:
+            more = f" (and {len(missing) - 1} more of the {len(SERIES)} series)" if len(missing) > 1 else ""
+            raise bad(f"series_{missing[0]}", f"missing{more}")
+        series = {k[7:]: numeric(k, 1) for k in z if k.startswith("series_")}
+        n = series["t"].size
+        for k, a in series.items():
+            if a.size != n:
+                raise bad(f"series_{k}", f"{a.size} samples, but series_t has {n}")
+        if "horizon_xy" not in z:
+            raise bad("horizon_xy", "missing")
+        horizon = numeric("horizon_xy", 3)
+        if horizon.shape[0] != n or horizon.shape[2] != 2:
+            raise bad("horizon_xy", f"expected shape ({n}, N+1, 2) for {n} steps, got {horizon.shape}")
+        path = None
+        path_keys = ("path_s", "path_x", "path_y", "path_psi", "path_kappa", "path_wl", "path_wr")
+        if any(k in z for k in path_keys):
+            absent = [k for k in path_keys if k not in z]
+            if absent:
+                raise bad(absent[0], "missing (the other path arrays are there)")
+            arrays = {k: numeric(k, 1) for k in path_keys}
+            m = arrays["path_s"].size
+            for k, a in arrays.items():
+                if a.size != m:
+                    raise bad(k, f"{a.size} waypoints, but path_s has {m}")
+            pm = meta.get("path")
+            if not isinstance(pm, dict) or not all(k in pm for k in ("closed", "length", "name")):
+                raise bad("meta.path", "expected the path's name, closed and length")
+            from mpc_tracking.paths.reference_path import ReferencePath
+
+            try:
+                path = ReferencePath.from_waypoints(
+                    arrays["path_s"], arrays["path_x"], arrays["path_y"], arrays["path_psi"], arrays["path_kappa"],
+                    width_left=np.where(np.isfinite(arrays["path_wl"]), arrays["path_wl"], 1e9),
+                    width_right=np.where(np.isfinite(arrays["path_wr"]), arrays["path_wr"], 1e9),
+                    closed=pm["closed"], length=pm["length"], name=pm["name"],
+                )
+            except (InputError, TypeError, ValueError) as exc:
+                raise bad("path", " ".join(str(exc).split())) from None
         vehicle = None
         if "vehicle" in meta:
             from mpc_tracking.models.spatial_bicycle import VehicleParams
 
-            vehicle = VehicleParams(**meta["vehicle"])
-        return cls(
-            series=series, horizon_xy=horizon, reason=meta["reason"], laps_completed=meta["laps_completed"],
-            lap_times=meta["lap_times"], info=meta["info"], path=path, vehicle=vehicle,
-            message=meta.get("message", ""),
-        )
+            if not isinstance(meta["vehicle"], dict):
+                raise bad("meta.vehicle", f"expected a mapping, got {type(meta['vehicle']).__name__}")
+            try:
+                vehicle = VehicleParams(**meta["vehicle"])
+            except (InputError, TypeError, ValueError) as exc:
+                raise bad("meta.vehicle", " ".join(str(exc).split())) from None
+        try:
+            return cls(
+                series=series, horizon_xy=horizon, reason=meta["reason"], laps_completed=meta["laps_completed"],
+                lap_times=meta["lap_times"], info=meta["info"], path=path, vehicle=vehicle,
+                message=meta.get("message", ""),
+            )
+        except InputError as exc:
+            raise bad("meta.reason", " ".join(str(exc).split())) from None
 
 
 def _as_outcome(reason: Any, result: SimulationResult) -> Outcome:

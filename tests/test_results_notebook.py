@@ -149,3 +149,20 @@ def test_realtime_overruns_and_body_overshoot_are_counted_and_reported():
     assert "2 of" in text and "50 ms period (worst 200.0 ms)" in text and "body never past it" in text
     table = _summary_table(res)
     assert "real-time overruns" in table and "2 (worst step 200.0 ms)" in table and "body past the edge" in table
+
+
+def test_plots_render_inline_as_png_and_still_unpack(tmp_path):
+    """Jupyter shows the last expression's _repr_png_: result.plot() displays without plt.show()."""
+    import mpc_tracking as mt
+    from mpc_tracking.viz.plotting import Plot
+
+    path = mt.load_path("oval", ds=1.0)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, v_max=8.0))
+    result = mt.simulate(path, mpc, mt.create_model("kinematic_bicycle"), t_max=1.0)
+    for kind in ("track", "timeseries", "path"):
+        shown = result.plot(kind)
+        assert isinstance(shown, Plot) and isinstance(shown, tuple) and len(shown) == 2
+        fig, ax = shown
+        assert fig is shown.fig and ax is shown.ax
+        png = shown._repr_png_()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000

@@ -19,6 +19,7 @@ import numpy as np
 __all__ = [
     "car_outline", "draw_car", "plot_path", "plot_obstacles", "plot_track", "plot_timeseries",
     "plot_path_profile", "plot_path_view", "scenario_obstacles", "run_setting", "new_figure", "STATUS_COLORS",
+    "Plot",
 ]
 
 #: colour of each MPC step status in the time-series plot
@@ -34,6 +35,37 @@ def new_figure(**fig_kw: Any):
     fig = Figure(**fig_kw)
     FigureCanvasAgg(fig)
     return fig
+
+
+class Plot(tuple):
+    """What the plot functions return: the tuple ``(fig, ax)``, which Jupyter shows as the figure.
+
+    Unpack it as usual (``fig, ax = plot_track(result)``); as the last expression of a notebook
+    cell it renders inline as a PNG (``_repr_png_``), whatever the matplotlib backend, since
+    the figures are not attached to pyplot.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, fig: Any, ax: Any) -> Plot:
+        return super().__new__(cls, (fig, ax))
+
+    @property
+    def fig(self) -> Any:
+        """The :class:`matplotlib.figure.Figure`."""
+        return self[0]
+
+    @property
+    def ax(self) -> Any:
+        """Its axes (one Axes, an array or a list, as the plot function documents)."""
+        return self[1]
+
+    def _repr_png_(self) -> bytes:
+        import io
+
+        buf = io.BytesIO()
+        self[0].savefig(buf, format="png", dpi=80, bbox_inches="tight")
+        return buf.getvalue()
 
 
 def _axes(ax, **fig_kw):
@@ -251,7 +283,7 @@ def plot_track(result, ax=None, *, instants: Sequence[int] | None = None, horizo
     ax.legend(loc="best", fontsize=8)
     ax.autoscale_view()
     ax.set_title(f"{result.path.name}: {result.reason}")
-    return fig, ax
+    return Plot(fig, ax)
 
 
 def plot_timeseries(result, axes=None, *, delta_max: float | None = None, **kwargs: Any):
@@ -310,7 +342,7 @@ def plot_timeseries(result, axes=None, *, delta_max: float | None = None, **kwar
     if len(result):
         a.legend(loc="upper right", fontsize=8, ncol=4)
     fig.suptitle(f"{result.path.name}: {result.reason}")
-    return fig, axes
+    return Plot(fig, axes)
 
 
 def _speed_limit(path, v_max: float, a_y_max: float) -> np.ndarray:
@@ -354,7 +386,7 @@ def plot_path_profile(path, axes=None, *, v_max: float | None = None, a_y_max: f
     axes[2].axhline(0, color="k", lw=0.5)
     axes[2].set_ylabel("width [m]")
     axes[2].set_xlabel("s [m]")
-    return fig, axes
+    return Plot(fig, axes)
 
 
 def plot_path_view(path, *, v_max: float | None = None, a_y_max: float | None = None,
@@ -372,4 +404,4 @@ def plot_path_view(path, *, v_max: float | None = None, a_y_max: float | None = 
     axes += [fig.add_subplot(gs[i, 1], sharex=axes[0]) for i in (1, 2)]
     plot_path_profile(path, axes=axes, v_max=v_max, a_y_max=a_y_max, v_profile=v_profile)
     fig.tight_layout()
-    return fig, [ax_map, *axes]
+    return Plot(fig, [ax_map, *axes])
