@@ -471,6 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()
+        print(error_line("error: no command given (see mpc-tracking --help)"), file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         with sigterm_as_exception():

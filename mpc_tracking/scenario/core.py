@@ -232,9 +232,12 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     doc = read_yaml(p, error=ScenarioError, what="scenario file")
     data = doc.data
     marks = compose_marks(doc.node)
-    if data is not None and not isinstance(data, dict):
+    if data is None:
+        raise ScenarioError(f"{p}: the scenario file is empty; expected sections such as path, plant, controller, "
+                            f"simulation (mpc-tracking check --keys lists them)")
+    if not isinstance(data, dict):
         raise ScenarioError(f"{p}:1: expected a mapping of sections (path, controller, ...), got {type(data).__name__}")
-    sc = _from_dict(data or {}, Location(str(p), marks))
+    sc = _from_dict(data, Location(str(p), marks))
     # files named relative to the scenario file are stored resolved, so to_dict() is self-contained
     if sc.path.source is not None:
         sc.path.source = resolve_file(sc, sc.path.source)

@@ -41,13 +41,16 @@ _EXPECT = {
 }
 
 
-def _f(default: Any, kind: str, doc: str = "", choices: tuple | None = None) -> Any:
-    """A schema field: default, expected kind, description (shown by ``--help``-like listings).
+def _f(default: Any, kind: str, doc: str = "", choices: tuple | None = None, *, gt: float | None = None,
+       ge: float | None = None, le: float | None = None) -> Any:
+    """A schema field: default, expected kind, description (shown by ``--help``-like listings) and,
+    for numbers, bounds (``gt``: greater than, ``ge``: at least, ``le``: at most) checked on load
+    so that the file and line are named (the objects built from the values check them again).
 
     Returns the :func:`dataclasses.field` (typed ``Any``, as it stands in for the field's value);
     a list or dict default is copied for every instance.
     """
-    meta = {"kind": kind, "doc": doc, "choices": choices}
+    meta = {"kind": kind, "doc": doc, "choices": choices, "bounds": (gt, ge, le)}
     if isinstance(default, (list, dict)):
         template: list | dict = default
 
@@ -66,7 +69,7 @@ class PathConfig:
     format: str = _f("auto", "str", "file format (auto = detected from the content)", PATH_FORMATS)
     corners: list | None = _f(None, "points?", "corner points [[x, y], ...] instead of a source [m]")
     closed: bool | None = _f(None, "bool?", "closed loop (corners: default true; files: the file's own)")
-    ds: float = _f(0.5, "float", "waypoint spacing [m]")
+    ds: float = _f(0.5, "float", "waypoint spacing [m]", gt=0)
     smoothing: float | None = _f(None, "float?", "RMS deviation the smoothing spline may take [m]")
     width_left: float | None = _f(None, "float?", "override left corridor width [m]")
     width_right: float | None = _f(None, "float?", "override right corridor width [m]")
@@ -91,7 +94,7 @@ class ObstacleConfig:
 
     type: str = _f("circle", "str", "obstacle shape", ("circle", "polygon"))
     center: list | None = _f(None, "point?", "circle centre [x, y] [m]")
-    radius: float | None = _f(None, "float?", "circle radius [m]")
+    radius: float | None = _f(None, "float?", "circle radius [m]", gt=0)
     points: list | None = _f(None, "points?", "polygon vertices [[x, y], ...] [m]")
     velocity: list | None = _f(None, "point?", "constant velocity [vx, vy] [m/s]")
     name: str | None = _f(None, "str?", "label")
@@ -103,8 +106,8 @@ class GridConfig:
 
     image: str | None = _f(None, "str?", "PNG file (relative to the scenario file)")
     origin: list = _f([0.0, 0.0], "point?", "world position of the lower-left pixel corner [x, y] [m]")
-    resolution: float = _f(0.05, "float", "cell size [m]")
-    threshold: float = _f(0.5, "float", "grey level above which a pixel is free (0..1)")
+    resolution: float = _f(0.05, "float", "cell size [m]", gt=0)
+    threshold: float = _f(0.5, "float", "grey level above which a pixel is free (0..1)", ge=0, le=1)
     outside_free: bool = _f(False, "bool", "treat space outside the image as free")
 
 
@@ -207,7 +210,7 @@ class SimulationConfig:
 
     control_period: float | None = _f(None, "float?", "time between solves [s] (default controller.control_period)")
     sim_dt: float | None = _f(None, "float?", "plant step [s]")
-    laps: int = _f(1, "int", "laps on a closed path")
+    laps: int = _f(1, "int", "laps on a closed path", ge=1)
     t_max: float | None = _f(None, "float?", "time limit [s]")
     s0: float = _f(0.0, "float", "initial arc length [m]")
     e_y0: float = _f(0.0, "float", "initial lateral offset [m]")
@@ -221,9 +224,9 @@ class AnimationConfig:
     """Animation written after a run (null file: none)."""
 
     file: str | None = _f(None, "str?", "file name in the output folder (.gif or .mp4)")
-    fps: int = _f(20, "int", "frames per second of the video")
-    speed: float = _f(1.0, "float", "playback speed (2 = twice real time)")
-    every: int | None = _f(None, "int?", "use every n-th control step (default from fps and speed)")
+    fps: int = _f(20, "int", "frames per second of the video", ge=1)
+    speed: float = _f(1.0, "float", "playback speed (2 = twice real time)", gt=0)
+    every: int | None = _f(None, "int?", "use every n-th control step (default from fps and speed)", ge=1)
 
 
 @dataclass
@@ -342,7 +345,8 @@ def _number(v: Any) -> float | None:
     return None
 
 
-def _check_value(kind: str, v: Any, key: str, loc: Location, choices: tuple | None) -> Any:
+def _check_value(kind: str, v: Any, key: str, loc: Location, choices: tuple | None,
+                 bounds: tuple | None = None) -> Any:
     def bad() -> ScenarioError:
         if isinstance(v, float) and math.isnan(v):
             return _fail(loc, key, f"expected {_EXPECT[kind]}, got NaN (not a number)")
@@ -399,6 +403,15 @@ def _check_value(kind: str, v: Any, key: str, loc: Location, choices: tuple | No
         out = list(v)
     else:  # pragma: no cover - schema bug
         raise ScenarioError(f"schema: unknown kind {kind!r} for {key}")
+    if bounds is not None and isinstance(out, (int, float)):
+        gt, ge, le = bounds
+        if (gt is not None and not out > gt) or (ge is not None and not out >= ge) or (
+                le is not None and not out <= le):
+            want = " and ".join(t for t in (f"> {gt:g}" if gt is not None else "",
+                                            f">= {ge:g}" if ge is not None else "",
+                                            f"<= {le:g}" if le is not None else "") if t)
+            noun = "an integer" if base == "int" else "a number"
+            raise _fail(loc, key, f"expected {noun} {want}, got {v!r}")
     if choices is not None:
         for item in out if isinstance(out, list) else [out]:
             if item not in choices:
@@ -452,7 +465,7 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "") -> Any:
                 raise _fail(loc, dotted, f"expected {_EXPECT[kind]}, got {value!r}")
             kw[key] = [validate(ObstacleConfig, item, loc, f"{dotted}.{i}.") for i, item in enumerate(value)]
         else:
-            kw[key] = _check_value(kind, value, dotted, loc, f.metadata.get("choices"))
+            kw[key] = _check_value(kind, value, dotted, loc, f.metadata.get("choices"), f.metadata.get("bounds"))
     return cls(**kw)
 
 
