@@ -3,6 +3,7 @@
 - :func:`atomic_path` / :func:`atomic_open`: write under a temporary name beside the target and
   rename it over the target when complete, so a crash never leaves a half-written file under
   the final name (the temporary file is removed on failure).
+- :func:`named_oserror`: an OSError without a file name (disk full) names the file being written.
 - :func:`json_safe`: plain JSON types from numpy scalars/arrays, tuples and non-string keys, with
   a choice of what NaN and infinity become.
 - :func:`write_json`: both together.
@@ -47,7 +48,7 @@ from mpc_tracking.errors import InputError
 __all__ = [
     "atomic_path", "atomic_open", "json_safe", "write_json", "NONFINITE", "read_yaml", "load_yaml", "parse_yaml",
     "YamlDocument", "MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_ALIAS_NODES", "check_file_size", "read_npz",
-    "MAX_NPZ_BYTES", "MAX_NPZ_ARRAY_BYTES",
+    "MAX_NPZ_BYTES", "MAX_NPZ_ARRAY_BYTES", "named_oserror",
 ]
 
 #: what :func:`json_safe` does with NaN and +-inf
@@ -78,11 +79,35 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     target = Path(target)
     tmp = _temp_name(target)
     try:
-        yield tmp
-        os.replace(tmp, target)
+        with named_oserror(target):
+            yield tmp
+            os.replace(tmp, target)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        with contextlib.suppress(OSError):
+            if tmp.exists():
+                tmp.unlink()
+
+
+@contextlib.contextmanager
+def named_oserror(path: str | Path) -> Iterator[None]:
+    """Within the block, an :class:`OSError` that names no file (a full disk while writing, an I/O
+    error) is raised again naming ``path``, so that the message says which file failed.
+
+    Examples
+    --------
+    >>> try:
+    ...     with named_oserror("out/result.npz"):
+    ...         raise OSError(28, "No space left on device")
+    ... except OSError as exc:
+    ...     print(exc)
+    [Errno 28] No space left on device: 'out/result.npz'
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from exc
 
 
 @contextlib.contextmanager

@@ -585,15 +585,16 @@ def test_every_kind_of_failure_is_one_line(exc, code, text, monkeypatch, capsys,
     assert text in assert_one_line(capsys.readouterr().err, ".")
 
 
-def test_solver_and_simulation_errors_exit_1(monkeypatch, capsys):
-    from mpc_tracking.errors import ClusterError, SimulationError, SolverError
+def test_solver_and_simulation_errors_exit_1_cluster_errors_2(monkeypatch, capsys):
+    from mpc_tracking.errors import ClusterError, IdentificationError, SimulationError, SolverError
 
-    for exc in (SolverError("OSQP setup failed"), SimulationError("cannot go on"), ClusterError("no scheduler")):
+    for exc, code in ((SolverError("OSQP setup failed"), 1), (SimulationError("cannot go on"), 1),
+                      (IdentificationError("never reached 10 m/s"), 1), (ClusterError("no scheduler at x"), 2)):
         def fail(args, exc=exc):
             raise exc
 
         monkeypatch.setattr(CLI_MAIN, "_cmd_check", fail)
-        assert run_main(["check", QUICK]) == 1
+        assert run_main(["check", QUICK]) == code
         assert_one_line(capsys.readouterr().err, f"error: {exc}")
 
 

@@ -7,12 +7,12 @@ code  meaning
 ====  ==========================================================================================
 0     success (``run``/``demo`` without ``--strict``: also a run whose body left the corridor or
       that overran the control period; the summary says so)
-1     the run failed: it did not reach its goal (files are still written), a solver, simulation,
-      cluster or identification error, a disk error while writing (names the path), out of
-      memory, ``--strict`` and the body left the corridor or the controller overran its period,
+1     the run failed: it did not reach its goal (files are still written), a solver, simulation
+      or identification error, a disk error while writing (names the path), out of memory, ``--strict`` and the body left the corridor or the controller overran its period,
       or an internal error (a bug: one line, the traceback goes to a log file)
 2     bad input: a usage error, a bad flag value, a scenario/path/result/grid file that is
-      missing, unreadable, too large or invalid (one line naming the file, key and value)
+      missing, unreadable, too large or invalid (one line naming the file, key and value), a
+      Dask scheduler address that cannot be reached
 130   interrupted by Ctrl-C (SIGINT); 143 for SIGTERM. What was already written is kept.
 ====  ==========================================================================================
 
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mpc_tracking.errors import InputError, MPCTrackingError
+from mpc_tracking.errors import ClusterError, InputError, MPCTrackingError
 
 __all__ = [
     "EXIT_OK", "EXIT_FAILED", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "ERROR_LOG_NAME",
@@ -82,9 +82,9 @@ def classify(exc: BaseException) -> tuple[int, str]:
         return EXIT_TERMINATED, "terminated (SIGTERM); files already written are kept"
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted (Ctrl-C); files already written are kept"
-    if isinstance(exc, InputError):
+    if isinstance(exc, (InputError, ClusterError)):  # ClusterError: the --dask address given cannot be reached
         return EXIT_BAD_INPUT, f"error: {_one_line(exc)}"
-    if isinstance(exc, MPCTrackingError):  # solver, simulation, cluster, identification
+    if isinstance(exc, MPCTrackingError):  # solver, simulation, identification
         return EXIT_FAILED, f"error: {_one_line(exc)}"
     if isinstance(exc, OSError):
         if exc.errno in _INPUT_ERRNOS:

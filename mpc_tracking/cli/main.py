@@ -46,13 +46,14 @@ EXIT_POLICY = """\
 exit codes:
   0    success; a run/demo whose car body left the corridor or whose controller overran its
        control period still exits 0 (its summary says so) unless --strict is given
-  1    the run failed: it did not reach its goal (partial files are written), a solver,
-       simulation or cluster error, a disk error (the message names the path), out of memory,
+  1    the run failed: it did not reach its goal (partial files are written), a solver or
+       simulation error, a disk error (the message names the path), out of memory,
        --strict with the body past the track edge, corridor slack used or real-time overruns,
        or an internal error (one line; the traceback goes to mpc-tracking-error.log in the
        output folder, else in the temporary folder; --debug prints it)
   2    bad input: usage, a flag value, a missing/unreadable/invalid/too large file or key
-       (one line on stderr naming the file, key, value and what is allowed)
+       (one line on stderr naming the file, key, value and what is allowed), an unreachable
+       Dask scheduler
   130  interrupted (Ctrl-C); 143 terminated (SIGTERM); files already written are kept
 every failure prints exactly one line on stderr starting with "mpc-tracking"."""
 
@@ -170,17 +171,19 @@ def _strict_outcome(args: argparse.Namespace, result, code: int) -> int:
     return code
 
 
-def _finish(args: argparse.Namespace, result, out: Path, sc) -> int:
+def _finish(args: argparse.Namespace, result, staging, sc) -> int:
+    """Write the run's files through ``staging`` (:func:`~mpc_tracking.cli.outputs.staged_folder`),
+    move them into place, print what was written; returns the exit code of the outcome."""
     from mpc_tracking.cli.outputs import write_run_files
     from mpc_tracking.viz.animation import animate
 
+    out = staging.target
     _say(args, _summary_table(result))
-    files = write_run_files(result, out, plots=sc.outputs.plots, scenario=sc.to_dict(),
-                            log=lambda f: _say(args, f"wrote {f}"))
+    write_run_files(result, staging.folder, plots=sc.outputs.plots, scenario=sc.to_dict())
     an = sc.outputs.animation
     if an.file and len(result):
-        f = animate(result, out / an.file, fps=an.fps, speed=an.speed, every=an.every)
-        files.append(f)
+        animate(result, staging.folder / an.file, fps=an.fps, speed=an.speed, every=an.every)
+    for f in staging.commit():
         _say(args, f"wrote {f}")
     if result.reason == "time_limit" and sc.simulation.t_max is not None:
         _say(args, f"stopped at the requested simulation.t_max = {sc.simulation.t_max:g} s")
@@ -212,14 +215,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from mpc_tracking.cli.outputs import prepare_folder
+    from mpc_tracking.cli.outputs import prepare_folder, staged_folder
 
     sc = _load_with_overrides(args)
     out = prepare_folder(args.out or sc.outputs.folder)
     if args.no_plots:
         sc = sc.with_overrides({"outputs.plots": []})
-    result = _simulate(args, sc)
-    return _finish(args, result, out, sc)
+    with staged_folder(out, what=f"run of {args.scenario}") as staging:
+        result = _simulate(args, sc)
+        return _finish(args, result, staging, sc)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

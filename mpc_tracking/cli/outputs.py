@@ -2,12 +2,18 @@
 
 Every file is written under a temporary name in the target folder and renamed when complete,
 so a crash never leaves a half-written file under the final name (:mod:`mpc_tracking.fileio`;
-``atomic_path``, ``json_safe`` and ``write_json`` are re-exported here).
+``atomic_path``, ``json_safe`` and ``write_json`` are re-exported here). A whole run is written
+through :func:`staged_folder`: into a hidden folder beside the output folder, moved into place
+at the end; a run stopped midway (Ctrl-C, SIGTERM, a disk error) leaves an ``INCOMPLETE`` file
+in the output folder saying so instead of a mix of old and new files.
 """
 from __future__ import annotations
 
+import contextlib
+import datetime
 import os
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +23,11 @@ from mpc_tracking.fileio import atomic_path, json_safe, write_json
 
 __all__ = [
     "prepare_folder", "atomic_path", "write_csv", "write_json", "save_figure", "write_run_files",
-    "json_safe", "PLOT_FILES",
+    "json_safe", "PLOT_FILES", "staged_folder", "Staging", "INCOMPLETE_NAME",
 ]
+
+#: file written into an output folder whose run was stopped before its files were complete
+INCOMPLETE_NAME = "INCOMPLETE"
 
 #: file name of each plot kind
 PLOT_FILES = {"track": "track.png", "timeseries": "timeseries.png", "path": "path.png"}
@@ -129,3 +138,71 @@ def write_run_files(result, folder: str | Path, *, plots: Sequence[str] = ("trac
     for f in write_plots(result, folder, plots):
         done(f)
     return files
+
+
+class Staging:
+    """A hidden folder beside ``target`` that a run writes into; :meth:`commit` moves its files into ``target``.
+
+    Attributes
+    ----------
+    folder : Path
+        Where to write (``.<target name>.partial-<pid>`` beside ``target``).
+    target : Path
+        The output folder.
+    """
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.folder = target.parent / f".{target.name}.partial-{os.getpid()}"
+        self.committed = False
+
+    def commit(self) -> list[Path]:
+        """Move every staged file into :attr:`target` (replacing files of the same name; others are
+        left alone), remove the staging folder and a stale ``INCOMPLETE``; returns the final files."""
+        from mpc_tracking.fileio import named_oserror
+
+        moved = []
+        for f in sorted(p for p in self.folder.rglob("*") if p.is_file()):
+            dest = self.target / f.relative_to(self.folder)
+            with named_oserror(dest):
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(f, dest)
+            moved.append(dest)
+        shutil.rmtree(self.folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            (self.target / INCOMPLETE_NAME).unlink(missing_ok=True)
+        self.committed = True
+        return moved
+
+    def final(self, path: Path) -> Path:
+        """Where a staged file ends up after :meth:`commit`."""
+        return self.target / Path(path).relative_to(self.folder)
+
+
+@contextlib.contextmanager
+def staged_folder(target: str | Path, what: str = "run") -> Iterator[Staging]:
+    """Write into a hidden folder beside ``target`` and move the files into ``target`` on :meth:`Staging.commit`.
+
+    When the block raises before the commit (Ctrl-C, SIGTERM, a disk error, a failure), the
+    staged files are removed and ``target/INCOMPLETE`` says what stopped the ``what``; bad input
+    (:class:`~mpc_tracking.errors.InputError`) only removes the staged files. ``target`` must exist
+    (:func:`prepare_folder`).
+    """
+    staging = Staging(Path(target))
+    shutil.rmtree(staging.folder, ignore_errors=True)
+    prepare_folder(staging.folder)
+    try:
+        yield staging
+    except BaseException as exc:
+        shutil.rmtree(staging.folder, ignore_errors=True)
+        if not staging.committed and not isinstance(exc, InputError):
+            why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+            text = (f"{datetime.datetime.now().isoformat(timespec='seconds')}: the {what} writing into this folder "
+                    f"stopped before its files were complete ({' '.join(why.split())}); files here are from an "
+                    f"earlier run, if any\n")
+            with contextlib.suppress(OSError):
+                (staging.target / INCOMPLETE_NAME).write_text(text, encoding="utf-8")
+        raise
+    finally:
+        if staging.committed or staging.folder.exists():
+            shutil.rmtree(staging.folder, ignore_errors=True)
