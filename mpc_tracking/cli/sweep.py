@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mpc_tracking.cli.failures import EXIT_TERMINATED
 from mpc_tracking.cli.options import int_range, number
 from mpc_tracking.errors import InputError
 from mpc_tracking.tuning.sweep import DEFAULT_MAX_RUNS, SweepResult
@@ -145,10 +146,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         result = sweep(scenario, grid, executor=args.executor, dask=args.dask, workers=args.workers,
                        repeats=args.repeats, out=args.out, resume=args.resume, max_runs=args.max_runs, yes=args.yes,
                        progress=False if args.no_progress else None, connect_timeout=args.connect_timeout)
-    except KeyboardInterrupt:
-        _echo(f"mpc-tracking sweep: interrupted; finished runs are kept in {args.out} (rerun with --resume)",
-              sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (Terminated) through mpc_tracking.cli.main
+        from mpc_tracking.cli.failures import classify
+        from mpc_tracking.tuning.io import JSON_NAME, read_rows
+
+        code, _ = classify(exc)
+        word = "terminated (SIGTERM)" if code == EXIT_TERMINATED else "interrupted (Ctrl-C)"
+        done = len(read_rows(args.out)) if Path(args.out).is_dir() else 0
+        _echo(f"mpc-tracking sweep: {word}; workers stopped; {done} finished runs kept in "
+              f"{Path(args.out) / JSON_NAME} and sweep.csv (rerun with --resume to go on)", sys.stderr)
+        return code
     _echo(format_table(result))
     rec = result.recommend(param=args.param, within=args.within / 100.0)
     _echo(rec.summary() if rec is not None else "no recommendation: no run succeeded")

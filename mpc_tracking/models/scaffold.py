@@ -12,8 +12,11 @@ Also :func:`describe_models` (the ``mpc-tracking models`` listing).
 """
 from __future__ import annotations
 
+import contextlib
 import keyword
+import os
 import re
+import shutil
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -51,7 +54,8 @@ def new_model(name: str, directory: str | Path, *, overwrite: bool = False) -> l
     Returns
     -------
     list of Path
-        The files written.
+        The files written: all of them or, when writing fails (the error names the file), none
+        (a folder written with ``overwrite`` keeps its earlier files).
     """
     if not isinstance(name, str) or not _NAME_RE.match(name) or keyword.iskeyword(name):
         raise InputError(
@@ -72,13 +76,70 @@ def new_model(name: str, directory: str | Path, *, overwrite: bool = False) -> l
         "dist_name": f"mpc-tracking-{name.replace('_', '-')}",
         "class_name": "".join(part.capitalize() for part in name.split("_")) + "Model",
     }
-    written = []
-    for tmpl, target in _FILES.items():
-        path = out / target.format(**fields)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_template(tmpl).substitute(fields), encoding="utf-8")
-        written.append(path)
-    return written
+    texts = {target.format(**fields): _template(tmpl).substitute(fields) for tmpl, target in _FILES.items()}
+    return _write_all_or_nothing(out, texts)
+
+
+def _write_all_or_nothing(out: Path, texts: dict[str, str]) -> list[Path]:
+    """Write ``texts`` (relative name -> text) into ``out``: all files or none.
+
+    The files are written into a hidden folder beside ``out`` first; a new or empty ``out`` is
+    then replaced by that folder in one rename, a non-empty one (``overwrite``) file by file with
+    the replaced files kept aside until every file is in place (and put back on a failure). A
+    disk error names the file.
+    """
+    from mpc_tracking.fileio import named_oserror
+
+    with named_oserror(out.parent):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    staging = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for rel, text in texts.items():
+            path = staging / rel
+            with named_oserror(out / rel):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+        if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+            with named_oserror(out):
+                if out.exists():
+                    out.rmdir()
+                os.replace(staging, out)
+        else:
+            _replace_files(staging, out, list(texts))
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [out / rel for rel in texts]
+
+
+def _replace_files(staging: Path, out: Path, names: list[str]) -> None:
+    """Move ``names`` from ``staging`` into the non-empty ``out``; on a failure undo the moves."""
+    from mpc_tracking.fileio import named_oserror
+
+    done: list[tuple[Path, Path | None]] = []
+    try:
+        for rel in names:
+            dest = out / rel
+            with named_oserror(dest):
+                backup = None
+                if dest.exists():
+                    backup = dest.with_name(f".{dest.name}.replaced-{os.getpid()}")
+                    os.replace(dest, backup)
+                done.append((dest, backup))
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staging / rel, dest)
+    except BaseException:
+        for dest, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.replace(backup, dest)
+                elif dest.exists():
+                    dest.unlink()
+        raise
+    for _, backup in done:
+        if backup is not None:
+            with contextlib.suppress(OSError):
+                backup.unlink()
 
 
 def describe_models() -> str:

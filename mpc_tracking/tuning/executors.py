@@ -151,19 +151,47 @@ def _iter_futures(pool: Executor, work: Work, common: Any, tasks: list[dict], fa
             fut.cancel()
 
 
+def _ignore_sigint() -> None:
+    """Worker initializer: Ctrl-C reaches the whole process group; only the parent handles it (it
+    stops the workers), so the workers print no KeyboardInterrupt tracebacks of their own."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool now: cancel what has not started and terminate the workers' runs in flight."""
+    stop = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if stop is not None:
+        stop()
+        return
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+    if procs:
+        logger.info("stopped %d worker processes", len(procs))
+
+
 def _iter_processes(work: Work, common: Any, tasks: list[dict], fail: Fail, workers: int | None,
                     mp_context: str) -> Iterator[dict]:
     import multiprocessing
 
     n = min(workers or default_workers(), max(1, len(tasks)))
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(mp_context))
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(mp_context),
+                               initializer=_ignore_sigint)
     finished = False
     try:
         yield from _iter_futures(pool, work, common, tasks, fail)
         finished = True
     finally:
-        # on an interrupt, do not wait for the runs still in flight
-        pool.shutdown(wait=finished, cancel_futures=True)
+        if finished:
+            pool.shutdown(wait=True)
+        else:  # interrupted (Ctrl-C, SIGTERM) or abandoned: do not wait for the runs in flight
+            _terminate_workers(pool)
 
 
 def dask_client(dask: Any, *, workers: int | None = None, connect_timeout: float = 10.0):
