@@ -149,12 +149,14 @@ def strict_problems(result) -> list[str]:
     body = m.get("max_body_overshoot", math.nan)
     if body == body and body > BODY_TOLERANCE:
         out.append(f"the body went {body:.3f} m past the track edge")
-    if m.get("corridor_violation_steps", 0):
-        out.append(f"{m['corridor_violation_steps']} steps used corridor slack")
-    if m.get("realtime_overruns", 0):
+    n = m.get("corridor_violation_steps", 0)
+    if n:
+        out.append(f"{n} step{'s' if n != 1 else ''} used corridor slack")
+    n = m.get("realtime_overruns", 0)
+    if n:
         period = m.get("control_period", math.nan)
         of = f" over the {period * 1e3:.0f} ms control period" if period == period else ""
-        out.append(f"{m['realtime_overruns']} real-time overruns{of} (worst step {m['worst_step_time'] * 1e3:.1f} ms)")
+        out.append(f"{n} real-time overrun{'s' if n != 1 else ''}{of} (worst step {m['worst_step_time'] * 1e3:.1f} ms)")
     return out
 
 
@@ -467,8 +469,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     See :data:`EXIT_POLICY`: 0 success, 1 the run failed, 2 bad input, 130 Ctrl-C (143 SIGTERM).
     Every error ends here as one line on stderr; none escapes as a traceback (``--debug`` prints it).
     """
-    parser = build_parser()
-    args = parser.parse_args(None if argv is None else list(argv))  # usage errors: one line, SystemExit(2)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(None if argv is None else list(argv))  # usage errors: one line, SystemExit(2)
+    except KeyboardInterrupt as exc:  # Ctrl-C while the command starts (imports)
+        code, text = classify(exc)
+        print(error_line(text), file=sys.stderr)
+        return code
     debug = getattr(args, "debug", False)
     level = (logging.DEBUG if debug else logging.INFO if args.verbose
              else logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
