@@ -132,7 +132,9 @@ class SimulationResult:
         ey = s["e_y"] if n else np.zeros(1)
         st = s["solve_time"] if n else np.zeros(1)
         step = s["step_time"] if n else np.zeros(1)
-        bad = int(np.sum(s["status"] >= Status.FALLBACK.code)) if n else 0
+        failed = (Status.FALLBACK.code, Status.SAFE_STOP.code)
+        bad = int(np.sum(np.isin(s["status"], failed))) if n else 0
+        rejoin = int(np.sum(s["status"] == Status.REJOIN.code)) if n else 0
         return {
             "reason": self.reason.value,
             "message": self.message,
@@ -147,6 +149,7 @@ class SimulationResult:
             "max_abs_delta": float(np.max(np.abs(s["delta_cmd"]))) if n else 0.0,
             "mean_speed": float(np.mean(s["v"])) if n else 0.0,
             "infeasible_steps": bad,
+            "rejoin_steps": rejoin,
             "corridor_violation_steps": int(np.sum(np.nan_to_num(s["corridor_violation"]) > 1e-3)) if n else 0,
             "max_body_overshoot": self._max_body_overshoot(),
             "solve_time_median": float(np.median(st)),
@@ -193,6 +196,9 @@ class SimulationResult:
             f"(whole step median {m['step_time_median'] * 1e3:.3f} ms)",
             f"infeasible steps   {m['infeasible_steps']} of {m['steps']}",
         ]
+        if m["rejoin_steps"]:
+            lines.append(f"rejoin steps       {m['rejoin_steps']} (outside the spatial model's domain, steered "
+                         "back by pure pursuit)")
         if np.isfinite(m["control_period"]):
             lines.append(f"real time          {m['realtime_overruns']} of {m['steps']} steps over the "
                          f"{m['control_period'] * 1e3:.0f} ms period (worst {m['worst_step_time'] * 1e3:.1f} ms)")

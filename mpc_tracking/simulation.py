@@ -418,10 +418,11 @@ class _Loop:
         wl, wr = self._widths
         return bool(proj.e_y > wl + self.tolerance or proj.e_y < -wr - self.tolerance)
 
-    def _measure(self) -> dict[str, float] | None:
-        """Body-frame velocities of the reference point and the yaw rate, when the model needs them."""
+    def _measure(self) -> dict[str, float]:
+        """The car's speed (the safe stop brakes from it) and, when the model needs them, the body-frame
+        velocities of the reference point and the yaw rate."""
         if not self.controller.model.MEASURES:
-            return None
+            return {"speed": self.plant.speed}
         yaw = self.plant.pose.yaw
         vel = self.plant.velocity
         c, s = np.cos(yaw), np.sin(yaw)

@@ -77,9 +77,9 @@ def test_open_path_shorter_than_horizon_finishes_gracefully():
     assert abs(res.e_y[-1]) < 0.05
 
 
-def test_state_outside_domain_is_reported():
+def test_state_outside_domain_is_reported_without_rejoin():
     path = circle_path(R=5.0, width=20.0)
-    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10))
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, rejoin=False))
     with pytest.raises(InputError, match="horizon index 0"):
         mpc.solve((1.0, 5.5, 0.0))
     with pytest.raises(InputError, match="e_psi"):

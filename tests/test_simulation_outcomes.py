@@ -75,5 +75,6 @@ def test_corridor_tolerance_lets_a_car_rejoin_from_just_outside():
 
 
 def test_status_codes_are_the_status_enum():
-    assert [mt.Status.from_code(c) for c in range(4)] == list(mt.Status)
-    assert mt.results.STATUS_CODES == {"solved": 0, "solved_inaccurate": 1, "fallback": 2, "safe_stop": 3}
+    assert [mt.Status.from_code(c) for c in range(5)] == list(mt.Status)
+    assert mt.results.STATUS_CODES == {"solved": 0, "solved_inaccurate": 1, "fallback": 2, "safe_stop": 3,
+                                       "rejoin": 4}

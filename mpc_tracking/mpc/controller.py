@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import osqp
+from scipy import sparse
 
 from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError, SolverError
@@ -29,6 +30,7 @@ from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
+from mpc_tracking.mpc.rejoin import back_in_domain, outside_domain, pure_pursuit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.paths.interpolation import LinearTable
@@ -192,6 +194,8 @@ class SpatialMPC:
         self._cmd_prev: np.ndarray | None = None  # last command (v [m/s], delta [rad]) sent to the plant
         self._v_now: float | None = None  # measured speed of this step (models with the speed as a state)
         self._fail_count = 0
+        self._rejoining = False  # outside the model's domain: steering back geometrically (mpc.rejoin)
+        self._v_measured: float | None = None  # the car's speed, when the caller measured it
         self.n_steps = 0
         if self.disturbance is not None:
             self.disturbance.reset()
@@ -376,6 +380,9 @@ class SpatialMPC:
         MPCSolution
         """
         t_start = time.perf_counter()
+        self._v_measured = float(measured["speed"]) if measured and "speed" in measured else None
+        if self.settings.rejoin and self._needs_rejoin(state):
+            return self._rejoin(state, t_start)
         x0, x_op, u_op, u_ref, q, s_grid, lim, s0, x_ref = self._prepare(state, measured)
         if self.disturbance is not None:
             self.disturbance.observe(*self._measured, self._u_prev)
@@ -431,6 +438,46 @@ class SpatialMPC:
         sol.step_time = time.perf_counter() - t_start
         return sol
 
+    def _needs_rejoin(self, state: Any) -> bool:
+        """Enter/leave the geometric rejoin mode (with hysteresis, see :mod:`mpc_tracking.mpc.rejoin`)."""
+        s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
+        if not (np.isfinite(s0) and np.isfinite(e_y) and np.isfinite(e_psi)):
+            return False  # _prepare reports it
+        kappa = self._kappa_at(float(s0))
+        if self._rejoining:
+            r_min = self.vehicle.wheelbase / np.tan(self.settings.delta_max)
+            self._rejoining = not back_in_domain(float(e_y), float(e_psi), kappa, e_y_max=r_min)
+            if not self._rejoining:
+                logger.info("MPC step %d: back in the spatial model's domain (e_y = %.2f m, e_psi = %.2f rad); "
+                            "the MPC takes over", self.n_steps, e_y, e_psi)
+        elif outside_domain(float(e_y), float(e_psi), kappa):
+            self._rejoining = True
+            logger.warning("MPC step %d: outside the spatial model's domain (e_y = %.2f m, e_psi = %.2f rad, "
+                           "e_y kappa = %.2f); steering back to the path by pure pursuit", self.n_steps, e_y, e_psi,
+                           e_y * kappa)
+        return self._rejoining
+
+    def _rejoin(self, state: Any, t_start: float) -> MPCSolution:
+        """One step of the geometric approach; the MPC's memory is cleared for its restart."""
+        s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
+        st, m = self.settings, self.model
+        d_prev = None if self._cmd_prev is None else float(self._cmd_prev[1])
+        v, delta = pure_pursuit(self.path, self.vehicle, st, s0=float(s0), e_y=float(e_y), e_psi=float(e_psi),
+                                delta_prev=d_prev)
+        self.n_steps += 1
+        self._prev, self._fail_count = None, 0
+        s_grid = self._grid(float(s0))
+        u_pred = np.tile(m.stop_input(v, delta, st), (self.N, 1))
+        self._u_prev = u_pred[0].copy()
+        self._cmd_prev = np.array([v, delta])
+        q = self._sampler.sample(s_grid)
+        return MPCSolution(
+            v=v, delta=delta, status=Status.REJOIN, solver_status="rejoin (pure pursuit)", success=False,
+            iterations=0, solve_time=0.0, step_time=time.perf_counter() - t_start, s=s_grid,
+            x=np.full((self.N + 1, self.nx), np.nan), u=u_pred, xy=np.column_stack([q.x, q.y]),
+            corridor_violation=float("nan"), fallback_steps=0,
+        )
+
     def _unpack(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
         return z[: lay.nX].reshape(self.N + 1, self.nx), z[lay.nX : lay.nX + lay.nU].reshape(self.N, self.nu)
@@ -451,22 +498,47 @@ class SpatialMPC:
         if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
             return None, "non-finite QP data", 0, 0.0
-        self.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data)
-        if self.settings.warm_start == "shift" and self._prev is not None:
-            z = np.zeros(self.layout.n)
-            z[: self.layout.nX] = x_op.reshape(-1)
-            z[self.layout.nX : self.layout.nX + self.layout.nU] = u_op.reshape(-1)
-            self.solver.warm_start(x=z)
-        res = self.solver.solve(raise_error=False)
-        info = res.info
-        status = info.status_val
-        x = res.x
+        t0 = time.perf_counter()
+        try:
+            self.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data)
+            if self.settings.warm_start == "shift" and self._prev is not None:
+                z = np.zeros(self.layout.n)
+                z[: self.layout.nX] = x_op.reshape(-1)
+                z[self.layout.nX : self.layout.nX + self.layout.nU] = u_op.reshape(-1)
+                self.solver.warm_start(x=z)
+            res = self.solver.solve(raise_error=False)
+            info = res.info
+            status, x, iters, stime = info.status_val, res.x, int(info.iter), float(info.run_time)
+        except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
+            logger.warning("MPC step %d: the solver raised %s: %s", self.n_steps, type(exc).__name__, exc)
+            return None, f"solver exception ({type(exc).__name__})", 0, time.perf_counter() - t0
         ok = status in _OK and x is not None and np.isfinite(x).all()
-        stime = float(info.run_time)
         if not ok:
             logger.warning("MPC step %d: OSQP status %s", self.n_steps, info.status)
-            return None, info.status, int(info.iter), stime
-        return x, status, int(info.iter), stime
+            return None, info.status, iters, stime
+        worst = self._constraint_violation(d, x)
+        if worst is not None:
+            logger.warning("MPC step %d: OSQP reported %s but the solution violates row %d by %.3g; not applied",
+                           self.n_steps, info.status, *worst)
+            return None, "solution violates the constraints", iters, stime
+        return x, status, iters, stime
+
+    def _constraint_violation(self, d: QPData, z: np.ndarray) -> tuple[int, float] | None:
+        """``(row, amount)`` of the worst violated constraint ``l <= A z <= u`` beyond tolerance, else None.
+
+        The rows are the dynamics (equalities), input bounds and rates, corridor rows with their
+        slacks. The tolerance is 100x OSQP's own (absolute and relative), so an accurate or
+        "inaccurate" solution passes and a corrupted one (garbage "solved") does not.
+        """
+        lay = self.layout
+        A = sparse.csc_matrix((d.A_data, lay.A_indices, lay.A_indptr), shape=(lay.m, lay.n))
+        Az = A @ z
+        st = self.settings
+        scale = max(float(np.max(np.abs(Az))), float(np.max(np.abs(z))), 1.0)
+        tol = 100.0 * (st.eps_abs + st.eps_rel * scale)
+        excess = np.maximum(d.l - Az, Az - d.u)
+        i = int(np.argmax(excess))
+        return (i, float(excess[i])) if excess[i] > tol else None
 
     def _fallback(self, solver_status: Any, iters: int, solve_time: float, t_start: float, s0: float) -> MPCSolution:
         """Reuse the previous plan (shifted) for at most K steps, then brake to a safe stop."""
@@ -483,6 +555,8 @@ class SpatialMPC:
         else:
             status = Status.SAFE_STOP
             v_last, d_last = self._cmd_prev if self._cmd_prev is not None else (0.0, 0.0)
+            if self._v_measured is not None:  # brake from the speed the car has, from the first step on
+                v_last = self._v_measured
             v = max(0.0, float(v_last) - st.brake_decel * st.control_period)
             delta = float(d_last)
             s_grid = self._grid(s0)

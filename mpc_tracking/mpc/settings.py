@@ -98,7 +98,16 @@ class MPCSettings:
     max_fallback_steps : int
         Steps the previous plan may be used after a solver failure before a safe stop.
     brake_decel : float
-        Deceleration of the safe stop [m/s^2], > 0.
+        Deceleration of the safe stop [m/s^2], > 0; it brakes from the measured speed (when
+        the caller passes ``measured={"speed": ...}``, as :func:`~mpc_tracking.simulate` does),
+        else from the last command.
+    rejoin : bool
+        Outside the spatial model's domain (|e_psi| >= 1.2 rad, or e_y beyond 90 % of the radius
+        of curvature) steer back to the path by pure pursuit of a point ahead on it (full lock
+        when the point is behind), at the speed of the tightest turn, until |e_psi| < 0.6 rad,
+        e_y kappa < 0.5 and |e_y| is within one minimum turning radius; then the MPC takes over
+        (:mod:`mpc_tracking.mpc.rejoin`). False: such a state is an
+        :class:`~mpc_tracking.errors.InputError`.
     warm_start : {"solver", "shift", "none"}
         "solver": OSQP reuses its last primal/dual solution; "shift": warm start from the
         previous plan shifted along s; "none": cold start every step.
@@ -156,6 +165,7 @@ class MPCSettings:
     delay: float = 0.0
     max_fallback_steps: int = 5
     brake_decel: float = 3.0
+    rejoin: bool = True
     warm_start: str = "solver"
     eps_abs: float = 1e-5
     eps_rel: float = 1e-5
@@ -214,7 +224,7 @@ class MPCSettings:
         number("eps_rel", 0.0, False)
         number("disturbance_time_constant", 0.0, True)
         number("disturbance_max", 0.0, True)
-        for flag in ("friction_ellipse", "ellipse_cuts"):
+        for flag in ("friction_ellipse", "ellipse_cuts", "rejoin"):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise SettingsError(f"MPCSettings.{flag}: expected True or False, got {getattr(self, flag)!r}")
         if not isinstance(self.disturbance_observer, (bool, np.bool_)):
@@ -265,13 +275,14 @@ class Status(str, Enum):
     SOLVED_INACCURATE = "solved_inaccurate"
     FALLBACK = "fallback"  # solver failed: the previous plan, shifted, is reused
     SAFE_STOP = "safe_stop"  # fallback exhausted: braking at brake_decel, wheel held
+    REJOIN = "rejoin"  # outside the spatial model's domain: steering back to the path geometrically
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def code(self) -> int:
-        """Integer code in logs: 0 solved, 1 solved_inaccurate, 2 fallback, 3 safe_stop."""
+        """Integer code in logs: 0 solved, 1 solved_inaccurate, 2 fallback, 3 safe_stop, 4 rejoin."""
         return _STATUS_ORDER.index(self)
 
     @property
@@ -298,7 +309,9 @@ class MPCSolution:
         Command to apply: speed [m/s] and steering angle [rad].
     status : Status
         ``"solved"``, ``"solved_inaccurate"``, ``"fallback"`` (previous plan reused after a
-        solver failure) or ``"safe_stop"`` (fallback exhausted: braking, wheel held).
+        solver failure), ``"safe_stop"`` (fallback exhausted: braking, wheel held) or
+        ``"rejoin"`` (the car was outside the spatial model's domain -- facing away from the path
+        or beyond its centre of curvature -- and is steered back by pure pursuit).
     solver_status : str
         OSQP's own status string of this step's (last) solve.
     success : bool

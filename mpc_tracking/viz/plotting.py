@@ -23,8 +23,8 @@ __all__ = [
 ]
 
 #: colour of each MPC step status in the time-series plot
-STATUS_COLORS = {0: "tab:green", 1: "gold", 2: "tab:orange", 3: "tab:red"}
-_STATUS_NAMES = {0: "solved", 1: "inaccurate", 2: "fallback", 3: "safe stop"}
+STATUS_COLORS = {0: "tab:green", 1: "gold", 2: "tab:orange", 3: "tab:red", 4: "tab:purple"}
+_STATUS_NAMES = {0: "solved", 1: "inaccurate", 2: "fallback", 3: "safe stop", 4: "rejoin"}
 
 
 def new_figure(**fig_kw: Any):

@@ -1,0 +1,140 @@
+"""A controller that rejoins instead of aborting, and defensive solving (fault injection).
+
+- Outside the spatial model's domain (facing away from the path, or beyond its centre of
+  curvature) the car is steered back by pure pursuit and the MPC takes over again.
+- A "solved" status with garbage values, or an exception inside the solver, becomes the
+  fallback path; the safe stop brakes at ``brake_decel`` from the measured speed from the
+  very first step on.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import osqp
+import pytest
+
+import mpc_tracking as mt
+from mpc_tracking.mpc.rejoin import back_in_domain, outside_domain, pure_pursuit
+
+
+def _oval(widths: bool = True):
+    path = mt.load_path("oval", ds=0.5)
+    if widths:
+        return path
+    # the same centre line in an open field: room for a full-size car's U-turn (radius 4.9 m)
+    return mt.ReferencePath.from_waypoints(path.s, path.x, path.y, path.psi, path.kappa, closed=True,
+                                           length=path.length, name="oval, no widths")
+
+
+def _run(path, settings=None, **kw):
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), settings or mt.MPCSettings(horizon=20, v_max=10.0))
+    return mpc, mt.simulate(path, mpc, mt.create_model("kinematic_bicycle"), **kw)
+
+
+# ------------------------------------------------------------------ rejoin
+@pytest.mark.parametrize("e_y0, e_psi0", [(2.0, 2.6), (-3.0, -2.0), (0.0, np.pi - 0.1), (3.0, -1.45)])
+def test_a_car_facing_away_is_brought_back_and_completes_the_lap(e_y0, e_psi0):
+    path = _oval(widths=False)
+    mpc, res = _run(path, e_y0=e_y0, e_psi0=e_psi0, t_max=60.0)
+    m = res.metrics
+    assert m["reason"] == "completed", res.summary()
+    assert m["rejoin_steps"] > 0 and m["infeasible_steps"] == 0
+    codes = res.series["status"]
+    first_mpc = int(np.argmax(codes == mt.Status.SOLVED.code))
+    assert np.all(codes[:first_mpc] == mt.Status.REJOIN.code)  # rejoin first, then the MPC ...
+    assert np.all(codes[first_mpc:] != mt.Status.REJOIN.code)  # ... for good
+    assert abs(res.e_psi[first_mpc]) < 0.6  # the hand-over happens well inside the domain
+    assert np.sqrt(np.mean(res.e_y[first_mpc + 100:] ** 2)) < 0.05  # and the MPC tracks afterwards
+
+
+def test_without_rejoin_the_same_start_aborts():
+    path = _oval()
+    _mpc, res = _run(path, mt.MPCSettings(horizon=20, v_max=10.0, rejoin=False), e_y0=2.0, e_psi0=2.6)
+    assert res.reason == "error" and "faces away" in res.message
+
+
+def test_far_offset_rc_car_heading_toward_the_line_rejoins():
+    """The fuzz case: an RC car 10 turning radii off an unbounded line, heading across it."""
+    x = np.linspace(0.0, 60.0, 121)
+    path = mt.ReferencePath(x, np.zeros_like(x), ds=0.05, name="line")  # no widths: unbounded corridor
+    vehicle = mt.VehicleParams.rc_car()
+    st = mt.MPCSettings(horizon=30, v_max=2.0, delta_max=0.4, a_y_max=3.0)
+    r_min = vehicle.wheelbase / np.tan(st.delta_max)
+    mpc = mt.SpatialMPC(path, vehicle, st)
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
+    res = mt.simulate(path, mpc, plant, e_y0=10 * r_min, e_psi0=-1.5)
+    assert res.reason == "end_of_path", res.summary()
+    assert res.metrics["rejoin_steps"] > 0 and abs(res.e_y[-1]) < 0.02
+
+
+def test_domain_hysteresis_and_pure_pursuit_geometry():
+    assert outside_domain(0.0, 1.25, 0.0) and not outside_domain(0.0, 1.1, 0.0)
+    assert outside_domain(9.5, 0.0, 0.1) and not outside_domain(-9.5, 0.0, 0.1)  # outside of the bend is fine
+    assert not back_in_domain(0.0, 0.8, 0.0) and back_in_domain(0.0, 0.5, 0.0)
+    assert not back_in_domain(12.0, 0.1, 0.0, e_y_max=10.0) and back_in_domain(8.0, 0.1, 0.0, e_y_max=10.0)
+    path, vehicle, st = _oval(), mt.VehicleParams(), mt.MPCSettings()
+    # on the line and aligned: the look-ahead point is straight ahead -> no steering
+    v, d = pure_pursuit(path, vehicle, st, s0=5.0, e_y=0.0, e_psi=0.0)
+    assert abs(d) < 1e-4 and v == pytest.approx(np.sqrt(st.a_y_max * vehicle.wheelbase / np.tan(st.delta_max)))
+    # left of the line facing along it: steer right (toward it); the rate limit holds it near the last command
+    _, d = pure_pursuit(path, vehicle, st, s0=5.0, e_y=3.0, e_psi=0.0)
+    assert -st.delta_max <= d < 0
+    st2 = mt.MPCSettings(delta_rate_max=0.4, control_period=0.05)
+    _, d = pure_pursuit(path, vehicle, st2, s0=5.0, e_y=3.0, e_psi=0.0, delta_prev=0.1)
+    assert d == pytest.approx(0.1 - 0.02)
+
+
+# ------------------------------------------------------------------ defensive solving
+def _fake_result(x, status=osqp.SolverStatus.OSQP_SOLVED):
+    info = SimpleNamespace(status_val=status, status="solved", iter=25, run_time=1e-4)
+    return SimpleNamespace(x=x, info=info)
+
+
+def test_garbage_solved_solution_is_not_applied():
+    path = _oval()
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=10.0))
+    state = (5.0, 0.2, 0.0)
+    good = mpc.solve(state)
+    assert good.status == mt.Status.SOLVED
+    n = mpc.layout.n
+    mpc.solver.solve = lambda raise_error=False: _fake_result(np.full(n, 1e6))
+    bad = mpc.solve(state)
+    assert bad.status == mt.Status.FALLBACK and "violates" in bad.solver_status
+    assert abs(bad.v) <= 10.0 and abs(bad.delta) <= 0.5  # the previous plan, not 1e6
+
+
+def test_solver_exception_becomes_the_fallback_and_then_a_safe_stop():
+    path = _oval()
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=10.0, max_fallback_steps=3))
+    plant = mt.create_model("kinematic_bicycle")
+    calls = {"n": 0}
+    real = mpc.solver.solve
+
+    def flaky(raise_error=False):
+        calls["n"] += 1
+        if calls["n"] > 20:
+            raise RuntimeError("injected solver fault")
+        return real(raise_error=raise_error)
+
+    mpc.solver.solve = flaky
+    mpc.reset()
+    res = mt.simulate(path, mpc, plant, t_max=20.0, e_y0=0.0)
+    codes = res.series["status"]
+    assert np.all(codes[:20] == 0)
+    assert np.all(codes[20:23] == mt.Status.FALLBACK.code)
+    assert np.all(codes[23:] == mt.Status.SAFE_STOP.code)
+    assert res.reason == "safe_stop"  # the run ended cleanly, the exception did not escape
+
+
+def test_safe_stop_on_the_first_step_brakes_from_the_measured_speed():
+    path = _oval()
+    st = mt.MPCSettings(horizon=20, v_max=10.0, max_fallback_steps=0, brake_decel=3.0)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    mpc.solver.solve = lambda raise_error=False: _fake_result(None, osqp.SolverStatus.OSQP_PRIMAL_INFEASIBLE)
+    res = mt.simulate(path, mpc, mt.create_model("kinematic_bicycle"), v0=8.0, t_max=10.0)
+    assert res.series["status"][0] == mt.Status.SAFE_STOP.code
+    assert res.v_cmd[0] == pytest.approx(8.0 - 3.0 * 0.05)  # not 0 at once
+    stop_time = res.t[-1] - res.t[0]
+    assert stop_time == pytest.approx(8.0 / 3.0, abs=0.2)  # braked at brake_decel to a stop
+    assert res.reason == "safe_stop"
