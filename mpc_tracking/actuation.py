@@ -36,6 +36,13 @@ class Actuator:
         pi = getattr(self, "pi", None)
         return 1.0 / pi.kp if isinstance(pi, _SpeedPI) and pi.kp > 0 else 0.0
 
+    @property
+    def accel_limits(self) -> tuple[float, float]:
+        """``(accel_max, decel_max)`` [m/s^2] the speed loop can command (inf: not limited), for
+        default controller limits (:func:`mpc_tracking.scenario.build`)."""
+        pi = getattr(self, "pi", None)
+        return (pi.a_max, pi.d_max) if isinstance(pi, _SpeedPI) else (float("inf"), float("inf"))
+
     def reset(self, plant: Any) -> None:
         """Clear internal state before a run on ``plant``."""
 

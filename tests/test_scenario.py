@@ -255,3 +255,19 @@ def test_path_file_obstacles_survive_width_override():
     assert len(path.obstacles) > 0 and mpc.corridor is not None
     res = run_scenario(sc.with_overrides({"simulation.t_max": 0.3}))
     assert len(res.info["obstacles"]) == len(path.obstacles)
+
+
+def test_unbounded_accel_limits_default_to_what_the_car_can_do():
+    from mpc_tracking.scenario.build import build
+
+    sedan = load_scenario({"path": {"source": "oval"},
+                           "plant": {"name": "ackermann3d", "params": {"preset": "sedan"}}})
+    _path, mpc, plant, actuator, _kw = build(sedan)
+    assert actuator.accel_limits == (6.0, 8.0)  # wheel_torque_pi's clamps
+    assert mpc.settings.accel_max == 6.0  # the actuator's, below friction
+    assert mpc.settings.decel_max == pytest.approx(0.9 * plant.vehicle.mu * 9.81)  # friction, below 8
+    given = sedan.with_overrides({"controller.decel_max": 5.0})
+    assert build(given)[1].settings.decel_max == 5.0  # a finite value of the scenario is kept
+    kinematic = load_scenario({"path": {"source": "oval"}})
+    st = build(kinematic)[1].settings
+    assert np.isinf(st.accel_max) and np.isinf(st.decel_max)  # nothing known about the car: unbounded

@@ -231,6 +231,36 @@ def _check_limits(sc, settings: Any, vf: Any) -> None:
         logger.warning("%s; the plan will ask for more than the car can do", text)
 
 
+def _default_accel_limits(sc, settings: Any, plant: Any, actuator: Any, vf: Any) -> Any:
+    """Finite ``accel_max``/``decel_max`` for a controller the scenario left unbounded.
+
+    The smallest of what the car can do: the actuator's speed-loop clamp, the vehicle file's
+    measured limits, and for the 3D car the friction bound 0.9 mu g. A plan that asks for more
+    (an unbounded default) brakes too late and leaves the corridor. Logged; a finite scenario
+    value is kept.
+    """
+    limits = {"accel_max": [("the actuator", actuator.accel_limits[0])],
+              "decel_max": [("the actuator", actuator.accel_limits[1])]}
+    if vf is not None:
+        limits["accel_max"].append(("the vehicle file", vf.accel_max))
+        limits["decel_max"].append(("the vehicle file", vf.decel_max))
+    mu = getattr(getattr(plant, "vehicle", None), "mu", None)
+    if mu is not None:
+        bound = 0.9 * float(mu) * 9.81
+        limits["accel_max"].append(("friction (0.9 mu g)", bound))
+        limits["decel_max"].append(("friction (0.9 mu g)", bound))
+    changes = {}
+    for key, candidates in limits.items():
+        if np.isfinite(getattr(settings, key)):
+            continue
+        finite = [(v, src) for src, v in candidates if np.isfinite(v) and v > 0]
+        if finite:
+            value, source = min(finite)
+            changes[key] = float(value)
+            logger.info("%s: controller.%s not given; %.3g m/s^2 from %s", sc.source, key, value, source)
+    return settings.replace(**changes) if changes else settings
+
+
 def _prediction(settings: Any, plant: Any, actuator: Any, vehicle_file: Any = None) -> Any:
     """The controller's prediction model: None (the settings' default) but for the dynamic model,
     whose parameters come from the vehicle file when there is one, else from the 3D plant when it is
@@ -288,6 +318,7 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     act = scenario.actuation
     actuator = make_actuator(act.name, **act.params) if act.name else default_actuator(plant)
     vf = _vehicle_file(scenario)
+    settings = _default_accel_limits(scenario, settings, plant, actuator, vf)
     if vf is not None:
         _check_limits(scenario, settings, vf)
     mpc = SpatialMPC(path, vehicle, settings, corridor=corridor,
