@@ -67,10 +67,23 @@ class MotionModel(abc.ABC):
 
     The closed loop (:func:`mpc_tracking.simulate`) uses exactly what this class declares: it
     calls :meth:`init` (optional, to place the car), then alternates reading :attr:`pose` /
-    :attr:`speed` and calling :meth:`step`. Nothing else is read from a plant.
+    :attr:`speed` and calling :meth:`step`. Nothing else is read from a plant. A subclass
+    declares the class attributes listed under Attributes. Angles are radians everywhere,
+    including the initial condition (``yaw``).
 
-    Class attributes a subclass declares
-    ------------------------------------
+    Order of calls: the constructor leaves a valid state (``info`` or the origin at rest), so
+    :meth:`step`, :meth:`xdot`, :attr:`pose`, :attr:`velocity` and :attr:`speed` may be used in
+    any order after it; :meth:`init` may be called again at any time to re-place the car.
+
+    Parameters
+    ----------
+    params : mapping, optional
+        Parameter overrides (unknown names are an error that lists the valid ones).
+    info : mapping, optional
+        Initial condition, see :meth:`init`. Default: origin, yaw 0, speed 0.
+
+    Attributes
+    ----------
     name : str
         Registry name.
     STATE_NAMES, INPUT_NAMES : tuple of str
@@ -87,24 +100,9 @@ class MotionModel(abc.ABC):
     default_actuator : str
         Name of the actuator (:data:`mpc_tracking.actuation.ACTUATORS`) that maps the MPC's
         ``(v, delta)`` to this plant's inputs when the user names none.
-    integrator, max_substep
+    integrator, max_substep : str, float
         Fixed-step integrator name (``"euler"``/``"rk4"``) and longest internal substep [s]
         used by the default :meth:`step`.
-
-    Angles are radians everywhere, including the initial condition (``yaw``).
-
-    Order of calls
-    --------------
-    The constructor leaves a valid state (``info`` or the origin at rest), so :meth:`step`,
-    :meth:`xdot`, :attr:`pose`, :attr:`velocity` and :attr:`speed` may be used in any order
-    after it; :meth:`init` may be called again at any time to re-place the car.
-
-    Parameters
-    ----------
-    params : mapping, optional
-        Parameter overrides (unknown names are an error that lists the valid ones).
-    info : mapping, optional
-        Initial condition, see :meth:`init`. Default: origin, yaw 0, speed 0.
     """
 
     name: ClassVar[str] = "base"

@@ -166,7 +166,8 @@ def derivatives(x: Any, u: Any, kappa: Any, params: VehicleParams) -> np.ndarray
 
     Returns
     -------
-    ndarray, shape (..., 3): ``(de_y/ds [-], de_psi/ds [rad/m], dt/ds [s/m])``
+    ndarray, shape (..., 3)
+        ``(de_y/ds [-], de_psi/ds [rad/m], dt/ds [s/m])``.
     """
     return _f_from_terms(_terms(x, u, kappa, params.wheelbase), params.wheelbase)
 
@@ -176,8 +177,10 @@ def jacobians(x: Any, u: Any, kappa: Any, params: VehicleParams) -> tuple[np.nda
 
     Returns
     -------
-    Jx : ndarray, shape (..., 3, 3) = d f / d x
-    Ju : ndarray, shape (..., 3, 2) = d f / d u
+    Jx : ndarray, shape (..., 3, 3)
+        ``d f / d x``.
+    Ju : ndarray, shape (..., 3, 2)
+        ``d f / d u``.
     """
     return _jac_from_terms(_terms(x, u, kappa, params.wheelbase), params.wheelbase)
 

@@ -446,8 +446,8 @@ def derivatives(x: Any, u: Any, kappa: Any, params: DynamicParams) -> np.ndarray
 
     Returns
     -------
-    ndarray, shape (..., 6): ``(de_y/ds [-], de_psi/ds [rad/m], dt/ds [s/m], dv_x/ds [1/s],
-    dv_y/ds [1/s], dr/ds [rad/(s m)])``
+    ndarray, shape (..., 6)
+        ``(de_y/ds [-], de_psi/ds [rad/m], dt/ds [s/m], dv_x/ds [1/s], dv_y/ds [1/s], dr/ds [rad/(s m)])``.
     """
     return _evaluate(x, u, kappa, params, spatial=True, jac=False)[0]
 
@@ -457,8 +457,10 @@ def jacobians(x: Any, u: Any, kappa: Any, params: DynamicParams) -> tuple[np.nda
 
     Returns
     -------
-    Jx : ndarray, shape (..., 6, 6) = d f / d x
-    Ju : ndarray, shape (..., 6, 2) = d f / d u
+    Jx : ndarray, shape (..., 6, 6)
+        ``d f / d x``.
+    Ju : ndarray, shape (..., 6, 2)
+        ``d f / d u``.
     """
     _, J = _evaluate(x, u, kappa, params, spatial=True, jac=True)
     return J[..., :_NX], J[..., _NX:]
