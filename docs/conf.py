@@ -1,0 +1,147 @@
+"""Sphinx configuration of the mpc_tracking documentation.
+
+Build (from the repository root, after ``pip install -e ".[docs]"``)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+The gallery runs every script of ``demos/`` (through ``docs/gallery/``, one wrapper per demo)
+at full length; ``MPC_TRACKING_DOCS_T_MAX=2`` cuts each simulated run to 2 s for a quick build,
+``-D plot_gallery=0`` skips running them.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import mpc_tracking
+
+DOCS = Path(__file__).resolve().parent
+# the gallery helpers (demo runner, image scraper, ordering) are imported by name from here
+sys.path.insert(0, str(DOCS / "gallery"))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+# -- project ---------------------------------------------------------------------------------
+project = "mpc_tracking"
+author = "the mpc_tracking authors"
+copyright = f"2026, {author}"
+release = mpc_tracking.__version__
+version = release
+
+# -- general ---------------------------------------------------------------------------------
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store",
+                    "gallery/GALLERY_HEADER.rst", "tutorials/GALLERY_HEADER.rst"]
+default_role = "py:obj"
+pygments_style = "sphinx"
+
+# -- autodoc / autosummary / numpydoc ---------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_typehints = "none"  # the numpydoc sections give the types, with shapes and units
+autodoc_member_order = "bysource"
+autodoc_default_options = {"show-inheritance": True}
+numpydoc_show_class_members = False  # the class template lists the members itself
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = True
+numpydoc_validation_checks: set[str] = set()
+
+# -- MyST ------------------------------------------------------------------------------------
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# -- sphinx-gallery: the tutorials (docs/tutorials) and one page per demos/*.py (docs/gallery) --
+sphinx_gallery_conf = {
+    "examples_dirs": ["tutorials", "gallery"],
+    "gallery_dirs": ["auto_tutorials", "auto_gallery"],
+    "filename_pattern": r"[\\/][a-z]\w*\.py$",  # run every wrapper
+    "ignore_pattern": r"^_",  # ... but not the helpers (_demo_runner.py; matched on the file name)
+    "within_subsection_order": "_demo_runner.DemoOrder",
+    "image_scrapers": ("matplotlib", "_demo_runner.scrape_loose_figures", "_demo_runner.scrape_demo_files"),
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "abort_on_example_error": True,
+    "capture_repr": (),
+    "min_reported_time": 1,
+    "show_memory": False,
+    "show_signature": False,
+}
+
+# -- HTML ------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"mpc_tracking {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+}
+html_show_sourcelink = True
+
+
+# -- docstring clean-up (rendering only; the docstrings themselves are not changed) -------------
+# 1. Docstrings write absolute values as |kappa| or |F|^2 in prose, which reST reads as
+#    substitution references (errors, or a bar that swallows text): escape such bars outside
+#    inline literals, roles and literal blocks.
+# 2. numpydoc drops sections it does not know (with a UserWarning): a "Class attributes" section
+#    (models.prediction.PredictionModel) is read as "Attributes" when there is none.
+_ABS = re.compile(r"(?<![\\|`\w])\|([A-Za-z_][\w .]*?)\|(?![|`A-Za-z0-9])")
+_LITERAL = re.compile(r"(`+[^`]*`+)")
+
+
+def _escape_abs_bars(line: str) -> str:
+    parts = _LITERAL.split(line)
+    return "".join(p if i % 2 else _ABS.sub(r"\\|\1\\|", p) for i, p in enumerate(parts))
+
+
+def _clean_docstring(app, what, name, obj, options, lines: list[str]) -> None:
+    literal_indent = None  # indentation of the paragraph that opened a literal block (::)
+    for i, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if literal_indent is not None:
+            if line.strip() and indent <= literal_indent:
+                literal_indent = None
+            else:
+                continue
+        if line.rstrip().endswith("::"):
+            literal_indent = indent
+        lines[i] = _escape_abs_bars(line)
+    headings = [line.strip() for line in lines]
+    if "Attributes" not in headings:
+        for i in range(len(lines) - 1):
+            if lines[i].strip() == "Class attributes" and set(lines[i + 1].strip()) == {"-"}:
+                lines[i] = lines[i].replace("Class attributes", "Attributes")
+                lines[i + 1] = lines[i + 1].replace("-" * len("Class attributes"), "-" * len("Attributes"))
+
+
+# mangle_signature parses the raw docstring too (the rendered one has the renamed section)
+warnings.filterwarnings("ignore", message="Unknown section Class Attributes in the docstring of PredictionModel",
+                        category=UserWarning)
+
+
+def _generate_outputs(app) -> None:
+    """What guide/notebooks.md shows of a real run: its repr and its Jupyter HTML (docs/_generated/)."""
+    out = DOCS / "_generated"
+    out.mkdir(exist_ok=True)
+    result = mpc_tracking.run_scenario(mpc_tracking.load_scenario(DOCS.parent / "demos" / "quickstart.yaml"))
+    (out / "result_repr.txt").write_text(repr(result) + "\n")
+    (out / "result_repr.html").write_text(result._repr_html_() + "\n")
+
+
+def setup(app) -> None:
+    # before numpydoc (priority 500) turns the sections into reST
+    app.connect("autodoc-process-docstring", _clean_docstring, priority=400)
+    app.connect("builder-inited", _generate_outputs)
