@@ -302,6 +302,11 @@ CASES: list[tuple[str, list[str], int | set[int], str]] = [
      r"2 runs to launch exceed max_runs=1"),
     ("sweep-dask-address", ["sweep", "{Q}", "--grid", "controller.horizon=10", "--dask", "notanaddress"], 2,
      r"dask: expected 'local' or a scheduler address"),
+    ("sweep-param-unknown", ["sweep", "{Q}", "--grid", "controller.horizon=10", "--param", "bogus"], 2,
+     r"--param 'bogus': not a swept key; swept: controller\.horizon"),
+    ("sweep-every-run-fails", ["sweep", "{Q}", "--grid", "controller.Q=[1,1],[2,2]", "--executor", "serial",
+                               "--no-progress", "--out", "{T}/sweep"], 1,
+     r"sweep: 2 of 2 runs failed \(first: controller\.Q=\[1, 1\]: ScenarioError: .*Q: expected 3 weights"),
     ("sweep-missing-scenario", ["sweep", "{F}/nowhere.yaml", "--grid", "controller.horizon=10"], 2,
      r"nowhere\.yaml: no such scenario file"),
     # --- scenario files

@@ -142,6 +142,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if key in grid:
             raise InputError(f"--grid {key}: given twice; put all values in one --grid {key}=V1,V2,...")
         grid[key] = values
+    if args.param is not None and args.param not in grid:  # before the runs, not after them
+        raise InputError(f"--param {args.param!r}: not a swept key; swept: {', '.join(grid)}")
     try:
         result = sweep(scenario, grid, executor=args.executor, dask=args.dask, workers=args.workers,
                        repeats=args.repeats, out=args.out, resume=args.resume, max_runs=args.max_runs, yes=args.yes,
@@ -171,4 +173,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _echo(f"{done} runs in {result.wall_time:.1f} s ({result.skipped} resumed), {result.n_failed} failed")
     for f in files:
         _echo(f"wrote {f}")
-    return 1 if result.n_failed else 0
+    if result.n_failed:
+        first = next(r for r in result.rows if r.get("status") != "ok")
+        where = ", ".join(f"{k}={first.get(k)!r}" for k in result.params)
+        why = " ".join(str(first.get("error") or "").split())
+        _echo(f"mpc-tracking: sweep: {result.n_failed} of {len(result.rows)} runs failed (first: {where}: {why}); "
+              f"the error of each is in {result.files.get('csv', 'the rows')}", sys.stderr)
+        return 1
+    return 0
