@@ -8,8 +8,9 @@ code  meaning
 0     success (``run``/``demo`` without ``--strict``: also a run whose body left the corridor or
       that overran the control period; the summary says so)
 1     the run failed: it did not reach its goal (files are still written), a solver, simulation
-      or identification error, a disk error while writing (names the path), out of memory, ``--strict`` and the body left the corridor or the controller overran its period,
-      or an internal error (a bug: one line, the traceback goes to a log file)
+      or identification error, a disk error while writing (names the path), out of memory,
+      ``--strict`` and the body left the corridor or the controller overran its period, or an
+      internal error (a bug: one line, the traceback goes to a log file)
 2     bad input: a usage error, a bad flag value, a scenario/path/result/grid file that is
       missing, unreadable, too large or invalid (one line naming the file, key and value), a
       Dask scheduler address that cannot be reached
