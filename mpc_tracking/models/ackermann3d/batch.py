@@ -8,12 +8,17 @@ Layout (n cars): ``p`` (3, n) world CG position [m]; ``R`` (3, 3, n) body -> wor
 ``v`` (3, n) world CG velocity [m/s]; ``w`` (3, n) body angular velocity [rad/s]; ``omega`` (4, n)
 wheel spin rates [rad/s] (FL, FR, RL, RR; positive rolls forward). Inputs: ``delta`` (n,) steering
 [rad] and ``tau`` (4, n) wheel torques [N m] (driving torque masked by the drive layout; braking per ``brakes``).
+
+``backend="numba"`` (the default ``"auto"`` when numba is installed) runs the substeps in the compiled kernel of
+:mod:`~mpc_tracking.models.ackermann3d.batch_numba` (same equations, states equal to ~1e-15 relative per step;
+the first step compiles it or loads it from numba's cache); ``backend="numpy"`` keeps the code below.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from mpc_tracking.errors import ModelError
+from mpc_tracking.models.ackermann3d import batch_numba
 from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
 from mpc_tracking.models.integrators import orthonormalize, so3_exp
 
@@ -40,9 +45,14 @@ class Ackermann3DBatch:
     params : Ackermann3DParams
     n : int
         Number of cars.
+    backend : {"auto", "numpy", "numba"}
+        How :meth:`step` integrates: ``"numpy"`` the vectorized code of this module, ``"numba"`` the compiled
+        kernel (needs ``pip install "mpc_tracking[fast]"``; compiled or loaded from numba's cache on the first
+        step), ``"auto"`` numba when it is installed, else numpy. :meth:`forces` is numpy in every case.
+        The backend in use is :attr:`backend`.
     """
 
-    def __init__(self, params: Ackermann3DParams, n: int) -> None:
+    def __init__(self, params: Ackermann3DParams, n: int, backend: str = "auto") -> None:
         if not isinstance(params, Ackermann3DParams):
             raise ModelError(f"Ackermann3DBatch: params must be Ackermann3DParams, got {type(params).__name__}")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
@@ -50,6 +60,8 @@ class Ackermann3DBatch:
         self.params = params
         self.P = params.numeric()
         self.n = int(n)
+        self.backend = batch_numba.resolve_backend(backend, "Ackermann3DBatch")
+        self._numba = batch_numba.pack_constants(self.P) if self.backend == "numba" else None
         r = self.P.contact_points()
         self._rx, self._ry, self._rz = r[:, 0:1], r[:, 1:2], r[:, 2:3]
         self._mask = self.P.drive_mask[:, None]
@@ -252,13 +264,24 @@ class Ackermann3DBatch:
         delta = np.broadcast_to(delta, (self.n,))
         k = max(1, int(np.ceil(dt / self._h_max - 1e-9)))
         h = dt / k
-        P = self.P
-        implicit = P.wheel_update == "implicit"
-        Iw, bw, r = P.wheel_inertia, P.wheel_damping, P.wheel_radius
         if self._delta is None or not np.array_equal(delta, self._delta):
             self._set_steering(delta)
             self._delta = delta.copy()
         tau_m, brake = self.P.split_torque(tau)
+        if self._numba is not None:
+            self._substeps_numba(tau_m, brake, k, h, *self._numba)
+        else:
+            self._substeps_numpy(tau_m, brake, k, h)
+        self._steps += k
+        if self._steps >= 64:  # exp([w h]x) is orthogonal to rounding; re-orthonormalize every 64 substeps
+            self.R = orthonormalize(self.R)
+            self._steps = 0
+
+    def _substeps_numpy(self, tau_m: np.ndarray, brake: np.ndarray, k: int, h: float) -> None:
+        """``k`` substeps of ``h`` [s] in numpy; ``tau_m``, ``brake`` (4, n) or (4, 1) drive and brake torques [N m]."""
+        P = self.P
+        implicit = P.wheel_update == "implicit"
+        Iw, bw, r = P.wheel_inertia, P.wheel_damping, P.wheel_radius
         has_brake = bool(np.any(brake > 0.0))
         c, s = self._c, self._s
         k1 = h / (r * Iw)
@@ -286,10 +309,17 @@ class Ackermann3DBatch:
             self.w += h * f["dw"]
             self.p += h * self.v
             self.R = np.einsum("ikn,kjn->ijn", self.R, _exp_small(h * self.w, self._E))
-        self._steps += k
-        if self._steps >= 64:  # exp([w h]x) is orthogonal to rounding; re-orthonormalize every 64 substeps
-            self.R = orthonormalize(self.R)
-            self._steps = 0
+
+    def _substeps_numba(self, tau_m: np.ndarray, brake: np.ndarray, k: int, h: float, prm: np.ndarray,
+                        flg: np.ndarray) -> None:
+        """The same ``k`` substeps in the compiled kernel (:func:`batch_numba.step_batch`; ``prm``, ``flg`` from
+        :func:`batch_numba.pack_constants`), in place."""
+        for name in ("p", "R", "v", "w", "omega"):  # the kernel updates float64 C-contiguous arrays in place
+            a = getattr(self, name)
+            if a.dtype != np.float64 or not a.flags.c_contiguous or not a.flags.writeable:
+                setattr(self, name, np.array(a, dtype=np.float64, order="C"))
+        batch_numba.step_batch(self.p, self.R, self.v, self.w, self.omega, self._c, self._s, tau_m, brake, k, h,
+                               prm, flg)
 
 
 def _brake_clamp(om: np.ndarray, lim: np.ndarray) -> np.ndarray:
