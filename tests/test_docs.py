@@ -1,0 +1,127 @@
+"""The documentation sources keep up with the code (cheap: reads files, never builds the site).
+
+Every demo has a gallery page, every public name is in the API reference (at the place that
+documents it), and every page is reachable. The site itself is built by CI (``.ci/run``):
+``python -m sphinx -W --keep-going -b html docs docs/_build/html``.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+import mpc_tracking
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+API = DOCS / "api"
+DEMOS = sorted(p.stem for p in (ROOT / "demos").glob("*.py") if not p.stem.startswith("_"))
+#: the modules whose ``__all__`` the API reference documents, name by name
+PUBLIC = [
+    "mpc_tracking.paths", "mpc_tracking.environment", "mpc_tracking.mpc", "mpc_tracking.models",
+    "mpc_tracking.models.prediction", "mpc_tracking.actuation", "mpc_tracking.simulation",
+    "mpc_tracking.results", "mpc_tracking.viz.plotting", "mpc_tracking.viz.animation",
+    "mpc_tracking.scenario", "mpc_tracking.tuning", "mpc_tracking.identification", "mpc_tracking.errors",
+]
+
+
+def _entries(rst: Path) -> list[tuple[str, str, bool]]:
+    """(current module, entry, on its own page) of every autosummary/autoexception entry of ``rst``."""
+    out, module, in_summary, toctree = [], "", False, False
+    for line in rst.read_text().splitlines():
+        if m := re.match(r"\.\. (?:current|auto)module:: (\S+)", line):
+            module, in_summary = m.group(1), False
+        elif line.startswith(".. autosummary::"):
+            in_summary, toctree = True, False
+        elif m := re.match(r"\.\. autoexception:: (\S+)", line):
+            out.append((module, m.group(1), True))
+        elif in_summary and line.strip().startswith(":toctree:"):
+            toctree = True
+        elif in_summary and line.startswith("   ") and not line.strip().startswith(":"):
+            out.append((module, line.strip(), toctree))
+        elif in_summary and line.strip() and not line.startswith(" "):
+            in_summary = False
+    return out
+
+
+def _documented() -> set[str]:
+    """Full names documented (with a page or an entry of their own) by the module pages."""
+    return {f"{mod}.{name}" for page in API.glob("*.rst") if page.name != "mpc_tracking.rst"
+            for mod, name, own in _entries(page) if own}
+
+
+def _toctree(page: Path) -> list[str]:
+    lines, out, inside = page.read_text().splitlines(), [], False
+    for line in lines:
+        if re.match(r"(\.\. toctree::|```\{toctree\})", line.strip()):
+            inside = True
+        elif inside and line.strip() and not line.strip().startswith(":") and not line.startswith("```"):
+            if not line.startswith(" ") and page.suffix == ".rst":
+                inside = False
+            else:
+                out.append(line.strip())
+        elif inside and line.startswith("```"):
+            inside = False
+    return out
+
+
+@pytest.mark.parametrize("demo", DEMOS)
+def test_every_demo_has_a_gallery_page(demo):
+    page = DOCS / "gallery" / f"{demo}.py"
+    assert page.is_file(), f"demos/{demo}.py has no gallery page docs/gallery/{demo}.py"
+    text = page.read_text()
+    doc = ast.get_docstring(ast.parse(text), clean=False) or ""
+    title, underline = (doc.strip().splitlines() + ["", ""])[:2]
+    assert title and set(underline) == {"="} and len(underline) >= len(title), f"{page.name}: no reST title"
+    assert f'run_demo("{demo}")' in text, f"{page.name} does not run demos/{demo}.py"
+    assert f"literalinclude:: ../../demos/{demo}.py" in text, f"{page.name} does not show the demo's source"
+
+
+def test_gallery_pages_and_order_match_the_demos():
+    pages = {p.stem for p in (DOCS / "gallery").glob("*.py") if not p.stem.startswith("_")}
+    assert pages == set(DEMOS), "gallery pages without a demo (or the other way round)"
+    runner = ast.parse((DOCS / "gallery" / "_demo_runner.py").read_text())
+    order = next(ast.literal_eval(node.value) for node in runner.body
+                 if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "ORDER")
+    assert sorted(order) == DEMOS, "docs/gallery/_demo_runner.ORDER must list every demo once"
+
+
+def test_top_level_names_link_to_where_they_are_documented():
+    entries = {}
+    for mod, name, _ in _entries(API / "mpc_tracking.rst"):
+        full = name.lstrip("~")
+        full = full if full.startswith("mpc_tracking.") else f"{mod}.{full}"
+        entries[full.rsplit(".", 1)[1]] = full
+    missing = sorted(set(mpc_tracking.__all__) - set(entries))
+    assert not missing, f"mpc_tracking.__all__ names missing from docs/api/mpc_tracking.rst: {missing}"
+    documented = _documented()
+    for name in mpc_tracking.__all__:
+        module, attr = entries[name].rsplit(".", 1)
+        assert getattr(importlib.import_module(module), attr) is getattr(mpc_tracking, name), \
+            f"docs/api/mpc_tracking.rst: {entries[name]} is not mpc_tracking.{name}"
+        assert entries[name] in documented, f"{entries[name]} (mpc_tracking.{name}) has no page in docs/api/"
+
+
+@pytest.mark.parametrize("module", PUBLIC)
+def test_every_public_name_is_in_the_api_reference(module):
+    documented = _documented()
+    names = importlib.import_module(module).__all__
+    missing = [name for name in names if f"{module}.{name}" not in documented]
+    assert not missing, f"{module}.__all__ names missing from docs/api/*.rst: {missing}"
+
+
+def test_every_page_is_reachable():
+    api_pages = {p.stem for p in API.glob("*.rst")} - {"index"}
+    assert set(_toctree(API / "index.rst")) == api_pages
+    guide = {p.stem for p in (DOCS / "guide").glob("*.md")} - {"index"}
+    assert set(_toctree(DOCS / "guide" / "index.md")) == guide
+    assert {"getting_started", "auto_tutorials/index", "guide/index", "auto_gallery/index", "api/index",
+            "changelog"} <= set(_toctree(DOCS / "index.rst"))
+    assert (ROOT / "CHANGELOG.md").is_file() and (DOCS / "tutorials" / "own_path.py").is_file()
+
+
+def test_the_changelog_names_the_current_version():
+    assert f"## [{mpc_tracking.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
