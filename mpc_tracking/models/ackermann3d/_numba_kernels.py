@@ -254,13 +254,16 @@ def step_batch(p, R, v, w, om, c, s, tau, brake, nsub, h, prm, flg):  # pragma: 
     _advance(p, R, v, w, om, c, s, tau, brake, nsub, h, prm, flg)
 
 
-@nb.njit(nb.void(_V, _V, nb.int64, nb.float64, _V, nb.int64[::1]), cache=True, nogil=True, error_model="numpy",
+@nb.njit(nb.void(_V, nb.int64, nb.float64, _V, nb.int64[::1]), cache=True, nogil=True, error_model="numpy",
           fastmath=False)
-def step_single(x, u, nsub, h, prm, flg):  # pragma: no cover - compiled
-    """``nsub`` substeps of one car whose state ``x`` (22,) is the flat layout of
-    :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D`, then Gram-Schmidt on the rows of ``R`` as
-    :func:`~mpc_tracking.models.ackermann3d.scalar.orthonormalize_list`. ``u`` (16,): cos and sin of the four wheel
-    angles, then the drive and the brake torques [N m] of the four wheels."""
+def step_single(buf, nsub, h, prm, flg):  # pragma: no cover - compiled
+    """``nsub`` substeps of one car, then Gram-Schmidt on the rows of ``R`` as
+    :func:`~mpc_tracking.models.ackermann3d.scalar.orthonormalize_list`, in place on ``buf`` (38,): the state (22,)
+    in the flat layout of :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D`, then cos and sin of the four
+    wheel angles, then the drive and the brake torques [N m] of the four wheels (one array: one conversion and one
+    argument fewer per call)."""
+    x = buf[0:22]
+    u = buf[22:38]
     p = x[0:3].reshape((3, 1))
     R = x[3:12].reshape((3, 3, 1))
     v = x[12:15].reshape((3, 1))

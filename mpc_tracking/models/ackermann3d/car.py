@@ -184,8 +184,9 @@ class Ackermann3D(MotionModel):
         if self._numba is not None:  # the compiled kernel: k substeps and the re-orthonormalization, in place on x
             if self._kernel is None:
                 self._kernel = batch_numba.load_kernels().step_single
-            x = np.array(st)
-            self._kernel(x, np.array(self._cs_flat + tau + brake), k, h, *self._numba)
+            x = np.array(st + self._cs_flat + tau + brake)  # state, wheel directions, torques (step_single)
+            self._kernel(x, k, h, *self._numba)
+            x = x[:22]
             self._st = st = x.tolist()
         else:
             x = None
