@@ -10,6 +10,7 @@ at full length; ``MPC_TRACKING_DOCS_T_MAX=2`` cuts each simulated run to 2 s for
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import sys
@@ -132,6 +133,62 @@ warnings.filterwarnings("ignore", message="Unknown section Class Attributes in t
                         category=UserWarning)
 
 
+# Docstrings link to objects by where they are defined (mpc_tracking.paths.io.write_path) or by a
+# re-export (mpc_tracking.simulate), the reference documents each object once, under its public
+# module (mpc_tracking.paths.write_path): resolve such links to the documented object. Autodoc
+# registers these aliases for classes only.
+_LINKABLE = {"class", "exception", "function", "method", "property", "module", "classmethod", "staticmethod"}
+
+
+def _import_name(name: str, attribute_first: bool = True):
+    """The object ``name`` names, or None; ``attribute_first``: ``a.f`` is the attribute f of a
+    (a function re-exported over its module of the same name) rather than the submodule a.f."""
+    parts = name.split(".")
+    try:
+        obj = importlib.import_module(parts[0])
+        for i, part in enumerate(parts[1:], 2):
+            if attribute_first and hasattr(obj, part):
+                obj = getattr(obj, part)
+                continue
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                obj = getattr(obj, part)
+        return obj
+    except (ImportError, AttributeError):
+        return None
+
+
+def _documented_objects(env) -> dict[int, str]:
+    if getattr(env, "_mpc_documented", None) is None:
+        index: dict[int, str] = {}
+        for name, entry in sorted(env.get_domain("py").objects.items()):
+            if entry.objtype in _LINKABLE and not entry.aliased:
+                obj = _import_name(name)
+                if obj is not None:
+                    index.setdefault(id(obj), name)
+        env._mpc_documented = index
+    return env._mpc_documented
+
+
+def _resolve_alias(app, env, node, contnode):
+    if node.get("refdomain") != "py" or not node.get("reftarget"):
+        return None
+    target, module, cls = node["reftarget"].lstrip("~."), node.get("py:module"), node.get("py:class")
+    candidates = [f"{module}.{cls}.{target}"] if module and cls else []
+    candidates += [f"{module}.{target}"] if module else []
+    candidates.append(target)
+    index = _documented_objects(env)
+    for candidate in candidates:
+        if not candidate.startswith("mpc_tracking"):
+            continue
+        for obj in (_import_name(candidate), _import_name(candidate, attribute_first=False)):
+            if obj is not None and (name := index.get(id(obj))) is not None:
+                return env.get_domain("py").resolve_xref(env, node["refdoc"], app.builder, "obj", name, node,
+                                                         contnode)
+    return None
+
+
 def _generate_outputs(app) -> None:
     """What guide/notebooks.md shows of a real run: its repr and its Jupyter HTML (docs/_generated/)."""
     out = DOCS / "_generated"
@@ -145,3 +202,5 @@ def setup(app) -> None:
     # before numpydoc (priority 500) turns the sections into reST
     app.connect("autodoc-process-docstring", _clean_docstring, priority=400)
     app.connect("builder-inited", _generate_outputs)
+    app.connect("missing-reference", _resolve_alias)
+    app.connect("env-before-read-docs", lambda app, env, docnames: setattr(env, "_mpc_documented", None))
