@@ -84,9 +84,9 @@ class OccupancyGrid:
         origin, resolution, threshold, free_value, outside_free
             See :meth:`from_array` and the class.
         max_pixels : int
-            Most pixels accepted (default :data:`MAX_GRID_PIXELS`); the size is read from the
+            Most pixels accepted (default ``MAX_GRID_PIXELS``); the size is read from the
             image header, so a huge or "decompression bomb" image is refused before decoding.
-            The file itself may not exceed :data:`MAX_GRID_FILE_BYTES`.
+            The file itself may not exceed ``MAX_GRID_FILE_BYTES``.
 
         Raises
         ------

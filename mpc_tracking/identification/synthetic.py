@@ -35,13 +35,14 @@ _DYN_KEYS = ("mass", "I_z", "l_f", "l_r", "h_cg", "mu", "tyre_B_f", "tyre_C_f", 
 
 
 class DynamicBicyclePlant(MotionModel):
-    """Single-track dynamic bicycle (Pacejka lateral tyres, :class:`DynamicParams`) with a first-order speed loop.
+    """Single-track dynamic bicycle (Pacejka lateral tyres, ``DynamicParams``) with a first-order speed loop.
 
     State ``(x, y, psi, v_x, v_y, r)``: CG position [m], yaw [rad], body velocities of the CG [m/s]
-    and yaw rate [rad/s]; input ``(v_cmd, delta)`` [m/s, rad]. Parameters: every
-    :class:`DynamicParams` field (default: :meth:`DynamicParams.bmw_320i`, tyre shape C = 1.3, E = 0)
+    and yaw rate [rad/s]; input ``(v_cmd, delta)`` [m/s, rad]. Parameters: every field of
+    :class:`~mpc_tracking.models.spatial_dynamic.DynamicParams` (default:
+    :meth:`~mpc_tracking.models.spatial_dynamic.DynamicParams.bmw_320i`, tyre shape C = 1.3, E = 0)
     plus ``tau``, ``accel_max``, ``decel_max`` of the speed loop. ``vehicle_params`` is the
-    :class:`DynamicParams`. The pose origin is the CG, so ``reference_offset = l_r``.
+    ``DynamicParams``. The pose origin is the CG, so ``reference_offset = l_r``.
     """
 
     name = "dynamic_bicycle_synthetic"
