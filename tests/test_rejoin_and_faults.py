@@ -138,3 +138,16 @@ def test_safe_stop_on_the_first_step_brakes_from_the_measured_speed():
     stop_time = res.t[-1] - res.t[0]
     assert stop_time == pytest.approx(8.0 / 3.0, abs=0.2)  # braked at brake_decel to a stop
     assert res.reason == "safe_stop"
+
+
+def test_max_solve_time_hit_takes_the_fallback_path():
+    path = _oval()
+    st = mt.MPCSettings(horizon=50, v_max=10.0, max_solve_time=1e-7)  # far below any real solve
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    assert mpc.solver.settings.time_limit == pytest.approx(1e-7)
+    sol = mpc.solve((5.0, 0.5, 0.0))
+    assert sol.status == mt.Status.SAFE_STOP and "time limit" in sol.solver_status.lower()
+    relaxed = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=50, v_max=10.0, max_solve_time=1.0))
+    assert relaxed.solve((5.0, 0.5, 0.0)).status == mt.Status.SOLVED
+    with pytest.raises(mt.SettingsError, match="max_solve_time"):
+        mt.MPCSettings(max_solve_time=0.0)

@@ -183,6 +183,7 @@ class SpatialMPC:
                 polishing=False,
                 warm_starting=st.warm_start != "none",
                 check_termination=10,
+                time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
             )
         except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
             raise SolverError(f"OSQP set-up failed: {exc}") from exc

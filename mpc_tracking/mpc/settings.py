@@ -130,6 +130,10 @@ class MPCSettings:
         operating point's lateral acceleration (the default).
     max_iter : int
         OSQP iteration limit.
+    max_solve_time : float
+        OSQP time limit per solve [s] (> 0, inf: none). A solve that hits it counts as failed and
+        takes the fallback path (the previous plan, then a safe stop), so a real-time loop never
+        waits longer than this for a command. Its own overhead around the solve is not included.
     disturbance_observer : bool
         Offset-free tracking: estimate a constant disturbance on the prediction model from the
         one-step prediction residuals and add it to every prediction step (see
@@ -170,6 +174,7 @@ class MPCSettings:
     eps_abs: float = 1e-5
     eps_rel: float = 1e-5
     max_iter: int = 4000
+    max_solve_time: float = float("inf")
     prediction_model: str = "kinematic"
     friction_ellipse: bool = False
     ellipse_cuts: bool = False
@@ -220,6 +225,7 @@ class MPCSettings:
         number("control_period", 0.0, True)
         number("delay", 0.0, False)
         number("brake_decel", 0.0, True)
+        number("max_solve_time", 0.0, True, allow_inf=True)
         number("eps_abs", 0.0, True)
         number("eps_rel", 0.0, False)
         number("disturbance_time_constant", 0.0, True)
