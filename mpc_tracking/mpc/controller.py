@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import osqp
-from scipy import sparse
 
 from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError, SolverError
@@ -30,7 +29,7 @@ from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
-from mpc_tracking.mpc.rejoin import back_in_domain, outside_domain, pure_pursuit
+from mpc_tracking.mpc.rejoin import ENTER_EPSI, ENTER_EY_KAPPA, back_in_domain, outside_domain, pure_pursuit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.paths.interpolation import LinearTable
@@ -116,6 +115,7 @@ class SpatialMPC:
                             if st.disturbance_observer else None)
         self.reset()
         self._setup_solver()
+        self._init_checks()
         self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up
@@ -187,6 +187,11 @@ class SpatialMPC:
             )
         except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
             raise SolverError(f"OSQP set-up failed: {exc}") from exc
+
+    def _init_checks(self) -> None:
+        """Constant helpers of the per-step checks (a matrix to validate solutions, |kappa|max)."""
+        self._A_check = self.layout.A_matrix(self.data.A_data.copy())
+        self._kappa_max = float(np.max(np.abs(self.path.kappa)))
 
     def reset(self) -> None:
         """Forget the previous plan and command (e.g. before a new run)."""
@@ -444,6 +449,8 @@ class SpatialMPC:
         s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
         if not (np.isfinite(s0) and np.isfinite(e_y) and np.isfinite(e_psi)):
             return False  # _prepare reports it
+        if not self._rejoining and abs(e_psi) < ENTER_EPSI and abs(e_y) * self._kappa_max < ENTER_EY_KAPPA:
+            return False  # the everyday case, without a path lookup
         kappa = self._kappa_at(float(s0))
         if self._rejoining:
             r_min = self.vehicle.wheelbase / np.tan(self.settings.delta_max)
@@ -531,8 +538,8 @@ class SpatialMPC:
         slacks. The tolerance is 100x OSQP's own (absolute and relative), so an accurate or
         "inaccurate" solution passes and a corrupted one (garbage "solved") does not.
         """
-        lay = self.layout
-        A = sparse.csc_matrix((d.A_data, lay.A_indices, lay.A_indptr), shape=(lay.m, lay.n))
+        A = self._A_check
+        np.copyto(A.data, d.A_data)
         Az = A @ z
         st = self.settings
         scale = max(float(np.max(np.abs(Az))), float(np.max(np.abs(z))), 1.0)
