@@ -4,7 +4,8 @@ Each case draws a smooth random loop (full-size or RC scale), a corridor (or non
 field), a plant among the registered ones, a horizon and a start state, keeping the case
 *feasible*: the path's tightest radius is at least twice the car's minimum turning radius, the
 speed limit fits the lateral limit, the car starts inside the corridor facing roughly along the
-path (in an open field: anywhere within 15 turning radii, facing anywhere). :func:`run_case`
+path with its whole body inside (in an open field: anywhere within 15 turning radii, facing
+anywhere). :func:`run_case`
 runs it and classifies the outcome; a feasible case should never raise, produce NaN, let the
 body leave the corridor, or abort.
 
@@ -86,9 +87,13 @@ def random_case(seed: int, *, plants: tuple = PLANTS, t_max: float = 12.0) -> Fu
         e_psi0 = float(rng.uniform(-np.pi + 0.05, np.pi - 0.05))
     else:
         half_width = float(rng.uniform(1.5, 3.0) * vehicle.width)
-        room = half_width - 0.5 * vehicle.width - 0.1 * vehicle.width
-        e_y0 = float(rng.uniform(-0.7, 0.7) * room)
         e_psi0 = float(rng.uniform(-0.3, 0.3))
+        # the whole body starts inside: the corners reach 0.5 width cos(e_psi) + the longer
+        # overhang sin|e_psi| beyond the reference point, sideways
+        reach = 0.5 * vehicle.width * np.cos(e_psi0) + max(vehicle.front_extent, vehicle.rear_overhang) * abs(
+            np.sin(e_psi0))
+        room = max(half_width - reach - 0.1 * vehicle.width, 0.0)
+        e_y0 = float(rng.uniform(-0.7, 0.7) * room)
     a_y_max = 0.5 * 9.81 * 0.9 if scale == "full" else 3.0
     v_top = np.sqrt(a_y_max * 0.5 * radius)
     v_max = float(rng.uniform(0.4, 1.0) * v_top)
