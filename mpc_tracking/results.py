@@ -123,7 +123,7 @@ class SimulationResult:
     # ------------------------------------------------------------------ metrics
     @property
     def metrics(self) -> dict[str, Any]:
-        """Summary figures: lap completed, lap time [s], RMS/max |e_y| [m], max |delta| [rad],
+        """Summary figures: lap completed, lap time [s], RMS/max ``|e_y|`` [m], max ``|delta|`` [rad],
         infeasible (non-solved) steps, corridor-violation steps, solve-time median/p95/max [s],
         real-time overruns (steps whose controller time exceeded the control period) and the worst
         step time [s]."""

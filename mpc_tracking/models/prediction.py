@@ -45,8 +45,8 @@ Measurement = dict
 class PredictionModel:
     """The interface between a spatial prediction model and the MPC's QP.
 
-    Class attributes
-    ----------------
+    Attributes
+    ----------
     name : str
     STATE_NAMES, INPUT_NAMES : tuple of str
         The first three states are ``(e_y, e_psi, t)``.

@@ -56,11 +56,15 @@ class MPCSettings:
         Number N of prediction steps, >= 1.
     ds : float or None
         Prediction step along the path [m]; ``None`` uses the path's waypoint spacing.
-    Q : 3 weights or 3x3 PSD matrix on (e_y [m], e_psi [rad], t [s]); for a prediction model with
-        more states, its own number of weights, or 3 (the others then get the model's defaults).
-    R : 2 weights or 2x2 PSD matrix on the inputs minus their reference: (v [m/s], delta [rad]) for
-        the kinematic model, (a_x [m/s^2], delta [rad]) for the dynamic one.
-    R_rate : 2 weights or 2x2 PSD matrix on input changes between prediction steps.
+    Q : sequence of float or ndarray
+        3 weights or a 3x3 PSD matrix on (e_y [m], e_psi [rad], t [s]); for a prediction model
+        with more states, its own number of weights, or 3 (the others then get the model's
+        defaults).
+    R : sequence of float or ndarray
+        2 weights or a 2x2 PSD matrix on the inputs minus their reference: (v [m/s], delta [rad])
+        for the kinematic model, (a_x [m/s^2], delta [rad]) for the dynamic one.
+    R_rate : sequence of float or ndarray
+        2 weights or a 2x2 PSD matrix on input changes between prediction steps.
     terminal_weight : float
         Factor >= 0 on Q at the last prediction step.
     v_min, v_max : float
@@ -68,7 +72,7 @@ class MPCSettings:
     delta_max : float
         Steering bound [rad], 0 < delta_max < pi/2.
     a_y_max : float
-        Lateral acceleration limit [m/s^2]: v <= sqrt(a_y_max / |kappa|).
+        Lateral acceleration limit [m/s^2]: ``v <= sqrt(a_y_max / |kappa|)``.
     accel_max, decel_max : float
         Speed rate bounds [m/s^2] (> 0, may be inf).
     delta_rate_max : float
@@ -78,6 +82,9 @@ class MPCSettings:
     slack_weight : float
         Exact-penalty weight per metre of corridor violation, > 0.
     mode : {"tracking", "time_optimal"}
+        "tracking" follows the centre line (or the corridor's lateral reference) and the speed
+        reference; "time_optimal" minimises the predicted time to the horizon's end inside the
+        corridor (``time_weight``).
     time_weight : float
         Weight on the predicted time t_N in time-optimal mode [1/s], >= 0.
     linearization : {"auto", "previous", "reference"}
@@ -89,6 +96,9 @@ class MPCSettings:
         excursions on the shared race tracks at 0.85 of the sedan's limit, 7-18 cm about the
         reference).
     discretization : {"euler", "rk4"}
+        How the spatial model is discretized over one step ``ds``: explicit Euler
+        (``A = I + ds Jx``), or one classical Runge-Kutta step with its exact sensitivities (more
+        accurate at large ``ds``, a little more work).
     iterations : int
         Re-linearizations per step (>= 1); each one re-solves about the newest solution.
     control_period : float

@@ -487,7 +487,7 @@ class ReferencePath(ProjectionMixin):
         return np.stack([q["x"] - e_y * np.sin(q["psi"]), q["y"] + e_y * np.cos(q["psi"])], axis=-1)
 
     def describe(self, noise_window: float | None = None) -> dict[str, Any]:
-        """Summary: length, closed, min radius, max |kappa|, curvature noise, widths, waypoint count.
+        """Summary: length, closed, min radius, max ``|kappa|``, curvature noise, widths, waypoint count.
 
         ``curvature_noise`` is the RMS of kappa minus kappa smoothed with a Gaussian of standard
         deviation ``noise_window`` [m] along s (default: max(3 ds, 2 x input point spacing)).
