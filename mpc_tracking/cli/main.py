@@ -410,7 +410,8 @@ def _add_path(sub) -> None:
                         description="Plot a path with curvature, speed profile and widths; print its description.")
     s.add_argument("source", metavar="FILE|NAME", help="path file or bundled name (mpc-tracking path list)")
     s.add_argument("--out", metavar="FILE.png", help="figure file (default out/path_NAME.png)")
-    s.add_argument("--ds", type=number(gt=0, unit="m"), default=0.5, help="waypoint spacing [m] (default 0.5)")
+    # ds is checked by the path itself (one message for the CLI, scenarios and the library)
+    s.add_argument("--ds", type=float, default=0.5, help="waypoint spacing [m] (default 0.5)")
     s.add_argument("--v-max", type=number(gt=0, unit="m/s"), default=20.0,
                    help="top speed of the speed profile [m/s] (default 20)")
     a_y_max = MPCSettings.a_y_max  # the controller's default

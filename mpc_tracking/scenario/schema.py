@@ -69,7 +69,7 @@ class PathConfig:
     format: str = _f("auto", "str", "file format (auto = detected from the content)", PATH_FORMATS)
     corners: list | None = _f(None, "points?", "corner points [[x, y], ...] instead of a source [m]")
     closed: bool | None = _f(None, "bool?", "closed loop (corners: default true; files: the file's own)")
-    ds: float = _f(0.5, "float", "waypoint spacing [m]", gt=0)
+    ds: float = _f(0.5, "float", "waypoint spacing [m]")  # > 0: checked by the path (one message)
     smoothing: float | None = _f(None, "float?", "RMS deviation the smoothing spline may take [m]")
     width_left: float | None = _f(None, "float?", "override left corridor width [m]")
     width_right: float | None = _f(None, "float?", "override right corridor width [m]")
