@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking", "mpc_tracking.__main__"},
     {"mpc_tracking.cli"},
     {"mpc_tracking.tuning"},
-    {"mpc_tracking.scenario"},
+    {"mpc_tracking.scenario", "mpc_tracking.fuzz"},
     {"mpc_tracking.simulation"},
     {"mpc_tracking.results"},
     {"mpc_tracking.viz"},
