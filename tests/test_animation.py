@@ -82,3 +82,17 @@ def test_unavailable_writer_gives_the_cause(result, tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"run\.mp4: MP4 needs imageio-ffmpeg"):
         an.animate(result, tmp_path / "run.mp4")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kw, match", [(dict(dpi=0), "dpi: expected an integer in \\[10, 600\\], got 0"),
+                                       (dict(dpi=12.5), "dpi"), (dict(window=-5.0), "window: expected a view half-width"),
+                                       (dict(window=float("nan")), "window")])
+def test_animate_rejects_bad_dpi_and_window(tmp_path, kw, match):
+    import mpc_tracking as mt
+    from mpc_tracking.viz.animation import animate
+
+    path = mt.load_path("oval", ds=1.0)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10))
+    res = mt.simulate(path, mpc, mt.create_model("kinematic_bicycle"), t_max=0.2)
+    with pytest.raises(mt.InputError, match=match):
+        animate(res, tmp_path / "a.gif", **kw)

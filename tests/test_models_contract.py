@@ -79,3 +79,11 @@ def test_units_must_match_names_when_a_plugin_is_defined():
 def test_every_registered_model_is_a_motion_model():
     for name in available_models():
         assert isinstance(create_model(name), MotionModel)
+
+
+def test_simple_car_integration_method_is_checked():
+    import mpc_tracking as mt
+
+    with pytest.raises(mt.ModelError, match=r"method must be one of .*RK45.*got 'FOO'"):
+        mt.create_model("simple_car", {"method": "FOO"})
+    assert mt.create_model("simple_car", {"method": "DOP853"}).params["method"] == "DOP853"

@@ -389,3 +389,8 @@ def test_a_path_tighter_than_the_turning_radius_is_reported_where(caplog):
     with caplog.at_level(logging.WARNING, logger="mpc_tracking"):
         mt.SpatialMPC(mt.load_path("oval"), mt.VehicleParams(), mt.MPCSettings(delta_max=0.6, horizon=10))
     assert "turning radius" not in caplog.text
+
+
+def test_horizon_has_an_upper_bound():
+    with pytest.raises(mt.SettingsError, match="horizon: expected at most 10000"):
+        mt.MPCSettings(horizon=100_000_000)

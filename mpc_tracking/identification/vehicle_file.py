@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from mpc_tracking.errors import MPCTrackingError, VehicleFileError
+from mpc_tracking.fileio import read_yaml
 from mpc_tracking.models.spatial_dynamic import DynamicParams
 
 __all__ = ["VehicleFile", "load_vehicle_file", "FORMAT", "REQUIRED_DYNAMIC"]
@@ -139,10 +140,7 @@ def load_vehicle_file(path: str | Path) -> VehicleFile:
     where = str(p)
     if not p.is_file():
         raise VehicleFileError(f"{where}: no such vehicle file")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise VehicleFileError(f"{where}: not a YAML vehicle file: {' '.join(str(exc).split())}") from None
+    data = read_yaml(p, error=VehicleFileError, what="vehicle file").data
     if not isinstance(data, dict):
         raise VehicleFileError(f"{where}: expected a mapping with 'dynamic', 'speed_lag', 'accel_max', 'decel_max'")
     dyn = data.get("dynamic")

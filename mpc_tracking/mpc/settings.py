@@ -213,6 +213,9 @@ class MPCSettings:
             return v
 
         integer("horizon", 1)
+        if self.horizon > MAX_HORIZON:
+            raise SettingsError(f"MPCSettings.horizon: expected at most {MAX_HORIZON} prediction steps, got "
+                                f"{self.horizon!r}")
         integer("iterations", 1)
         integer("max_fallback_steps", 0)
         integer("max_iter", 1)
@@ -279,6 +282,10 @@ class MPCSettings:
             raise SettingsError(f"MPCSettings: unknown setting {k!r}{hint}")
         kw.update(changes)
         return MPCSettings(**kw)
+
+
+#: longest horizon accepted (a QP of ~100 000 variables; far beyond any useful look-ahead)
+MAX_HORIZON = 10_000
 
 
 class Status(str, Enum):

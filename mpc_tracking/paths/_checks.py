@@ -84,6 +84,8 @@ def _check_count(pts: np.ndarray, closed: bool, name: str) -> None:
 # ---------------------------------------------------------------- geometry sanity (issue 12)
 #: fewest waypoints a path may be sampled to; ``ds`` larger than about length / MIN_WAYPOINTS is refused
 MIN_WAYPOINTS = 8
+#: most waypoints a path may have (2 million: ~100 MB of arrays); a smaller ``ds`` is refused
+MAX_WAYPOINTS = 2_000_000
 #: absolute floor of a path's total length [m]
 MIN_LENGTH = 1e-3
 #: relative floor of a path's total length, times the largest |coordinate|: below it the coordinates'
@@ -105,7 +107,8 @@ def _check_ds(value: Any, name: str = "ds") -> float:
 
 
 def _check_ds_fits(ds: float, length: float, closed: bool, name: str = "ds") -> None:
-    """``ds`` must leave at least MIN_WAYPOINTS waypoints on a path of ``length``."""
+    """``ds`` must leave at least MIN_WAYPOINTS and at most MAX_WAYPOINTS waypoints on a path of ``length``."""
+    _check_waypoint_budget(ds, length, name)
     n = round(length / ds) if closed else round(length / ds) + 1
     if n < MIN_WAYPOINTS:
         kind = "closed" if closed else "open"
@@ -113,6 +116,17 @@ def _check_ds_fits(ds: float, length: float, closed: bool, name: str = "ds") -> 
         raise PathError(
             f"{name}: {ds:g} m gives {n} waypoints on this {kind} path of length {length:.6g} m; "
             f"at least {MIN_WAYPOINTS} are needed, so ds must be <= {limit:.4g} m"
+        )
+
+
+def _check_waypoint_budget(ds: float, length: float, name: str = "ds") -> None:
+    """At most MAX_WAYPOINTS waypoints of ``ds`` on ``length`` (checked before any allocation)."""
+    n = length / ds
+    if not n <= MAX_WAYPOINTS:
+        raise PathError(
+            f"{name}: {ds:g} m would make {n:.3g} waypoints on a path of length {length:.6g} m; at most "
+            f"{MAX_WAYPOINTS:,} are allowed, so ds must be >= {length / MAX_WAYPOINTS:.4g} m (or the "
+            "coordinates are not in metres)"
         )
 
 

@@ -80,17 +80,12 @@ def read_course(filename: str | Path, *, ds: float | None = None) -> ReferencePa
     ds : float, optional
         Waypoint spacing [m]; default the file's ``ds``, else 0.1 m.
     """
-    import yaml
+    from mpc_tracking.fileio import read_yaml
 
     filename = Path(filename)
     if not filename.is_file():
         raise PathFormatError(f"{filename}: no such file")
-    try:
-        doc = yaml.safe_load(filename.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{filename}:{mark.line + 1}" if mark is not None else str(filename)
-        raise PathFormatError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    doc = read_yaml(filename, error=PathFormatError, what="course file").data
     if not isinstance(doc, dict):
         raise PathFormatError(f"{filename}: expected a mapping with 'points' (and optional {', '.join(COURSE_KEYS)})")
     for key in doc:

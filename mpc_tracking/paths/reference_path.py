@@ -30,6 +30,7 @@ from mpc_tracking.paths._checks import (
     _check_not_collinear_loop,
     _check_positive,
     _check_reversal,
+    _check_waypoint_budget,
     _distinct_mask,
     _warn_corridor,
 )
@@ -273,6 +274,7 @@ class ReferencePath(ProjectionMixin):
         u_in = np.concatenate([[0.0], np.cumsum(chord)])
         total_chord = u_in[-1]
         _check_length(total_chord, scale, name)
+        _check_waypoint_budget(ds, total_chord, "ds")  # before allocating the arc-length grid
         u_in = u_in / total_chord
         k = min(3, len(ring) - 1)
         try:

@@ -253,9 +253,19 @@ def render_frames(result, *, fps: float = 20.0, speed: float = 1.0, every: int |
     """
     if len(result) == 0:
         raise InputError("result: the run has no steps to animate")
+    _check_view(dpi, window)
     idx = frame_indices(len(result), _control_period(result), fps=fps, speed=speed, every=every)
     for im in _images(result, idx, dpi=dpi, figsize=figsize, window=window, obstacles=obstacles):
         yield np.asarray(im)
+
+
+def _check_view(dpi: Any, window: Any) -> None:
+    """``dpi`` an integer in [10, 600]; ``window`` None or a finite half-width >= 0 m."""
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, np.integer)) or not 10 <= dpi <= 600:
+        raise InputError(f"dpi: expected an integer in [10, 600], got {dpi!r}")
+    if window is not None and not (isinstance(window, (int, float, np.floating, np.integer))
+                                   and np.isfinite(window) and window >= 0):
+        raise InputError(f"window: expected a view half-width >= 0 m (0: the whole path), got {window!r}")
 
 
 def _images(result, idx: np.ndarray, **scene_kw: Any):
@@ -309,6 +319,7 @@ def animate(result, out: str | Path, *, fps: float = 20.0, speed: float = 1.0, e
         raise InputError(f"{out}: folder {out.parent} does not exist")
     if len(result) == 0:
         raise InputError("result: the run has no steps to animate")
+    _check_view(dpi, window)
     idx = frame_indices(len(result), _control_period(result), fps=fps, speed=speed, every=every)
     n = len(idx)
     frames = _images(result, idx, dpi=dpi, figsize=figsize, window=window, obstacles=obstacles)
