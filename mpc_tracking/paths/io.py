@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from mpc_tracking.errors import PathError, PathFormatError
+from mpc_tracking.fileio import check_file_size
 from mpc_tracking.paths._checks import _check_ds, _check_positive, _distinct_mask
 from mpc_tracking.paths.bundled import bundled_file
 from mpc_tracking.paths.polyline import corner_vertices, estimate_noise, simplify_collinear
@@ -31,6 +32,8 @@ from mpc_tracking.paths.reference_path import ReferencePath
 __all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path"]
 
 logger = logging.getLogger(__name__)
+#: largest path table read [bytes] (a 100 km centre line at 1 m spacing is about 4 MB)
+MAX_PATH_FILE_BYTES = 50 * 2**20
 _RACELINE_COLS = ("s_m", "x_m", "y_m", "psi_rad", "kappa_radpm", "vx_mps", "ax_mps2")
 _WAYPOINT_COLS = ("s_m", "x_m", "y_m", "psi_rad", "kappa_radpm", "width_left_m", "width_right_m", "v_ref_mps")
 
@@ -45,6 +48,7 @@ class _Table:
         self.meta: dict[str, str] = {}
         rows: list[list[float]] = []
         lines: list[int] = []
+        check_file_size(filename, MAX_PATH_FILE_BYTES, what="path file", error=PathFormatError)
         try:
             text = filename.read_text()
         except UnicodeDecodeError:
@@ -330,7 +334,8 @@ def _sniff(filename: Path) -> str:
     if filename.suffix.lower() in (".yaml", ".yml"):
         return "yaml"
     try:
-        head = filename.read_text(errors="replace")[:4000].lower()
+        with filename.open("r", errors="replace") as fh:
+            head = fh.read(4000).lower()
     except OSError as exc:
         raise PathFormatError(f"{filename}: cannot read ({exc})") from None
     if "psi_rad" in head and "width_left_m" in head:
