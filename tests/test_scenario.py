@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
+import mpc_tracking as mt
 from mpc_tracking.cli.options import parse_set_option
 from mpc_tracking.errors import ScenarioError
 from mpc_tracking.mpc.controller import SpatialMPC
@@ -271,3 +272,48 @@ def test_unbounded_accel_limits_default_to_what_the_car_can_do():
     kinematic = load_scenario({"path": {"source": "oval"}})
     st = build(kinematic)[1].settings
     assert np.isinf(st.accel_max) and np.isinf(st.decel_max)  # nothing known about the car: unbounded
+
+
+def test_corner_courses_default_to_twice_the_turning_radius_and_take_corner_radius():
+    from mpc_tracking.scenario.build import build
+
+    corners = [[0, 0], [40, 0], [40, 30], [0, 30]]
+    sc = load_scenario({"path": {"corners": corners, "ds": 0.25, "width_left": 3.0, "width_right": 3.0}})
+    path = build(sc)[0]
+    r_min = 2.7 / np.tan(0.5)  # default vehicle wheelbase, controller delta_max
+    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (2 * r_min), rel=1e-3)
+    eight = build(sc.with_overrides({"path.corner_radius": 8.0}))[0]
+    assert np.max(np.abs(eight.kappa)) == pytest.approx(1 / 8.0, rel=1e-3)
+    with pytest.raises(mt.PathError, match="fits a radius of at most"):
+        build(sc.with_overrides({"path.corner_radius": 30.0}))  # asked for: an error naming the largest
+    with pytest.raises(mt.ScenarioError, match="corner_radius"):
+        load_scenario({"path": {"corners": corners, "corner_radius": -1}})
+
+
+def test_corner_csv_in_a_scenario_uses_the_vehicle_default(tmp_path):
+    from mpc_tracking.scenario.build import build
+
+    f = tmp_path / "block.csv"
+    f.write_text("0,0\n120,0\n120,80\n0,80\n")
+    path = build(load_scenario({"path": {"source": str(f), "ds": 1.0}}))[0]
+    r_min = 2.7 / np.tan(0.5)
+    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (2 * r_min), rel=1e-3)
+    assert path.closed and path.x.min() > -1e-6 and path.x.max() < 120 + 1e-6
+
+
+def test_polygons_take_points_or_vertices_in_both_file_kinds(tmp_path):
+    from mpc_tracking.scenario.build import build
+
+    square = [[20, -1], [22, -1], [22, 1], [20, 1]]
+    for key in ("points", "vertices"):
+        sc = load_scenario({"path": {"source": "oval"},
+                            "environment": {"obstacles": [{"type": "polygon", key: square}]}})
+        assert build(sc)[1].corridor is not None
+    both = load_scenario({"path": {"source": "oval"},
+                          "environment": {"obstacles": [{"type": "polygon", "points": square, "vertices": square}]}})
+    with pytest.raises(mt.ScenarioError, match="once"):
+        build(both)
+    course = tmp_path / "c.yaml"
+    course.write_text("points: [[0, 0], [30, 0], [30, 20], [0, 20]]\nclosed: true\nds: 0.5\nwidth: 3\n"
+                      "obstacles:\n  - {type: polygon, points: [[10, -1], [12, -1], [12, 1]]}\n")
+    assert len(mt.load_path(course).obstacles) == 1

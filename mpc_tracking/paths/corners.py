@@ -217,7 +217,8 @@ def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: fl
     return s, x, y, psi, kap, total, values
 
 
-def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left, width_right, name):
+def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left, width_right, name,
+                fit_radius=False):
     """Body of :meth:`ReferencePath.from_corners` (``cls`` is the path class)."""
     pts = np.asarray(points, dtype=float) if points is not None else np.empty((0, 2))
     if pts.ndim != 2 or pts.shape[1] != 2:
@@ -232,7 +233,7 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
     if closed:
         _check_not_collinear_loop(pts, "points")
     ring = np.vstack([pts, pts[:1]]) if closed else pts
-    strict = radius is not None
+    strict = radius is not None and not fit_radius
     if radius is None:
         radius = 0.25 * float(np.median(np.hypot(*np.diff(ring, axis=0).T)))
     elif np.ndim(radius) > 0:

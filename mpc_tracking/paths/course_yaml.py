@@ -37,7 +37,7 @@ COURSE_KEYS = ("name", "description", "closed", "ds", "radius", "blend", "smooth
                "width_left", "width_right", "points", "obstacles")
 OBSTACLE_KEYS = {
     "circle": ("type", "center", "radius"),
-    "polygon": ("type", "vertices"),
+    "polygon": ("type", "vertices", "points"),  # "points" as in scenario files
     "moving_circle": ("type", "center", "radius", "velocity", "t0"),
 }
 
@@ -63,7 +63,10 @@ def _obstacle(spec: Any, where: str):
         if kind == "circle":
             return CircleObstacle(spec["center"], spec["radius"])
         if kind == "polygon":
-            return PolygonObstacle(spec["vertices"])
+            if ("vertices" in spec) == ("points" in spec):
+                raise PathFormatError(f"{where}: a polygon needs its corners under 'vertices' (or 'points'), "
+                                      "exactly one of them")
+            return PolygonObstacle(spec["vertices"] if "vertices" in spec else spec["points"])
         return MovingCircle(spec["center"], spec["radius"], spec["velocity"], spec.get("t0", 0.0))
     except KeyError as exc:
         raise PathFormatError(f"{where}: {kind} obstacle needs key {exc.args[0]!r}") from None

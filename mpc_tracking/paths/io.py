@@ -152,7 +152,7 @@ def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
 
 def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = None, closed: bool | None = None,
             name: str | None = None, corners: bool | None = None,
-            corner_radius: float | None = None) -> ReferencePath:
+            corner_radius: float | None = None, default_corner_radius: float | None = None) -> ReferencePath:
     """Read a plain table ``x, y[, w_right, w_left]`` (comma, semicolon or whitespace separated).
 
     ``closed`` defaults to the file's ``# mpc_tracking path: closed=...`` comment; without one the
@@ -164,7 +164,9 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
     clothoid-arc blends of ``corner_radius`` (:meth:`ReferencePath.from_corners`; default a
     quarter of the median edge, reduced where it does not fit). ``corners`` None decides from
     the data (:func:`mpc_tracking.paths.polyline.corner_vertices`, logged); a ``corner_radius``
-    implies corners unless ``corners=False``. Either way the path records how far it strays from
+    implies corners unless ``corners=False``; ``default_corner_radius`` replaces the default radius
+    of recognised corners without forcing corner mode (scenarios pass twice the vehicle's minimum
+    turning radius, reduced where an edge is too short). Either way the path records how far it strays from
     the input polyline (``fit_deviation``), with a warning beyond tolerance.
 
     ``smoothing`` None (default) smooths a noisy trace (GPS, hand-digitised) by the noise it
@@ -190,11 +192,13 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
     if corners is not False:
         vertices = _corner_polygon(a[:, :2], closed, forced=bool(corners) or corner_radius is not None)
         if vertices is not None:
+            radius = corner_radius if corner_radius is not None else default_corner_radius
             logger.info("%s: read as the %d corners of a polygon, rounded with radius %s (corner_radius)", filename,
-                        len(vertices), "default" if corner_radius is None else f"{corner_radius:g} m")
+                        len(vertices), "default" if radius is None else f"{radius:g} m")
             v = a[vertices]
+            fit = corner_radius is None and radius is not None  # a default radius shrinks to fit short edges
             return _wrap_errors(filename, lambda: ReferencePath.from_corners(
-                v[:, :2], ds=ds, closed=closed, radius=corner_radius, smoothing=smoothing or None,
+                v[:, :2], ds=ds, closed=closed, radius=radius, fit_radius=fit, smoothing=smoothing or None,
                 width_right=None if wr is None else v[:, 2], width_left=None if wl is None else v[:, 3],
                 name=name or tab.meta.get("name", filename.stem),
             ))
@@ -349,7 +353,7 @@ def _sniff(filename: Path) -> str:
 
 def load_path(source: str | Path, *, ds: float | None = None, smoothing: float | None = None,
               closed: bool | None = None, corners: bool | None = None,
-              corner_radius: float | None = None) -> ReferencePath:
+              corner_radius: float | None = None, default_corner_radius: float | None = None) -> ReferencePath:
     """Load a bundled path by name, or a path file in any supported format.
 
     Parameters
@@ -365,9 +369,10 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
         (:func:`read_xy`).
     closed : bool, optional
         Override for x/y tables and racelines (TUM files are always closed).
-    corners, corner_radius : optional
+    corners, corner_radius, default_corner_radius : optional
         x/y tables: whether the points are polygon corners to round (None: decided from the
-        data) and the corner radius [m]; see :func:`read_xy`.
+        data), the corner radius [m], and the radius of recognised corners when none is given;
+        see :func:`read_xy`.
     """
     if ds is not None:
         ds = _check_ds(ds, "ds")
@@ -390,4 +395,4 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
     if kind == "tum":
         return read_tum(p, ds=1.0 if ds is None else ds, smoothing=smoothing or 0.0)
     return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, corners=corners,
-                   corner_radius=corner_radius)
+                   corner_radius=corner_radius, default_corner_radius=default_corner_radius)

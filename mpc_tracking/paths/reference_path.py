@@ -159,6 +159,7 @@ class ReferencePath(ProjectionMixin):
         width_left: Any = None,
         width_right: Any = None,
         name: str = "corners",
+        fit_radius: bool = False,
     ) -> ReferencePath:
         """Build a path from corner points: straight edges, corners rounded by clothoid-arc blends.
 
@@ -182,9 +183,12 @@ class ReferencePath(ProjectionMixin):
             (as in the main constructor). Default: no extra smoothing.
         width_left, width_right : float or array_like of shape (n,), optional
             Widths at the corners [m], interpolated along the polygon edges.
+        fit_radius : bool
+            A given ``radius`` that does not fit on an edge is reduced to fit (logged) instead of
+            being an error naming the largest that fits (for default radii chosen by a caller).
         """
         return corner_path(cls, points, ds=ds, closed=closed, radius=radius, blend=blend, smoothing=smoothing,
-                           width_left=width_left, width_right=width_right, name=name)
+                           width_left=width_left, width_right=width_right, name=name, fit_radius=fit_radius)
 
     @classmethod
     def from_waypoints(

@@ -24,22 +24,32 @@ if TYPE_CHECKING:  # types only: this module imports the packages it builds from
 
 __all__ = ["build", "obstacle_records", "resolve_file"]
 
-def _build_path(sc):
+#: default corner radius of corner courses, in minimum turning radii of the vehicle (room to steer)
+CORNER_RADIUS_TURNS = 2.0
+
+
+def _build_path(sc, min_turning_radius: float | None = None):
+    """The scenario's path; corner courses are rounded with ``path.corner_radius``, by default
+    :data:`CORNER_RADIUS_TURNS` x ``min_turning_radius`` (reduced where an edge is too short)."""
     from mpc_tracking.paths import io as path_io
     from mpc_tracking.paths.bundled import bundled_file
     from mpc_tracking.paths.reference_path import ReferencePath
 
     pc = sc.path
     name = pc.name
+    default_radius = None if min_turning_radius is None else CORNER_RADIUS_TURNS * min_turning_radius
     if pc.corners is not None:
+        radius = pc.corner_radius if pc.corner_radius is not None else default_radius
         return ReferencePath.from_corners(
             pc.corners, ds=pc.ds, closed=True if pc.closed is None else pc.closed, smoothing=pc.smoothing,
-            width_left=pc.width_left, width_right=pc.width_right, name=name or sc.name,
+            width_left=pc.width_left, width_right=pc.width_right, name=name or sc.name, radius=radius,
+            fit_radius=pc.corner_radius is None,
         )
     if pc.source is None:
         raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
     source = resolve_file(sc, pc.source)
-    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing, "closed": pc.closed}
+    kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing, "closed": pc.closed,
+                          "corner_radius": pc.corner_radius, "default_corner_radius": default_radius}
     if pc.format == "auto":
         reader = path_io.load_path
     else:
@@ -123,11 +133,14 @@ def _build_corridor(sc, path):
             else:
                 obstacles.append(env.CircleObstacle(o.center, o.radius))
         else:
-            if o.points is None or len(o.points) < 3:
+            if o.points is not None and o.vertices is not None:
+                raise ScenarioError(f"{where}: give the polygon's corners once, as points or as vertices")
+            pts = o.points if o.points is not None else o.vertices
+            if pts is None or len(pts) < 3:
                 raise ScenarioError(f"{where}: a polygon needs at least 3 points [[x, y], ...]")
             if o.velocity is not None and any(o.velocity):
                 raise ScenarioError(f"{where}: moving obstacles must be circles")
-            obstacles.append(env.PolygonObstacle(o.points))
+            obstacles.append(env.PolygonObstacle(pts))
     grid = None
     g = env_cfg.grid
     if g.image is not None:
@@ -311,8 +324,9 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     settings = MPCSettings(**asdict(scenario.controller))
     if sim.control_period is not None:
         settings = settings.replace(control_period=sim.control_period)
-    path = _apply_speed_profile(scenario, _build_path(scenario))
     vehicle = _build_vehicle(scenario)
+    r_min = vehicle.wheelbase / np.tan(settings.delta_max)
+    path = _apply_speed_profile(scenario, _build_path(scenario, r_min))
     corridor = _build_corridor(scenario, path)
     plant = _build_plant(scenario, vehicle, settings)
     act = scenario.actuation

@@ -68,6 +68,9 @@ class PathConfig:
     source: str | None = _f("oval", "str?", "bundled path name or path file")
     format: str = _f("auto", "str", "file format (auto = detected from the content)", PATH_FORMATS)
     corners: list | None = _f(None, "points?", "corner points [[x, y], ...] instead of a source [m]")
+    corner_radius: float | None = _f(None, "float?", "radius of the rounded corners of path.corners or of "
+                                     "a corner-polygon x/y file [m] (default: twice the vehicle's minimum "
+                                     "turning radius)", gt=0)
     closed: bool | None = _f(None, "bool?", "closed loop (corners: default true; files: the file's own)")
     ds: float = _f(0.5, "float", "waypoint spacing [m]")  # > 0: checked by the path (one message)
     smoothing: float | None = _f(None, "float?", "RMS deviation the smoothing spline may take [m]")
@@ -96,6 +99,7 @@ class ObstacleConfig:
     center: list | None = _f(None, "point?", "circle centre [x, y] [m]")
     radius: float | None = _f(None, "float?", "circle radius [m]", gt=0)
     points: list | None = _f(None, "points?", "polygon vertices [[x, y], ...] [m]")
+    vertices: list | None = _f(None, "points?", "the same as points (the name path files use)")
     velocity: list | None = _f(None, "point?", "constant velocity [vx, vy] [m/s]")
     name: str | None = _f(None, "str?", "label")
 
