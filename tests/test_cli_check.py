@@ -36,3 +36,20 @@ def test_check_rejects_what_run_rejects(capsys, extra, word):
 def test_check_passes_a_good_scenario_and_prints_it(capsys):
     assert main(["check", QUICK]) == 0
     assert "controller:" in capsys.readouterr().out
+
+
+def test_check_reports_every_problem_at_once_with_file_and_line(tmp_path, capsys):
+    f = tmp_path / "many.yaml"
+    f.write_text("path:\n  source: nosuchfile.csv\ncontroller:\n  horizn: 30\n  v_max: -3\n"
+                 "vehicle:\n  wheelbase: -1\nsimulation:\n  laps: 0\n")
+    assert main(["check", str(f)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "5 problems" in err[0], err
+    line = err[0]
+    for part in (f"{f}:4: unknown key 'horizn'", f"{f}:9: simulation.laps", f"{f}:5: MPCSettings.v_max",
+                 "wheelbase: expected a positive number", "nosuchfile.csv: no such file"):
+        assert part in line, part
+    assert line.count("v_max") == 1 + line.count("v_max, ")  # listed once (the valid-keys list names it too)
+    # --set problems join those of the file
+    assert main(["check", str(f), "--set", "controller.horizon=0"]) == 2
+    assert "6 problems" in capsys.readouterr().err

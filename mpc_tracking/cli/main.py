@@ -36,7 +36,7 @@ from mpc_tracking.cli.identify import add_identify_command
 from mpc_tracking.cli.models import add_model_commands
 from mpc_tracking.cli.options import int_range, number
 from mpc_tracking.cli.sweep import add_sweep_command
-from mpc_tracking.errors import InputError
+from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
 from mpc_tracking.mpc.settings import MPCSettings
 
 __all__ = ["main", "build_parser", "EXIT_POLICY", "strict_problems"]
@@ -116,17 +116,17 @@ def _summary_table(result) -> str:
     return "\n".join(f"  {k:<{w}}  {v}" for k, v in rows)
 
 
-def _load_with_overrides(args: argparse.Namespace):
+def _load_with_overrides(args: argparse.Namespace, errors: list | None = None):
     from mpc_tracking.cli.options import parse_set_option
     from mpc_tracking.scenario.core import load_scenario
 
-    sc = load_scenario(args.scenario)
+    sc = load_scenario(args.scenario, errors=errors)
     overrides: dict[str, Any] = {}
     if getattr(args, "plant", None):  # first, so that --set plant.params.X=... applies to the new plant
         overrides["plant.name"] = args.plant
         overrides["plant.params"] = {}
     overrides.update(parse_set_option(s) for s in (getattr(args, "set", None) or []))
-    return sc.with_overrides(overrides) if overrides else sc
+    return sc.with_overrides(overrides, errors=errors) if overrides else sc
 
 
 def _simulate(args: argparse.Namespace, sc):
@@ -239,16 +239,41 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 0
     if args.scenario is None:
         raise InputError("check: give a SCENARIO.yaml (or --keys to list every key)")
-    sc = _load_with_overrides(args)
     from mpc_tracking.scenario.build import build
     from mpc_tracking.simulation import check_simulation
 
     # everything `run` does short of simulating: path, corridor, vehicle, plant, actuator,
-    # controller, and the simulation's own checks of its arguments
-    path, mpc, plant, _actuator, kw = build(sc)
-    check_simulation(path, mpc, plant, **kw)
+    # controller, and the simulation's own checks of its arguments -- every problem, not the first
+    errors: list[MPCTrackingError] = []
+    sc = _load_with_overrides(args, errors)
+    path, mpc, plant, _actuator, kw = build(sc, errors)
+    if path is not None and mpc is not None and plant is not None:
+        try:
+            check_simulation(path, mpc, plant, **kw)
+        except MPCTrackingError as exc:
+            errors.append(exc)
+    errors = _distinct_problems(errors)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        listed = " | ".join(f"({i}) {' '.join(str(e).split())}" for i, e in enumerate(errors, 1))
+        raise ScenarioError(f"{len(errors)} problems: {listed}")
     print(sc.to_yaml(), end="")
     return 0
+
+
+def _distinct_problems(errors: list[MPCTrackingError]) -> list[MPCTrackingError]:
+    """``errors`` without repeats: a problem found by the file check and again when the object is
+    built (with and without the ``file:line:`` prefix) is listed once, with its line."""
+    out: list[MPCTrackingError] = []
+    seen: list[str] = []
+    for exc in errors:
+        text = " ".join(str(exc).split())
+        if any(text == s or s.endswith(": " + text) or text.endswith(": " + s) for s in seen):
+            continue
+        seen.append(text)
+        out.append(exc)
+    return out
 
 
 def _cmd_animate(args: argparse.Namespace) -> int:

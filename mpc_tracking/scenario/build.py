@@ -300,8 +300,17 @@ def _prediction(settings: Any, plant: Any, actuator: Any, vehicle_file: Any = No
     return DynamicPrediction(params, speed_lag=actuator.speed_lag)
 
 
-def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     """Construct the objects of a run.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    errors : list, optional
+        Collect every problem here (an :class:`~mpc_tracking.errors.MPCTrackingError` each)
+        instead of raising at the first: each part (settings, vehicle, path, corridor, plant,
+        actuator, vehicle file, controller) is built when the parts it needs were; the objects
+        that could not be built are None (``mpc-tracking check`` reports them all).
 
     Returns
     -------
@@ -320,23 +329,48 @@ def build(scenario) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
 
     if not isinstance(scenario, ScenarioBase):
         raise InputError(f"scenario: expected a Scenario (load_scenario), got {type(scenario).__name__}")
+
+    failed = object()  # a part that could not be built (None is a valid part: no corridor, no file)
+
+    def part(make: Any, *needs: Any) -> Any:
+        """``make()``, or ``failed`` when a part it needs failed or (collecting) it fails itself."""
+        if any(n is failed for n in needs):
+            return failed
+        if errors is None:
+            return make()
+        try:
+            return make()
+        except MPCTrackingError as exc:
+            errors.append(exc)
+            return failed
+        except (TypeError, ValueError):
+            if not errors:  # not the echo of a problem already reported: a bug, let it surface
+                raise
+            return failed  # e.g. a plant parameter of the wrong type, reported by the file check
+
     sim = scenario.simulation
-    settings = MPCSettings(**asdict(scenario.controller))
-    if sim.control_period is not None:
-        settings = settings.replace(control_period=sim.control_period)
-    vehicle = _build_vehicle(scenario)
-    r_min = vehicle.wheelbase / np.tan(settings.delta_max)
-    path = _apply_speed_profile(scenario, _build_path(scenario, r_min))
-    corridor = _build_corridor(scenario, path)
-    plant = _build_plant(scenario, vehicle, settings)
+
+    def make_settings() -> Any:
+        st = MPCSettings(**asdict(scenario.controller))
+        return st.replace(control_period=sim.control_period) if sim.control_period is not None else st
+
+    settings = part(make_settings)
+    vehicle = part(lambda: _build_vehicle(scenario))
+    r_min = None if failed in (vehicle, settings) else vehicle.wheelbase / np.tan(settings.delta_max)
+    path = part(lambda: _apply_speed_profile(scenario, _build_path(scenario, r_min)))
+    corridor = part(lambda: _build_corridor(scenario, path), path)
+    plant = part(lambda: _build_plant(scenario, vehicle, settings), vehicle, settings)
     act = scenario.actuation
-    actuator = make_actuator(act.name, **act.params) if act.name else default_actuator(plant)
-    vf = _vehicle_file(scenario)
-    settings = _default_accel_limits(scenario, settings, plant, actuator, vf)
+    actuator = part(lambda: make_actuator(act.name, **act.params) if act.name else default_actuator(plant), plant)
+    vf = part(lambda: _vehicle_file(scenario))
+    settings = part(lambda: _default_accel_limits(scenario, settings, plant, actuator, vf),
+                    settings, plant, actuator, vf)
     if vf is not None:
-        _check_limits(scenario, settings, vf)
-    mpc = SpatialMPC(path, vehicle, settings, corridor=corridor,
-                     prediction=_prediction(settings, plant, actuator, vf))
+        part(lambda: _check_limits(scenario, settings, vf), settings, vf)
+    mpc = part(lambda: SpatialMPC(path, vehicle, settings, corridor=corridor,
+                                  prediction=_prediction(settings, plant, actuator, vf)),
+               path, vehicle, settings, corridor, plant, actuator, vf)
     sim_kwargs = dict(asdict(sim).items())
-    sim_kwargs["control_period"] = settings.control_period
+    sim_kwargs["control_period"] = None if settings is failed else settings.control_period
+    path, mpc, plant, actuator = (None if x is failed else x for x in (path, mpc, plant, actuator))
     return path, mpc, plant, actuator, sim_kwargs

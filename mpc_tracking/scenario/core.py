@@ -71,16 +71,22 @@ class Scenario(ScenarioBase):
         """The resolved scenario as plain lists/dicts/scalars (YAML-able; JSON-able except inf)."""
         return asdict(self)
 
-    def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
+    def with_overrides(self, overrides: Mapping[str, Any], *, errors: list | None = None) -> Scenario:
         """A new validated scenario with dotted keys changed, e.g. ``{"controller.horizon": 50}``.
 
         Keys below a free-form mapping (``plant.params.wheelbase``) are created as needed; any
-        other unknown key raises :class:`ScenarioError` with the nearest valid key.
+        other unknown key raises :class:`ScenarioError` with the nearest valid key (``errors``: a
+        list collecting every problem instead, as in :func:`load_scenario`).
         """
         data = self.to_dict()
         for key, value in overrides.items():
-            _set_dotted(data, str(key), value)
-        out = _from_dict(data, Location("overrides"))
+            try:
+                _set_dotted(data, str(key), value)
+            except ScenarioError as exc:
+                if errors is None:
+                    raise
+                errors.append(exc)
+        out = _from_dict(data, Location("overrides"), errors)
         out.source = self.source
         return out
 
@@ -195,15 +201,20 @@ def _solve_ivp_methods() -> list[str]:
     return list(METHODS)
 
 
-def _from_dict(data: Any, loc: Location) -> Scenario:
-    sc = validate(Scenario, data, loc)
-    _check_controller(sc, loc)
-    _check_plant(sc, loc)
+def _from_dict(data: Any, loc: Location, errors: list | None = None) -> Scenario:
+    sc = validate(Scenario, data, loc, errors=errors)
+    for check in (_check_controller, _check_plant):
+        try:
+            check(sc, loc)
+        except ScenarioError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
     sc.source = loc.source
     return sc
 
 
-def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
+def load_scenario(source: str | Path | Mapping[str, Any], *, errors: list | None = None) -> Scenario:
     """Read and validate a scenario from a YAML file or a mapping.
 
     Parameters
@@ -211,6 +222,9 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
     source : str, Path or mapping
         A YAML file name, or the scenario as a (nested) dict. Missing keys take the defaults
         of :class:`Scenario` (not those of :func:`default_scenario`).
+    errors : list, optional
+        Collect every problem of the settings here instead of raising at the first (a bad value
+        keeps its default); a file that cannot be read or parsed still raises.
 
     Returns
     -------
@@ -225,7 +239,7 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
         wrong type (with what was expected); invalid controller settings.
     """
     if isinstance(source, Mapping):
-        return _from_dict(copy.deepcopy(dict(source)), Location("<dict>"))
+        return _from_dict(copy.deepcopy(dict(source)), Location("<dict>"), errors)
     if not isinstance(source, (str, Path)):
         raise ScenarioError(f"scenario: expected a YAML file name or a mapping, got {type(source).__name__}")
     p = Path(source)
@@ -237,7 +251,7 @@ def load_scenario(source: str | Path | Mapping[str, Any]) -> Scenario:
                             f"simulation (mpc-tracking check --keys lists them)")
     if not isinstance(data, dict):
         raise ScenarioError(f"{p}:1: expected a mapping of sections (path, controller, ...), got {type(data).__name__}")
-    sc = _from_dict(data, Location(str(p), marks))
+    sc = _from_dict(data, Location(str(p), marks), errors)
     # files named relative to the scenario file are stored resolved, so to_dict() is self-contained
     if sc.path.source is not None:
         sc.path.source = resolve_file(sc, sc.path.source)

@@ -425,7 +425,7 @@ def _check_value(kind: str, v: Any, key: str, loc: Location, choices: tuple | No
     return out
 
 
-def validate(cls: type, data: Any, loc: Location, prefix: str = "") -> Any:
+def validate(cls: type, data: Any, loc: Location, prefix: str = "", errors: list | None = None) -> Any:
     """Build the dataclass ``cls`` from the mapping ``data``, checking keys and types.
 
     Parameters
@@ -438,6 +438,9 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "") -> Any:
         Source and line numbers for error messages.
     prefix : str
         Dotted key of this section (``"controller."``).
+    errors : list, optional
+        Collect every problem here (as :class:`ScenarioError`) instead of raising at the first;
+        a key with a bad value then keeps its default.
 
     Raises
     ------
@@ -452,25 +455,35 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "") -> Any:
     known = {f.name: f for f in fields(cls)}
     kw: dict[str, Any] = {}
     for key, value in data.items():
-        dotted = f"{prefix}{key}"
-        if key not in known:
-            near = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.5)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            raise ScenarioError(
-                f"{loc.at(dotted)}: unknown key {key!r} in {where}{hint} (valid keys: {', '.join(known)})"
-            )
-        f = known[key]
-        kind = f.metadata.get("kind", "section")
-        if kind == "section":
-            section = f.type if isinstance(f.type, type) and is_dataclass(f.type) else _section_type(cls, key)
-            kw[key] = validate(section, value, loc, dotted + ".")
-        elif kind == "obstacles":
-            if not isinstance(value, list):
-                raise _fail(loc, dotted, f"expected {_EXPECT[kind]}, got {value!r}")
-            kw[key] = [validate(ObstacleConfig, item, loc, f"{dotted}.{i}.") for i, item in enumerate(value)]
-        else:
-            kw[key] = _check_value(kind, value, dotted, loc, f.metadata.get("choices"), f.metadata.get("bounds"))
+        try:
+            kw[key] = _validate_key(cls, known, key, value, loc, prefix, where, errors)
+        except ScenarioError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
     return cls(**kw)
+
+
+def _validate_key(cls: type, known: dict, key: Any, value: Any, loc: Location, prefix: str, where: str,
+                  errors: list | None) -> Any:
+    """The checked value of one key of section ``cls`` (see :func:`validate`)."""
+    dotted = f"{prefix}{key}"
+    if key not in known:
+        near = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.5)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise ScenarioError(
+            f"{loc.at(dotted)}: unknown key {key!r} in {where}{hint} (valid keys: {', '.join(known)})"
+        )
+    f = known[key]
+    kind = f.metadata.get("kind", "section")
+    if kind == "section":
+        section = f.type if isinstance(f.type, type) and is_dataclass(f.type) else _section_type(cls, key)
+        return validate(section, value, loc, dotted + ".", errors)
+    if kind == "obstacles":
+        if not isinstance(value, list):
+            raise _fail(loc, dotted, f"expected {_EXPECT[kind]}, got {value!r}")
+        return [validate(ObstacleConfig, item, loc, f"{dotted}.{i}.", errors) for i, item in enumerate(value)]
+    return _check_value(kind, value, dotted, loc, f.metadata.get("choices"), f.metadata.get("bounds"))
 
 
 def _section_type(cls: type, key: str) -> type:
