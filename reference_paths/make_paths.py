@@ -161,7 +161,7 @@ WHAT = {
     "oval": ("TUM", "default demo path: 60 m straights, R = 20 m turns, 4 m each side"),
     "figure_eight": ("TUM", "self-crossing loop: projection with `s_hint` must keep the right branch at the crossing"),
     "double_lane_change": ("x/y table", "ISO 3888-2 double lane change (W = 1.8 m car), open, lane-width corridor"),
-    "hairpin_slalom": ("YAML course", "slalom through 4 cones then a 180 deg hairpin (R 5.5 m) and a block: gap choice"),
+    "hairpin_slalom": ("YAML course", "slalom through 4 cones, a 180 deg hairpin (R 5.5 m) and a block: gap choice"),
     "rc_course": ("YAML course", "1:10 RC course (~9.6 m loop, 0.3 m each side) with 4 circular obstacles"),
     "circuit": ("TUM", "synthetic full-size circuit (~4.9 km, 5 m spacing, 5 cm GPS-like noise): smoothing"),
 }
