@@ -151,3 +151,13 @@ def test_max_solve_time_hit_takes_the_fallback_path():
     assert relaxed.solve((5.0, 0.5, 0.0)).status == mt.Status.SOLVED
     with pytest.raises(mt.SettingsError, match="max_solve_time"):
         mt.MPCSettings(max_solve_time=0.0)
+
+
+def test_ctrl_c_caught_inside_osqp_reaches_the_caller():
+    """OSQP handles SIGINT during a solve and returns status 'interrupted': the controller raises
+    KeyboardInterrupt again (a flaky CI run took it for a failed solve and finished 50 laps)."""
+    path = _oval()
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=10.0))
+    mpc.solver.solve = lambda raise_error=False: _fake_result(None, osqp.SolverStatus.OSQP_SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        mpc.solve((5.0, 0.2, 0.0))

@@ -14,6 +14,7 @@ Every step the controller
 from __future__ import annotations
 
 import logging
+import signal
 import time
 from typing import Any
 
@@ -478,6 +479,11 @@ class SpatialMPC(SafeguardsMixin):
         except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
             logger.warning("MPC step %d: the solver raised %s: %s", self.n_steps, type(exc).__name__, exc)
             return None, f"solver exception ({type(exc).__name__})", 0, time.perf_counter() - t0
+        if status == osqp.SolverStatus.OSQP_SIGINT and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            # OSQP catches Ctrl-C during a solve and returns; hand it back to the caller (the CLI
+            # ends with exit 130, keeping what was written) instead of taking it for a failed solve
+            # (a process that ignores Ctrl-C, such as a sweep worker, takes the fallback path)
+            raise KeyboardInterrupt
         ok = status in _OK and x is not None and np.isfinite(x).all()
         if not ok:
             logger.warning("MPC step %d: OSQP status %s", self.n_steps, info.status)
