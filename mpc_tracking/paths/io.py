@@ -190,7 +190,8 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
         corner_radius = _check_positive(corner_radius, "corner_radius", "a corner radius > 0 m",
                                         "a finite corner radius > 0 m")
     if corners is not False:
-        vertices = _corner_polygon(a[:, :2], closed, forced=bool(corners) or corner_radius is not None)
+        with np.errstate(over="ignore", invalid="ignore"):  # absurd coordinates: the path builder says so
+            vertices = _corner_polygon(a[:, :2], closed, forced=bool(corners) or corner_radius is not None)
         if vertices is not None:
             radius = corner_radius if corner_radius is not None else default_corner_radius
             logger.info("%s: read as the %d corners of a polygon, rounded with radius %s (corner_radius)", filename,
