@@ -24,6 +24,7 @@ from mpc_tracking.paths._checks import (
     _check_ds_fits,
     _check_length,
     _check_not_collinear_loop,
+    _check_waypoint_budget,
     _distinct_mask,
 )
 
@@ -107,6 +108,7 @@ def round_corners(points: np.ndarray, closed: bool, radius, blend: float, ds: fl
     edge_len = np.hypot(edge_vec[:, 0], edge_vec[:, 1])
     edge_ang = np.arctan2(edge_vec[:, 1], edge_vec[:, 0])
     n_edge = len(edge_len)
+    _check_waypoint_budget(ds, float(edge_len.sum()), "ds")  # before any work on absurd sizes
     radius = np.broadcast_to(np.asarray(radius, dtype=float), (n,)).copy()
     if not np.all(np.isfinite(radius)) or np.any(radius <= 0):
         raise PathError(f"radius: expected corner radii > 0 m, got {radius}")
