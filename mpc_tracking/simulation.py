@@ -8,6 +8,7 @@ details in :attr:`SimulationResult.message`.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -395,7 +396,7 @@ class _Loop:
         pose = self.plant.pose
         rx = pose.x - self.offset * np.cos(pose.yaw)
         ry = pose.y - self.offset * np.sin(pose.yaw)
-        if not np.all(np.isfinite([rx, ry, pose.yaw])):
+        if not (math.isfinite(rx) and math.isfinite(ry) and math.isfinite(pose.yaw)):
             self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({rx}, {ry}, {pose.yaw}) at t = {self.t:.2f} s")
             return None
         proj = self.path.project(rx, ry, pose.yaw, s_hint=self.counter.s_prev)

@@ -176,7 +176,7 @@ class MotionModel(abc.ABC):
         if not (np.isfinite(dt) and dt > 0):
             raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
         x = integrate(self.xdot, self._state, u, dt, self.integrator, self.max_substep)
-        if not np.all(np.isfinite(x)):
+        if not np.isfinite(x).all():  # the method: no numpy dispatch wrapper on this hot path
             raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
         self._state = x
         self.t = t + dt
@@ -232,7 +232,7 @@ class MotionModel(abc.ABC):
             raise ModelError(f"{self.name}: input must be numeric {self.INPUT_NAMES}, got {u!r}") from None
         if ua.size != len(self.INPUT_NAMES):
             raise ModelError(f"{self.name}: expected {len(self.INPUT_NAMES)} inputs {self.INPUT_NAMES}, got {ua.size}")
-        if not np.all(np.isfinite(ua)):
+        if not np.isfinite(ua).all():
             raise ModelError(f"{self.name}: input must be finite, got {ua}")
         return ua
 
