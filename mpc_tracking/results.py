@@ -1,7 +1,6 @@
 """SimulationResult: the logged time series of a closed-loop run, its metrics, save/load."""
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import dataclass, field
 from enum import Enum
@@ -227,71 +226,11 @@ class SimulationResult:
                 f"RMS e_y {h['rms']:.3f} m, max {h['max']:.3f} m, {len(self)} steps>")
 
     def _repr_html_(self) -> str:
-        """Jupyter display: a table of the summary metrics (units in the header) and a plan-view sketch.
+        """Jupyter display: a table of the summary metrics (units in their own column) and a small
+        plan-view sketch (:func:`mpc_tracking.viz.notebook.result_html`)."""
+        from mpc_tracking.viz.notebook import result_html
 
-        The sketch is an inline SVG of the path's centre line and the driven trajectory (at most
-        300 points each), so the whole HTML stays a few kB.
-        """
-        m = self.metrics
-        e = html.escape
-        rows: list[tuple[str, str, str]] = [
-            ("outcome", "", m["reason"] + (f": {self.message}" if self.message else "")),
-            ("laps completed", "", str(m["laps_completed"])),
-        ]
-        if self.lap_times:
-            rows.append(("lap time", "s", ", ".join(f"{t:.2f}" for t in self.lap_times)))
-        rows += [
-            ("duration", "s", f"{m['duration']:.2f}"),
-            ("RMS |e_y|", "m", f"{m['rms_e_y']:.3f}"),
-            ("max |e_y|", "m", f"{m['max_abs_e_y']:.3f}"),
-            ("max |e_psi|", "rad", f"{m['max_abs_e_psi']:.3f}"),
-            ("mean speed", "m/s", f"{m['mean_speed']:.2f}"),
-            ("solve time median / p95", "ms", f"{m['solve_time_median'] * 1e3:.2f} / {m['solve_time_p95'] * 1e3:.2f}"),
-            ("infeasible steps", "", f"{m['infeasible_steps']} of {m['steps']}"),
-            ("corridor-violation steps", "", str(m["corridor_violation_steps"])),
-        ]
-        if np.isfinite(m["max_body_overshoot"]):
-            rows.append(("max body overshoot", "m", f"{m['max_body_overshoot']:.3f}"))
-        body = "".join(
-            f"<tr><td style='text-align:left'>{e(k)}</td><td>{e(u)}</td><td style='text-align:left'>{e(v)}</td></tr>"
-            for k, u, v in rows
-        )
-        table = ("<table><thead><tr><th style='text-align:left'>SimulationResult</th><th>unit</th>"
-                 f"<th style='text-align:left'>value</th></tr></thead><tbody>{body}</tbody></table>")
-        sketch = self._svg_sketch()
-        if not sketch:
-            return table
-        return (f"<div style='display:flex;gap:1em;align-items:flex-start'><div>{table}</div>"
-                f"<div>{sketch}</div></div>")
-
-    def _svg_sketch(self, size: int = 220, points: int = 300) -> str:
-        """An inline SVG plan view: path centre line (grey) and trajectory (blue); empty when no data."""
-        lines: list[tuple[np.ndarray, np.ndarray, str]] = []
-        if self.path is not None:
-            lines.append((np.asarray(self.path.x, dtype=float), np.asarray(self.path.y, dtype=float), "#999"))
-        if len(self):
-            lines.append((np.asarray(self.series["x"], dtype=float), np.asarray(self.series["y"], dtype=float),
-                          "#1f77b4"))
-        finite = [(x[np.isfinite(x) & np.isfinite(y)], y[np.isfinite(x) & np.isfinite(y)], c) for x, y, c in lines]
-        finite = [(x, y, c) for x, y, c in finite if x.size >= 2]
-        if not finite:
-            return ""
-        xs = np.concatenate([x for x, _, _ in finite])
-        ys = np.concatenate([y for _, y, _ in finite])
-        x0, y0 = float(xs.min()), float(ys.min())
-        span = max(float(xs.max()) - x0, float(ys.max()) - y0, 1e-9)
-        scale = (size - 10) / span
-        w = (float(xs.max()) - x0) * scale + 10
-        h = (float(ys.max()) - y0) * scale + 10
-        parts = []
-        for x, y, colour in finite:
-            idx = np.unique(np.linspace(0, x.size - 1, min(points, x.size)).round().astype(int))
-            px = (x[idx] - x0) * scale + 5
-            py = h - ((y[idx] - y0) * scale + 5)  # SVG y points down
-            pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py, strict=True))
-            parts.append(f"<polyline points='{pts}' fill='none' stroke='{colour}' stroke-width='1.5'/>")
-        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{w:.0f}' height='{h:.0f}' "
-                f"viewBox='0 0 {w:.1f} {h:.1f}'>{''.join(parts)}</svg>")
+        return result_html(self)
 
     def to_pandas(self) -> Any:
         """The time series as a :class:`pandas.DataFrame`, one row per control step, indexed by ``t`` [s].

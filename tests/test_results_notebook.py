@@ -166,3 +166,15 @@ def test_plots_render_inline_as_png_and_still_unpack(tmp_path):
         assert fig is shown.fig and ax is shown.ax
         png = shown._repr_png_()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+
+def test_repr_html_lists_rejoin_steps_when_there_were_some():
+    import mpc_tracking as mt
+
+    path = mt.load_path("oval", ds=0.5)
+    free = mt.ReferencePath.from_waypoints(path.s, path.x, path.y, path.psi, path.kappa, closed=True,
+                                           length=path.length)
+    mpc = mt.SpatialMPC(free, mt.VehicleParams(), mt.MPCSettings(horizon=10, v_max=8.0))
+    res = mt.simulate(free, mpc, mt.create_model("kinematic_bicycle"), e_psi0=2.5, t_max=3.0)
+    assert res.metrics["rejoin_steps"] > 0
+    assert "rejoin steps" in res._repr_html_() and "rejoin steps" in res.summary()
