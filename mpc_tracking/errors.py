@@ -56,7 +56,14 @@ class UnknownModelError(ModelError, KeyError):
 
 
 class ScenarioError(InputError):
-    """A scenario file is invalid; the message names the file, line and key."""
+    """A scenario file is invalid; the message names the file, line and key.
+
+    ``key`` is the dotted key at fault when the raiser knows it (``"plant.params.mass"``), else None.
+    """
+
+    def __init__(self, message: str = "", *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class SolverError(MPCTrackingError, RuntimeError):

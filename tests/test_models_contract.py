@@ -84,6 +84,17 @@ def test_every_registered_model_is_a_motion_model():
 def test_simple_car_integration_method_is_checked():
     import mpc_tracking as mt
 
-    with pytest.raises(mt.ModelError, match=r"method must be one of .*RK45.*got 'FOO'"):
+    with pytest.raises(mt.ModelError, match=r"parameter method: unknown solve_ivp method 'FOO' \(one of .*RK45"):
         mt.create_model("simple_car", {"method": "FOO"})
     assert mt.create_model("simple_car", {"method": "DOP853"}).params["method"] == "DOP853"
+
+
+@pytest.mark.parametrize("params, match", [({"speed_time_constant": "abc"}, "parameter speed_time_constant: expected a number"),
+                                           ({"delta_max": float("nan")}, "parameter delta_max: expected a number .*got NaN"),
+                                           ({"wheelbase": True}, "parameter wheelbase: expected a number")])
+def test_parameter_types_are_checked_by_the_model_itself(params, match):
+    """The model's own schema (MotionModel.param_problem): an API user gets the same message as a scenario file."""
+    import mpc_tracking as mt
+
+    with pytest.raises(mt.ModelError, match=match):
+        mt.create_model("kinematic_bicycle", params)

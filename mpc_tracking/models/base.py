@@ -249,11 +249,40 @@ class MotionModel(abc.ABC):
             out[k] = v
         return out
 
+    @classmethod
+    def param_problem(cls, key: str, value: Any) -> str:
+        """Why ``value`` cannot be the parameter ``key`` (empty when it may be).
+
+        The model's own schema: the type of the parameter's default in :attr:`PARAMS` (a number,
+        a string, true/false; a default of None leaves it to the model), not NaN, and for a model
+        integrated by ``solve_ivp`` the ``method`` among scipy's methods. Scenario files report
+        the same text with their file and line.
+        """
+        default, doc = cls.PARAMS[key]
+        got = f"got {value!r} ({type(value).__name__})"
+        if isinstance(default, bool):
+            return "" if isinstance(value, (bool, np.bool_)) else f"expected true or false ({doc}), {got}"
+        if isinstance(default, (int, float)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                return f"expected a number ({doc}), {got}"
+            return f"expected a number ({doc}), got NaN" if value != value else ""
+        if isinstance(default, str):
+            if not isinstance(value, str):
+                return f"expected a string ({doc}), {got}"
+            if key == "method" and getattr(cls, "integrator", None) == "solve_ivp":
+                methods = _solve_ivp_methods()
+                if methods and value not in methods:
+                    near = difflib.get_close_matches(value, methods, n=1, cutoff=0.5)
+                    hint = f"; did you mean {near[0]!r}?" if near else ""
+                    return f"unknown solve_ivp method {value!r}{hint} (one of {', '.join(methods)})"
+        return ""
+
     def _check_params(self, p: dict[str, Any]) -> None:
-        """Validate parameters (override to add physical checks); default: numbers must not be NaN."""
+        """Validate parameters (override to add physical checks); default: :meth:`param_problem`."""
         for k, v in p.items():
-            if isinstance(v, float) and np.isnan(v):
-                raise ModelError(f"{self.name}: parameter {k} must be a number, got NaN")
+            problem = self.param_problem(k, v)
+            if problem:
+                raise ModelError(f"{self.name}: parameter {k}: {problem}")
 
     def _require_positive(self, p: dict[str, Any], *names: str) -> None:
         for k in names:
@@ -277,3 +306,12 @@ def _heading_deg_to_yaw(info: Mapping[str, Any], name: str) -> Mapping[str, Any]
     except (TypeError, ValueError):
         raise ModelError(f"{name}: initial heading must be a number, got {info['heading']!r}") from None
     return out
+
+
+def _solve_ivp_methods() -> list[str]:
+    """The method names :func:`scipy.integrate.solve_ivp` accepts (empty when scipy does not list them)."""
+    try:
+        from scipy.integrate._ivp.ivp import METHODS
+    except ImportError:  # pragma: no cover - a scipy that moved it: the model reports it at its first step
+        return []
+    return list(METHODS)

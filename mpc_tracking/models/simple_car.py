@@ -45,10 +45,6 @@ class SimpleCar(MotionModel):
     def _check_params(self, p: dict) -> None:
         super()._check_params(p)
         self._require_positive(p, "wheelbase", "max_wheel_angle", "rtol", "atol")
-        methods = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
-        if p["method"] not in methods:
-            raise ModelError(f"{self.name}: parameter method must be one of {list(methods)} (scipy's solve_ivp), "
-                             f"got {p['method']!r}")
         if not p["max_wheel_angle"] < np.pi / 4:
             raise ModelError(f"{self.name}: parameter max_wheel_angle must be < pi/4 rad, got {p['max_wheel_angle']!r}")
 

@@ -343,10 +343,6 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
         except MPCTrackingError as exc:
             errors.append(exc)
             return failed
-        except (TypeError, ValueError):
-            if not errors:  # not the echo of a problem already reported: a bug, let it surface
-                raise
-            return failed  # e.g. a plant parameter of the wrong type, reported by the file check
 
     sim = scenario.simulation
 
@@ -359,7 +355,10 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     r_min = None if failed in (vehicle, settings) else vehicle.wheelbase / np.tan(settings.delta_max)
     path = part(lambda: _apply_speed_profile(scenario, _build_path(scenario, r_min)))
     corridor = part(lambda: _build_corridor(scenario, path), path)
-    plant = part(lambda: _build_plant(scenario, vehicle, settings), vehicle, settings)
+    # plant parameters the file check rejected (with their line) are not reported again by the plant
+    reported = {(getattr(e, "key", None) or "").split(".")[0] for e in errors or ()}
+    plant = part(lambda: _build_plant(scenario, vehicle, settings), vehicle, settings,
+                 failed if "plant" in reported else None)
     act = scenario.actuation
     actuator = part(lambda: make_actuator(act.name, **act.params) if act.name else default_actuator(plant), plant)
     vf = part(lambda: _vehicle_file(scenario))

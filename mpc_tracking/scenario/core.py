@@ -156,49 +156,17 @@ def _check_plant(sc: Scenario, loc: Location) -> None:
             near = difflib.get_close_matches(str(key), list(cls.PARAMS), n=1, cutoff=0.5)
             hint = f"; did you mean {near[0]!r}?" if near else ""
             raise ScenarioError(f"{loc.at('plant.params.' + str(key))}: unknown parameter {key!r} of plant "
-                                f"{sc.plant.name!r}{hint} (valid: {', '.join(cls.PARAMS)})")
-        problem = _param_problem(cls, str(key), value)
-        if problem:
-            raise ScenarioError(f"{loc.at('plant.params.' + str(key))}: plant.params.{key}: {problem}")
+                                f"{sc.plant.name!r}{hint} (valid: {', '.join(cls.PARAMS)})", key=f"plant.params.{key}")
+        problem = cls.param_problem(str(key), value)
+        if problem:  # the key lets build() leave the plant to this report (one message, with its line)
+            raise ScenarioError(f"{loc.at('plant.params.' + str(key))}: plant.params.{key}: {problem}",
+                                key=f"plant.params.{key}")
     name = sc.actuation.name
     if name is not None and name not in ACTUATORS:
         near = difflib.get_close_matches(name, list(ACTUATORS), n=1, cutoff=0.5)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         known = ", ".join(sorted(ACTUATORS))
         raise ScenarioError(f"{loc.at('actuation.name')}: unknown actuator {name!r}{hint} (known: {known})")
-
-
-def _param_problem(cls: Any, key: str, value: Any) -> str:
-    """Why ``value`` cannot be the plant parameter ``key`` (empty when it may be): the type of its
-    default (a number, a string, true/false; a default of None leaves it to the plant), and for a
-    plant integrated by ``solve_ivp`` the ``method`` among scipy's methods."""
-    default, doc = cls.PARAMS[key]
-    got = f"got {value!r} ({type(value).__name__})"
-    if isinstance(default, bool):
-        return "" if isinstance(value, bool) else f"expected true or false ({doc}), {got}"
-    if isinstance(default, (int, float)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"expected a number ({doc}), {got}"
-        return f"expected a number ({doc}), got NaN" if value != value else ""
-    if isinstance(default, str):
-        if not isinstance(value, str):
-            return f"expected a string ({doc}), {got}"
-        if key == "method" and getattr(cls, "integrator", None) == "solve_ivp":
-            methods = _solve_ivp_methods()
-            if methods and value not in methods:
-                near = difflib.get_close_matches(value, methods, n=1, cutoff=0.5)
-                hint = f"; did you mean {near[0]!r}?" if near else ""
-                return f"unknown solve_ivp method {value!r}{hint} (one of {', '.join(methods)})"
-    return ""
-
-
-def _solve_ivp_methods() -> list[str]:
-    """The method names :func:`scipy.integrate.solve_ivp` accepts (empty when scipy does not list them)."""
-    try:
-        from scipy.integrate._ivp.ivp import METHODS
-    except ImportError:  # pragma: no cover - a scipy that moved it: the plant reports it at its first step
-        return []
-    return list(METHODS)
 
 
 def _from_dict(data: Any, loc: Location, errors: list | None = None) -> Scenario:
