@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import logging
+import signal
 from types import SimpleNamespace
 
 import numpy as np
@@ -161,3 +163,26 @@ def test_ctrl_c_caught_inside_osqp_reaches_the_caller():
     mpc.solver.solve = lambda raise_error=False: _fake_result(None, osqp.SolverStatus.OSQP_SIGINT)
     with pytest.raises(KeyboardInterrupt):
         mpc.solve((5.0, 0.2, 0.0))
+
+
+def test_ignored_ctrl_c_caught_inside_osqp_solves_again(monkeypatch, caplog):
+    """A sweep worker ignores Ctrl-C, yet OSQP stops a solve on the group's Ctrl-C meant for the parent
+    (a CI run logged 'OSQP status interrupted' from a worker): the controller solves again, quietly."""
+    path = _oval()
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=10.0))
+    real_solve = mpc.solver.solve
+    calls = []
+
+    def interrupted_once(raise_error=False):
+        calls.append(1)
+        return _fake_result(None, osqp.SolverStatus.OSQP_SIGINT) if len(calls) == 1 else real_solve(raise_error)
+
+    mpc.solver.solve = interrupted_once
+    monkeypatch.setattr(signal, "getsignal", lambda sig: signal.SIG_IGN)
+    with caplog.at_level(logging.WARNING, logger="mpc_tracking"):
+        sol = mpc.solve((5.0, 0.2, 0.0))
+    assert len(calls) == 2 and sol.status == mt.Status.SOLVED
+    assert not caplog.records
+    # a Ctrl-C that keeps coming is still not taken for a solution: the fallback path takes over
+    mpc.solver.solve = lambda raise_error=False: _fake_result(None, osqp.SolverStatus.OSQP_SIGINT)
+    assert mpc.solve((5.0, 0.2, 0.0)).status != mt.Status.SOLVED

@@ -40,6 +40,14 @@ from mpc_tracking.paths.reference_path import ReferencePath
 __all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
+_SIGINT_RETRIES = 3  # re-solves after OSQP caught a Ctrl-C that this process ignores
+
+
+def _sigint_ignored() -> bool:
+    """True in a process that ignores Ctrl-C (a sweep worker): OSQP still stops a solve on it."""
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
 _OK = {osqp.SolverStatus.OSQP_SOLVED: Status.SOLVED, osqp.SolverStatus.OSQP_SOLVED_INACCURATE: Status.SOLVED_INACCURATE}
 
 
@@ -474,15 +482,21 @@ class SpatialMPC(SafeguardsMixin):
                 z[self.layout.nX : self.layout.nX + self.layout.nU] = u_op.reshape(-1)
                 self.solver.warm_start(x=z)
             res = self.solver.solve(raise_error=False)
+            for _ in range(_SIGINT_RETRIES):
+                if res.info.status_val != osqp.SolverStatus.OSQP_SIGINT or not _sigint_ignored():
+                    break
+                # a process that ignores Ctrl-C (a sweep worker) got the group's Ctrl-C meant for its
+                # parent, and OSQP stopped anyway: the solve was not ours to stop, so run it again
+                logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", self.n_steps)
+                res = self.solver.solve(raise_error=False)
             info = res.info
             status, x, iters, stime = info.status_val, res.x, int(info.iter), float(info.run_time)
         except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
             logger.warning("MPC step %d: the solver raised %s: %s", self.n_steps, type(exc).__name__, exc)
             return None, f"solver exception ({type(exc).__name__})", 0, time.perf_counter() - t0
-        if status == osqp.SolverStatus.OSQP_SIGINT and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        if status == osqp.SolverStatus.OSQP_SIGINT and not _sigint_ignored():
             # OSQP catches Ctrl-C during a solve and returns; hand it back to the caller (the CLI
             # ends with exit 130, keeping what was written) instead of taking it for a failed solve
-            # (a process that ignores Ctrl-C, such as a sweep worker, takes the fallback path)
             raise KeyboardInterrupt
         ok = status in _OK and x is not None and np.isfinite(x).all()
         if not ok:
