@@ -9,6 +9,7 @@ import pytest
 from mpc_tracking import ModelError, MPCSettings, SpatialMPC, UnknownModelError, VehicleParams, load_path, simulate
 from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Unicycle, available_models, create_model
+from mpc_tracking.models.kinematic_bicycle import KinematicBicycle
 
 
 def _circle_radius(xy: np.ndarray) -> float:
@@ -122,3 +123,34 @@ def test_lap_of_bundled_path(model, params, actuator, caplog):
     assert res.reason == "completed" and res.laps_completed == 1
     # measured max |e_y|: unicycle 0.014, simple_car 0.015, kinematic bicycle with lag and dead time 0.048
     assert np.max(np.abs(res.e_y)) < {"unicycle": 0.05, "simple_car": 0.05, "kinematic_bicycle": 0.2}[model]
+
+
+class _GenericKinematic(KinematicBicycle):
+    """The same model through the base class's integrator (the plant's float RK4 is skipped when
+    a subclass has its own xdot)."""
+
+    def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return super().xdot(x, u)
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"speed_time_constant": 0.3, "steering_time_constant": 0.1, "steering_rate_max": 1.0},
+    {"steering_rate_max": 0.4, "dead_time": 0.03, "max_substep": 0.004, "delta_max": 0.3},
+])
+def test_kinematic_float_rk4_matches_generic_integrator(params):
+    fast = create_model("kinematic_bicycle", params, info={"x": 1.0, "y": -2.0, "yaw": 0.3, "speed": 4.0})
+    generic = _GenericKinematic(params, info={"x": 1.0, "y": -2.0, "yaw": 0.3, "speed": 4.0})
+    rng = np.random.default_rng(3)
+    for k in range(60):
+        u = [4.0 + rng.uniform(-1.0, 1.0), rng.uniform(-0.5, 0.5)]
+        np.testing.assert_allclose(fast.step(0.01 * k, 0.01, u), generic.step(0.01 * k, 0.01, u), rtol=1e-12,
+                                   atol=1e-12)
+    assert fast.speed == pytest.approx(float(np.hypot(*fast.velocity.linear[:2])), rel=1e-12)
+
+
+def test_kinematic_step_rejects_bad_dt():
+    car = create_model("kinematic_bicycle")
+    for dt in (0.0, -0.1, float("nan"), float("inf")):
+        with pytest.raises(ModelError, match="dt must be a positive"):
+            car.step(0.0, dt, [1.0, 0.0])

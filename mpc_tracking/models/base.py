@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import difflib
+import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -172,15 +173,27 @@ class MotionModel(abc.ABC):
 
         Returns the new state vector.
         """
-        u = self.check_input(u)
-        if not (np.isfinite(dt) and dt > 0):
-            raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
+        return self._advance(t, dt, self.check_input(u))
+
+    def _advance(self, t: float, dt: float, u: np.ndarray) -> np.ndarray:
+        """:meth:`step` after the input check (``u`` from :meth:`check_input`): a subclass that
+        checked the input itself integrates through here instead of checking it again."""
+        self._check_dt(dt)
         x = integrate(self.xdot, self._state, u, dt, self.integrator, self.max_substep)
         if not np.isfinite(x).all():  # the method: no numpy dispatch wrapper on this hot path
             raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
         self._state = x
         self.t = t + dt
         return x
+
+    def _check_dt(self, dt: Any) -> None:
+        """Raise :class:`~mpc_tracking.errors.ModelError` unless ``dt`` is a positive finite number [s]."""
+        try:
+            ok = math.isfinite(dt) and dt > 0
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
 
     @abc.abstractmethod
     def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -232,7 +245,7 @@ class MotionModel(abc.ABC):
             raise ModelError(f"{self.name}: input must be numeric {self.INPUT_NAMES}, got {u!r}") from None
         if ua.size != len(self.INPUT_NAMES):
             raise ModelError(f"{self.name}: expected {len(self.INPUT_NAMES)} inputs {self.INPUT_NAMES}, got {ua.size}")
-        if not np.isfinite(ua).all():
+        if not all(map(math.isfinite, ua.tolist())):  # a few values: cheaper than np.isfinite(ua).all()
             raise ModelError(f"{self.name}: input must be finite, got {ua}")
         return ua
 

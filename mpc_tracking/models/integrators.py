@@ -5,6 +5,7 @@ Every integrator has the signature ``step(f, x, u, dt) -> x_next`` where ``f(x, 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from mpc_tracking.errors import InputError
 
 __all__ = [
-    "euler", "rk4", "INTEGRATORS", "get_integrator", "integrate", "affine_step",
+    "euler", "rk4", "INTEGRATORS", "get_integrator", "integrate", "substeps", "affine_step",
     "so3_exp", "orthonormalize", "semi_implicit_euler_so3", "solve_ivp_step",
 ]
 
@@ -98,11 +99,16 @@ def get_integrator(name: str) -> Callable:
         raise InputError(f"integrator: unknown name {name!r}; expected one of {sorted(INTEGRATORS)}") from None
 
 
+def substeps(dt: float, max_substep: float) -> int:
+    """Number of equal substeps no longer than ``max_substep`` in a step of ``dt`` seconds (at least 1)."""
+    return max(1, math.ceil(dt / max_substep - 1e-12))
+
+
 def integrate(f: RHS, x: np.ndarray, u: np.ndarray, dt: float, method: str = "rk4",
               max_substep: float | None = None) -> np.ndarray:
     """Advance ``x`` by ``dt`` seconds in ``ceil(dt / max_substep)`` equal substeps."""
     step = get_integrator(method)
-    n = 1 if not max_substep else max(1, int(np.ceil(dt / max_substep - 1e-12)))
+    n = 1 if not max_substep else substeps(dt, max_substep)
     h = dt / n
     for _ in range(n):
         x = step(f, x, u, h)

@@ -45,8 +45,9 @@ class Unicycle(MotionModel):
         return np.array([x[3] * np.cos(x[2]), x[3] * np.sin(x[2]), u[0], u[1]])
 
     def step(self, t: float, dt: float, u) -> np.ndarray:
-        self._omega = float(self.check_input(u)[0])
-        return super().step(t, dt, u)
+        ua = self.check_input(u)
+        self._omega = float(ua[0])
+        return self._advance(t, dt, ua)
 
     @staticmethod
     def closed_form(x0: np.ndarray, u_omega: float, u_a: float, t: np.ndarray) -> np.ndarray:
