@@ -32,9 +32,9 @@ SERIES = {
     "lb": "m, corridor lower bound on e_y at the car",
     "ub": "m, corridor upper bound on e_y at the car",
     "status": "MPC step status code (STATUS_CODES)",
-    "solve_time": "s, OSQP solve time",
+    "solve_time": "s, QP solve time (the solver's own; with solver=\"daqp\" condensing included)",
     "step_time": "s, whole controller step",
-    "iterations": "OSQP iterations",
+    "iterations": "QP solver iterations (OSQP: ADMM, DAQP: active-set changes)",
     "corridor_violation": "m, largest corridor slack used",
 }
 

@@ -25,6 +25,7 @@ from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError, SolverError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc.condensed import CondensedDAQP
 from mpc_tracking.mpc.disturbance import ModelDisturbance
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import INF as _INF
@@ -167,6 +168,13 @@ class SpatialMPC(SafeguardsMixin):
 
     def _setup_solver(self) -> None:
         st = self.settings
+        self._condensed: CondensedDAQP | None = None
+        if st.solver == "daqp":
+            self.solver: Any = CondensedDAQP(
+                self.layout, self.P, self.data.A_data, st.slack_weight, self.qp.slack_quad, iter_limit=st.max_iter,
+                time_limit=st.max_solve_time, warm_start=st.warm_start != "none")
+            self._condensed = self.solver
+            return
         # a representative first linearization for OSQP's scaling
         s_grid = self._grid(0.0)
         q = self._sampler.sample(s_grid)
@@ -422,7 +430,7 @@ class SpatialMPC(SafeguardsMixin):
         spsi, cpsi = np.sin(q.psi), np.cos(q.psi)
         e_y = X[:, self.model.I_EY]
         xy = np.column_stack([q.x - e_y * spsi, q.y + e_y * cpsi])
-        name = _OK[status]
+        name = status if isinstance(status, Status) else _OK[status]
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,
@@ -473,6 +481,8 @@ class SpatialMPC(SafeguardsMixin):
         if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
             return None, "non-finite QP data", 0, 0.0
+        if self._condensed is not None:
+            return self._solve_condensed(self._condensed, d)
         t0 = time.perf_counter()
         try:
             self.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data)
@@ -508,3 +518,24 @@ class SpatialMPC(SafeguardsMixin):
                            self.n_steps, info.status, *worst)
             return None, "solution violates the constraints", iters, stime
         return x, status, iters, stime
+
+    def _solve_condensed(self, solver: CondensedDAQP, d: QPData) -> tuple[np.ndarray | None, Any, int, float]:
+        """The step's QP condensed and solved by DAQP (``settings.solver == "daqp"``); as :meth:`_solve_qp`."""
+        t0 = time.perf_counter()
+        A, B, _f = self.qp.dynamics
+        try:
+            z = solver.solve(A, B, d)
+        except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
+            logger.warning("MPC step %d: the solver raised %s: %s", self.n_steps, type(exc).__name__, exc)
+            return None, f"solver exception ({type(exc).__name__})", 0, time.perf_counter() - t0
+        stime = time.perf_counter() - t0
+        if z is None or not np.isfinite(z).all():
+            text = solver.status_text()
+            logger.warning("MPC step %d: DAQP %s", self.n_steps, text)
+            return None, text, solver.iterations, stime
+        worst = self._constraint_violation(d, z)
+        if worst is not None:
+            logger.warning("MPC step %d: DAQP reported %s but the solution violates row %d by %.3g; not applied",
+                           self.n_steps, solver.status_text(), *worst)
+            return None, "solution violates the constraints", solver.iterations, stime
+        return z, Status.SOLVED, solver.iterations, stime

@@ -9,11 +9,12 @@ import numpy as np
 
 from mpc_tracking.errors import SettingsError
 
-__all__ = ["MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS"]
+__all__ = ["MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS"]
 
 MODES = ("tracking", "time_optimal")
 LINEARIZATIONS = ("auto", "previous", "reference")
 WARM_STARTS = ("solver", "shift", "none")
+SOLVERS = ("osqp", "daqp")
 
 
 def _weight_matrix(value: Any, n: int, name: str) -> np.ndarray:
@@ -123,6 +124,15 @@ class MPCSettings:
         previous plan shifted along s; "none": cold start every step.
     eps_abs, eps_rel : float
         OSQP tolerances.
+    solver : {"osqp", "daqp"}
+        QP solver. "osqp" (default): OSQP's ADMM on the sparse QP (states, inputs and slacks),
+        set up once and updated in place; cost grows linearly with the horizon, accuracy is
+        ``eps_abs``/``eps_rel``. "daqp" (``pip install "mpc_tracking[daqp]"``): the QP condensed onto
+        the inputs and solved exactly by DAQP's dual active-set method, warm-started from the last
+        active set (:mod:`mpc_tracking.mpc.condensed`); its cost grows with the square of the horizon
+        but does not depend on conditioning, so QPs with long chains of active rows (obstacles)
+        that take ADMM thousands of iterations take it a few hundred. Same QP, same soft corridor;
+        no friction-ellipse cuts. ``max_iter`` and ``max_solve_time`` apply to both.
     prediction_model : {"kinematic", "dynamic"}
         The controller's model of the car: the kinematic spatial bicycle (state e_y, e_psi, t; input
         v, delta), or the dynamic one with tyre forces (adds v_x, v_y, r; input a_x, delta; see
@@ -181,6 +191,7 @@ class MPCSettings:
     brake_decel: float = 3.0
     rejoin: bool = True
     warm_start: str = "solver"
+    solver: str = "osqp"
     eps_abs: float = 1e-5
     eps_rel: float = 1e-5
     max_iter: int = 4000
@@ -249,7 +260,8 @@ class MPCSettings:
         if not isinstance(self.disturbance_observer, (bool, np.bool_)):
             raise SettingsError("MPCSettings.disturbance_observer: expected True or False, "
                                 f"got {self.disturbance_observer!r}")
-        for name, allowed in (("mode", MODES), ("linearization", LINEARIZATIONS), ("warm_start", WARM_STARTS)):
+        for name, allowed in (("mode", MODES), ("linearization", LINEARIZATIONS), ("warm_start", WARM_STARTS),
+                              ("solver", SOLVERS)):
             if getattr(self, name) not in allowed:
                 raise SettingsError(f"MPCSettings.{name}: expected one of {allowed}, got {getattr(self, name)!r}")
         from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS

@@ -18,7 +18,7 @@ import yaml
 
 from mpc_tracking.errors import ScenarioError
 from mpc_tracking.fileio import parse_yaml
-from mpc_tracking.mpc.settings import LINEARIZATIONS, MODES, WARM_STARTS, MPCSettings
+from mpc_tracking.mpc.settings import LINEARIZATIONS, MODES, SOLVERS, WARM_STARTS, MPCSettings
 
 __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
@@ -168,7 +168,7 @@ def _attribute_docs(doc: str) -> dict[str, str]:
 
 def _controller_fields() -> list[tuple[str, Any, Any]]:
     """``(name, type, field)`` of every init field of :class:`MPCSettings`, for :func:`make_dataclass`."""
-    choices = {"mode": MODES, "linearization": LINEARIZATIONS, "warm_start": WARM_STARTS}
+    choices = {"mode": MODES, "linearization": LINEARIZATIONS, "warm_start": WARM_STARTS, "solver": SOLVERS}
     docs = _attribute_docs(MPCSettings.__doc__ or "")
     out: list[tuple[str, Any, Any]] = []
     for f in fields(MPCSettings):
