@@ -3,7 +3,9 @@
 For each horizon N, a closed loop on the bundled default path times every ``SpatialMPC.solve()``
 call (our step); the same deterministic run is repeated recording every step's QP (q, l, u,
 A data), and that sequence is replayed on a fresh OSQP solver with identical settings, timing
-only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). Prints JSON with a ``provenance`` block;
+only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
+``solver="daqp"`` (the condensed DAQP back end) and with the dynamic prediction model, each with
+its step time and the ratio to the OSQP kinematic step of the same run. Prints JSON with a ``provenance`` block;
 ``--save`` also writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
 The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
@@ -70,17 +72,33 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         bare.append(time.perf_counter() - t)
     ours = _stats(steps)
     fl = _stats(bare)
-    return {
+    out = {
         "N": N,
         "steps": int(steps.size),
         "our_step": ours,
         "bare_osqp_update_solve": fl,
         "ratio_median": ours["median_ms"] / fl["median_ms"],
+        # the split of our step: OSQP's own solve (its run time) and everything around it
+        "solve_ms_median": 1e3 * float(np.median(res.series["solve_time"])),
+        "around_solve_ms_median": 1e3 * float(np.median(steps - np.asarray(res.series["solve_time"]))),
+        "iterations_median": float(np.median(res.series["iterations"])),
         "closed_loop_per_step_ms": 1e3 * wall / max(1, steps.size),
         "rms_e_y_m": res.metrics["rms_e_y"],
         "lap_completed": res.success,
         "infeasible_steps": res.metrics["infeasible_steps"],
     }
+    # 3) the same loop with the other QP solver and with the dynamic prediction model
+    variants = {"daqp": {"solver": "daqp"}, "dynamic_model": {"prediction_model": "dynamic"}}
+    for name, changes in variants.items():
+        mpc = mt.SpatialMPC(path, vehicle, settings.replace(**changes))
+        plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
+        r = mt.simulate(path, mpc, plant, laps=laps, e_y0=1.0)
+        st_ms = _stats(r.series["step_time"])
+        out[name] = {"step": st_ms, "solve_ms_median": 1e3 * float(np.median(r.series["solve_time"])),
+                     "iterations_median": float(np.median(r.series["iterations"])),
+                     "step_ratio_vs_osqp_kinematic": st_ms["median_ms"] / ours["median_ms"],
+                     "rms_e_y_m": r.metrics["rms_e_y"], "lap_completed": r.success}
+    return out
 
 
 def main() -> None:
