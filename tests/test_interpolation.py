@@ -43,3 +43,35 @@ def test_path_without_widths_tracks_a_lap():
     # measured: RMS e_y 8.5 cm (the 0.5 m start offset dominates), after 5 s at most 2.7 cm
     assert res.metrics["rms_e_y"] < 0.12
     assert np.max(np.abs(res.e_y[res.t > 5.0])) < 0.06
+
+
+def test_row_is_the_vectorized_value_at_one_point():
+    """``LinearTable.row`` (floats, one query) gives exactly the numbers of the vectorized call."""
+    inf = np.inf
+    rng = np.random.default_rng(5)
+    s = np.array([0.0, 1.0, 1.0, 2.5, 3.0, 4.0])  # with a zero-length segment
+    for table in (rng.normal(size=(6, 3)),
+                  np.array([[inf, -inf], [inf, 1.0], [2.0, 1.0], [2.0, -inf], [inf, -inf], [1.0, 3.0]])):
+        lt = LinearTable(s, table)
+        queries = np.concatenate([[-1.0, 0.0, 1.0, 2.5, 4.0, 9.0, 0.75, 1.25, 2.0], rng.uniform(-0.5, 4.5, 200)])
+        expected = lt(queries)
+        got = np.array([lt.row(float(q)) for q in queries])
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_widths_at_is_interpolate():
+    """``ReferencePath.widths_at`` (the closed loop's corridor check) equals ``interpolate``: closed and
+    open paths, varying and missing (infinite) widths, arc lengths outside the path."""
+    th = np.linspace(0, 2 * np.pi, 60, endpoint=False)
+    xy = (20 * np.cos(th), 20 * np.sin(th))
+    paths = [mt.ReferencePath(*xy, closed=True, ds=0.5),
+             mt.ReferencePath(*xy, closed=True, ds=0.5, width_left=2.0 + np.sin(th), width_right=3.0),
+             mt.ReferencePath(np.linspace(0, 50, 30), np.zeros(30), closed=False, ds=0.5,
+                              width_left=np.linspace(1, 4, 30), width_right=np.linspace(4, 1, 30))]
+    rng = np.random.default_rng(6)
+    for path in paths:
+        s = np.concatenate([[0.0, path.length, -3.0, path.length + 3.0], path.s, rng.uniform(-10, path.length + 10, 300)])
+        q = path.interpolate(s)
+        got = np.array([path.widths_at(float(v)) for v in s])
+        np.testing.assert_array_equal(got[:, 0], q["width_left"])
+        np.testing.assert_array_equal(got[:, 1], q["width_right"])

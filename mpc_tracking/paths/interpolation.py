@@ -13,6 +13,8 @@ carries ``inf`` widths, and ``inf`` must stay ``inf`` between two waypoints inst
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 __all__ = ["LinearTable"]
@@ -43,6 +45,7 @@ class LinearTable:
         self.delta = delta
         self._inv_len = 1.0 / np.maximum(np.diff(self.s), 1e-12)
         self._n_seg = self.s.size - 1
+        self._lists: tuple[list, list, list, list] | None = None  # the arrays as lists, for :meth:`row`
 
     def segment(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Segment index ``i`` (k,) and weight ``w`` in [0, 1] (k,) of each query ``s`` (k,), clamped."""
@@ -66,6 +69,21 @@ class LinearTable:
             if bad.any():
                 near = np.where((w < 0.5)[:, None], lo, self.table[i + 1])
                 out[bad] = near[bad]
+        return out
+
+    def row(self, s: float) -> list[float]:
+        """Values (m,) at one finite arc length ``s`` [m]: the numbers of ``self(np.array([s]))[0]``,
+        computed on Python floats (one query costs less without numpy calls)."""
+        if self._lists is None:
+            self._lists = (self.s.tolist(), self.table.tolist(), self.delta.tolist(), self._inv_len.tolist())
+        grid, table, delta, inv_len = self._lists
+        i = min(max(bisect_right(grid, s) - 1, 0), self._n_seg - 1)
+        w = min(max((s - grid[i]) * inv_len[i], 0.0), 1.0)
+        lo = table[i]
+        out = [d * w + a for d, a in zip(delta[i], lo, strict=True)]
+        if self._has_inf:  # as :meth:`at`: a NaN from inf takes the nearer end
+            near = lo if w < 0.5 else table[i + 1]
+            out = [b if v != v else v for v, b in zip(out, near, strict=True)]
         return out
 
     def __call__(self, s: np.ndarray) -> np.ndarray:

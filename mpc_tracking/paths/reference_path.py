@@ -481,6 +481,15 @@ class ReferencePath(ProjectionMixin):
         }
         return out
 
+    def widths_at(self, s: float) -> tuple[float, float]:
+        """``(width_left, width_right)`` [m] at one finite arc length ``s`` [m]: the values of
+        :meth:`interpolate` (wrapped or clipped alike), without its numpy calls (the closed loop
+        checks the corridor every control step)."""
+        s = float(s)
+        s = s % self.length if self.closed else min(max(s, 0.0), self.length)
+        row = self._linear.row(s)
+        return row[1], row[2]
+
     def point_at(self, s: Any, e_y: Any = 0.0) -> np.ndarray:
         """World position of the point at arc length ``s`` and lateral offset ``e_y``.
 
