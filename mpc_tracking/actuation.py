@@ -10,6 +10,7 @@ natural one for a plant (a plant may name it in its ``default_actuator`` class a
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -72,9 +73,13 @@ class SteeringLimiter:
         return self.delta
 
 
-def _check_finite(name: str, *vals: float) -> None:
-    if not all(np.isfinite(v) for v in vals):
-        raise InputError(f"actuator {name}: commands must be finite, got {vals}")
+def _check_finite(name: str, v_cmd: float, delta_cmd: float) -> None:
+    try:
+        ok = math.isfinite(v_cmd) and math.isfinite(delta_cmd)
+    except TypeError:
+        ok = False
+    if not ok:
+        raise InputError(f"actuator {name}: commands must be finite, got {(v_cmd, delta_cmd)}")
 
 
 class DirectActuator(Actuator):
@@ -180,29 +185,45 @@ class WheelTorquePI(Actuator):
         self.pi = _SpeedPI(kp, ki, accel_max, decel_max)
         self.steer = SteeringLimiter(delta_max, delta_rate_max)
         self.tau_max, self.traction_fraction = float(tau_max), float(traction_fraction)
+        self._car: tuple | None = None  # (vehicle parameters, the constants taken from them)
 
     def reset(self, plant: Any) -> None:
         self.pi.integral = 0.0
         self.steer.reset()
+
+    def _constants(self, P: Any) -> tuple:
+        """Mass, wheel damping and radius, drive mask and its sum, braking on all wheels, friction
+        coefficient of the vehicle parameters ``P`` (kept while the plant keeps the same parameter object)."""
+        if self._car is None or self._car[0] is not P:
+            mask = [float(m) for m in P.drive_mask]
+            self._car = (P, (float(P.mass), float(P.wheel_damping), float(P.wheel_radius), mask, sum(mask),
+                             getattr(P, "brakes", "driven") == "all", P.mu))
+        return self._car[1]
 
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
         _check_finite(self.name, v_cmd, delta_cmd)
         P = getattr(plant, "vehicle", None)
         if P is None or not hasattr(plant, "tire_forces"):
             raise InputError(f"actuator {self.name}: plant {getattr(plant, 'name', plant)!r} has no wheel torques")
+        mass, b_w, radius, mask, n_driven, brake_all, mu = self._constants(P)
         v = float(plant.speed)
         d = self.steer(dt, delta_cmd)
-        mask = P.drive_mask
-        omega = plant.state[18:22]
-        F = P.mass * self.pi(dt, v_cmd, v) + float(np.sum(P.wheel_damping * omega)) / P.wheel_radius
-        Fz = plant.tire_forces(d)["Fz"]
-        if F < 0 and getattr(P, "brakes", "driven") == "all" and Fz.sum() > 0:
-            Fi = F * Fz / Fz.sum()  # friction brakes on every wheel, balanced by the normal loads
-        else:
-            Fi = mask * F / mask.sum()
-        lim = self.traction_fraction * P.mu * Fz
-        tau = np.clip(np.clip(Fi, -lim, lim) * P.wheel_radius, -self.tau_max, self.tau_max)
-        return np.concatenate([[d], tau])
+        # floats in the order of operations of the numpy expressions they replace (sums left to right)
+        o0, o1, o2, o3 = plant.wheel_speeds if hasattr(plant, "wheel_speeds") else plant.state[18:22].tolist()
+        F = mass * self.pi(dt, v_cmd, v) + (b_w * o0 + b_w * o1 + b_w * o2 + b_w * o3) / radius
+        Fz = plant.normal_loads() if hasattr(plant, "normal_loads") else plant.tire_forces(d)["Fz"].tolist()
+        total = Fz[0] + Fz[1] + Fz[2] + Fz[3]
+        by_load = F < 0 and brake_all and total > 0  # friction brakes on every wheel, balanced by the normal loads
+        Fi = [F * f / total for f in Fz] if by_load else [m * F / n_driven for m in mask]
+        tau_max, grip = self.tau_max, self.traction_fraction * mu
+        out = [d]
+        for f, fz in zip(Fi, Fz, strict=True):
+            lim = grip * fz
+            f = f if f > -lim else -lim  # np.clip's order: max, then min
+            f = (f if f < lim else lim) * radius
+            f = f if f > -tau_max else -tau_max
+            out.append(f if f < tau_max else tau_max)
+        return np.array(out)
 
 
 ACTUATORS: dict[str, Callable[..., Actuator]] = {

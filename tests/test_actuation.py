@@ -95,3 +95,46 @@ def test_braking_uses_all_four_wheels_and_keeps_a_rwd_sedan_straight():
 def test_bad_input(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+def _wheel_torque_numpy(act, car, t, dt, v_cmd, delta_cmd, steer_before, integral_before):
+    """The wheel-torque actuator's law written with numpy arrays (as it was before it ran on floats)."""
+    P = car.vehicle
+    act.steer.delta, act.pi.integral = steer_before, integral_before
+    v = float(car.speed)
+    d = act.steer(dt, delta_cmd)
+    omega = car.state[18:22]
+    F = P.mass * act.pi(dt, v_cmd, v) + float(np.sum(P.wheel_damping * omega)) / P.wheel_radius
+    Fz = car.tire_forces(d)["Fz"]
+    by_load = F < 0 and P.brakes == "all" and Fz.sum() > 0
+    Fi = F * Fz / Fz.sum() if by_load else P.drive_mask * F / P.drive_mask.sum()
+    lim = act.traction_fraction * P.mu * Fz
+    tau = np.clip(np.clip(Fi, -lim, lim) * P.wheel_radius, -act.tau_max, act.tau_max)
+    return np.concatenate([[d], tau])
+
+
+@pytest.mark.parametrize("params, act_params", [
+    ({"preset": "sedan"}, {}),
+    ({"preset": "sedan", "brakes": "driven", "drive": "awd"}, {"tau_max": 300.0, "traction_fraction": 0.5}),
+    ({"preset": "rc_car"}, {"delta_max": 0.3, "delta_rate_max": 2.0}),
+])
+def test_wheel_torque_pi_is_its_numpy_law(params, act_params):
+    """Driving, braking, traction and torque limits, a wheel off the ground: the same numbers as the
+    numpy expression of the law."""
+    car = create_model("ackermann3d", params, {"speed": 8.0})
+    act = make_actuator("wheel_torque_pi", **act_params)
+    act.reset(car)
+    ref = make_actuator("wheel_torque_pi", **act_params)
+    rng = np.random.default_rng(7)
+    for k in range(150):
+        t, v_cmd, delta_cmd = 0.01 * k, 8.0 + rng.uniform(-6.0, 6.0), rng.uniform(-0.4, 0.4)
+        before = (act.steer.delta, act.pi.integral)
+        u = act(t, 0.01, v_cmd, delta_cmd, car)
+        np.testing.assert_array_equal(u, _wheel_torque_numpy(ref, car, t, 0.01, v_cmd, delta_cmd, *before))
+        assert (ref.steer.delta, ref.pi.integral) == (act.steer.delta, act.pi.integral)
+        car.step(t, 0.01, u)
+        if k == 100:  # lift the car off the ground: no loads, no traction, until it lands again
+            st = car.state
+            st[2] += 0.3
+            car.state = st
+    assert np.all(car.normal_loads() == car.tire_forces()["Fz"])

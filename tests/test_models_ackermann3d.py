@@ -279,3 +279,21 @@ def test_rc_preset_matches_scenarios_json():
     assert (P.k_n, P.c_n, P.z0) == pytest.approx((co["k_n_N_per_m"], co["c_n_Ns_per_m"], co["z0_ground_m"]))
     assert P.static_height == pytest.approx(json.loads((SHARED / "scenarios.json").read_text())["static_ride_height_cg_z_m"])
     assert Ackermann3DParams.rc_car_reference().eps_v == ti["eps_v_mps"]
+
+
+@pytest.mark.parametrize("preset, extra", [("rc_car", {}), ("sedan", {}), ("sedan", {"contact_damping": "compression"}),
+                                           ("rc_car_reference", {})])
+def test_normal_loads_and_wheel_speeds_are_the_tire_forces_and_state(preset, extra):
+    """``normal_loads()`` (what the wheel-torque actuator reads every substep) is ``tire_forces()["Fz"]``
+    exactly, at any steering; ``wheel_speeds`` the last four states."""
+    car = create_model("ackermann3d", {"preset": preset, **extra}, {"speed": 3.0})
+    rng = np.random.default_rng(8)
+    base = car.state
+    for _ in range(40):
+        st = base.copy()
+        st[2] += rng.uniform(-0.03, 0.01)  # into the ground or partly off it
+        st[12:18] += rng.normal(scale=[1.0, 1.0, 0.3, 0.5, 0.5, 0.5])
+        st[18:22] += rng.normal(scale=2.0, size=4)
+        car.state = st
+        assert car.normal_loads() == car.tire_forces(rng.uniform(-0.5, 0.5))["Fz"].tolist()
+        assert car.wheel_speeds == car.state[18:22].tolist()

@@ -50,6 +50,7 @@ from mpc_tracking.models.ackermann3d.params import PRESETS, Ackermann3DParams
 from mpc_tracking.models.ackermann3d.scalar import (
     ScalarConstants,
     accelerations,
+    contact,
     orthonormalize_list,
     steering,
     substep,
@@ -219,6 +220,16 @@ class Ackermann3D(MotionModel):
         accelerations(self._st, steering(delta, self._K), (0.0,) * 4, self._K, forces)
         out = np.array(forces)
         return {"Fx": out[:, 0], "Fy": out[:, 1], "Fz": out[:, 2]}
+
+    def normal_loads(self) -> list[float]:
+        """Normal force ``F_z`` [N] on each wheel (FL, FR, RL, RR) at the current state: ``tire_forces()["Fz"]``
+        (which does not depend on the steering) without the tire forces, as floats."""
+        return contact(self._st, self._K)[1]
+
+    @property
+    def wheel_speeds(self) -> list[float]:
+        """Wheel spin rates ``omega`` [rad/s] (FL, FR, RL, RR), the last four states, as floats."""
+        return self._st[18:22]
 
     # ------------------------------------------------------------------ outputs
     @property

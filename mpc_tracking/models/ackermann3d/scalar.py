@@ -14,7 +14,7 @@ import numpy as np
 
 from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
 
-__all__ = ["ScalarConstants", "steering", "accelerations", "substep", "orthonormalize_list", "spin_sign"]
+__all__ = ["ScalarConstants", "steering", "contact", "accelerations", "substep", "orthonormalize_list", "spin_sign"]
 
 
 class ScalarConstants:
@@ -80,6 +80,59 @@ def spin_sign(om: float) -> float:
     return 1.0 if om > 0.0 else (-1.0 if om < 0.0 else 0.0)
 
 
+def contact(st: list, K: ScalarConstants) -> tuple[list, list]:
+    """Per wheel: the contact point's velocity ``(u_x, u_y)`` in the body frame [m/s] and the normal
+    force ``F_z`` [N] (spring-damper, anti-roll bars, never pulling) at state ``st``.
+
+    Returns
+    -------
+    kin : list of 4 (u_x, u_y)
+    loads : list of 4 floats
+    """
+    kn, cn, z0 = K.consts[2], K.consts[3], K.consts[7]
+    pz = st[2]
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
+    v0, v1, v2, wx, wy, wz = st[12:18]
+    vbx = R00 * v0 + R10 * v1 + R20 * v2
+    vby = R01 * v0 + R11 * v1 + R21 * v2
+    vbz = R02 * v0 + R12 * v1 + R22 * v2
+    kin = []
+    depth = []
+    normal = []  # vertical velocity of the contact point (world z) [m/s]
+    for rx, ry, rz in K.pts:
+        ux = vbx + (wy * rz - wz * ry)
+        uy = vby + (wz * rx - wx * rz)
+        uz = vbz + (wx * ry - wy * rx)
+        kin.append((ux, uy))
+        depth.append((z0 - pz) - (R20 * rx + R21 * ry + R22 * rz))
+        normal.append(R20 * ux + R21 * uy + R22 * uz)
+    has_arb = K.has_arb
+    if has_arb:  # anti-roll bars: k_arb (d_L - d_R) onto the left, off the right wheel of each axle
+        dp = [d if d > 0.0 else 0.0 for d in depth]
+        bf, br = K.arb[0] * (dp[0] - dp[1]), K.arb[2] * (dp[2] - dp[3])
+        bar = (bf, -bf, br, -br)
+    full = K.full_damping
+    loads = [0.0, 0.0, 0.0, 0.0]
+    for i in range(4):
+        d = depth[i]
+        if d > 0.0:
+            ddot = -normal[i]
+            if full:
+                Fz = kn * d + cn * ddot
+                if has_arb:
+                    Fz += bar[i]
+                if Fz < 0.0:
+                    Fz = 0.0
+            else:
+                Fz = kn * d + (cn * ddot if ddot > 0.0 else 0.0)
+                if has_arb:
+                    Fz += bar[i]
+                    if Fz < 0.0:
+                        Fz = 0.0
+            loads[i] = Fz
+    return kin, loads
+
+
 def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | None = None,
                   brake=None):
     """Accelerations at state ``st`` with wheel directions ``cs`` (from :func:`steering`) and drive torques ``tau``.
@@ -101,50 +154,21 @@ def accelerations(st: list, cs: tuple, tau, K: ScalarConstants, forces: list | N
     forces : list, optional
         If given, (F_x, F_y, F_z) per wheel are appended to it.
     """
-    r, eps, kn, cn, mu, ck, ca, z0, epsf, Iw, bw, im, g, I0, I1, I2 = K.consts
-    pz = st[2]
-    R00, R01, R02, R10, R11, R12, R20, R21, R22 = st[3:12]
-    v0, v1, v2, wx, wy, wz = st[12:18]
-    vbx = R00 * v0 + R10 * v1 + R20 * v2
-    vby = R01 * v0 + R11 * v1 + R21 * v2
-    vbz = R02 * v0 + R12 * v1 + R22 * v2
-    full, max_den, squash, clip = K.full_damping, K.max_den, K.squash, K.clip
+    r, eps, _, _, mu, ck, ca, _, epsf, Iw, bw, im, g, I0, I1, I2 = K.consts  # contact() uses k_n, c_n, z0
+    R00, R01, _, R10, R11, _, R20, R21, R22 = st[3:12]
+    wx, wy, wz = st[15:18]
+    max_den, squash, clip = K.max_den, K.squash, K.clip
     Gx = Gy = Fzs = tx = ty = tz = 0.0
     dom = [0.0, 0.0, 0.0, 0.0]
     gains = [0.0, 0.0, 0.0, 0.0]
-    kin = []
-    for i in range(4):
-        rx, ry, rz = K.pts[i]
-        ux = vbx + (wy * rz - wz * ry)
-        uy = vby + (wz * rx - wx * rz)
-        uz = vbz + (wx * ry - wy * rx)
-        kin.append((ux, uy, uz, (z0 - pz) - (R20 * rx + R21 * ry + R22 * rz)))
-    if K.has_arb:  # anti-roll bars: k_arb (d_L - d_R) onto the left, off the right wheel of each axle
-        dp = [k[3] if k[3] > 0.0 else 0.0 for k in kin]
-        bf, br = K.arb[0] * (dp[0] - dp[1]), K.arb[2] * (dp[2] - dp[3])
-        bar = (bf, -bf, br, -br)
+    kin, loads = contact(st, K)
     for i in range(4):
         rx, ry, rz = K.pts[i]
         c, s = cs[i]
-        ux, uy, uz, d = kin[i]
+        ux, uy = kin[i]
+        Fz = loads[i]
         vt = c * ux + s * uy
         vn = c * uy - s * ux
-        if d > 0.0:
-            ddot = -(R20 * ux + R21 * uy + R22 * uz)
-            if full:
-                Fz = kn * d + cn * ddot
-                if K.has_arb:
-                    Fz += bar[i]
-                if Fz < 0.0:
-                    Fz = 0.0
-            else:
-                Fz = kn * d + (cn * ddot if ddot > 0.0 else 0.0)
-                if K.has_arb:
-                    Fz += bar[i]
-                    if Fz < 0.0:
-                        Fz = 0.0
-        else:
-            Fz = 0.0
         avt = vt if vt >= 0.0 else -vt
         if max_den:
             den = avt if avt > eps else eps
