@@ -332,22 +332,28 @@ class _LapCounter:
             self._lap_start = t_cross
 
 
+#: the order of a log row: the series of :data:`mpc_tracking.results.SERIES`
+_ROW = ("t", "x", "y", "yaw", "s", "e_y", "e_psi", "v", "v_cmd", "delta_cmd", "v_ref", "lb", "ub", "status",
+        "solve_time", "step_time", "iterations", "corridor_violation")
+
+
 class _Log:
-    """The per-control-step series of :data:`mpc_tracking.results.SERIES`, filled one row at a time."""
+    """The per-control-step series of :data:`mpc_tracking.results.SERIES`, one row (a tuple in the
+    order of ``_ROW``) per step; the columns are made once, at the end."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, list[float]] = {name: [] for name in SERIES}
+        if set(_ROW) != set(SERIES) or len(_ROW) != len(SERIES):  # a programming error, not input
+            raise KeyError(f"log row {_ROW} differs from SERIES {tuple(SERIES)}")
+        self.rows: list[tuple[float, ...]] = []
         self.horizons: list[np.ndarray] = []
 
-    def append(self, row: dict[str, float], horizon_xy: np.ndarray) -> None:
-        if row.keys() != self.rows.keys():
-            raise KeyError(f"log row keys {sorted(row)} differ from SERIES")  # a programming error, not input
-        for name, value in row.items():
-            self.rows[name].append(value)
+    def append(self, row: tuple[float, ...], horizon_xy: np.ndarray) -> None:
+        self.rows.append(row)
         self.horizons.append(horizon_xy)
 
     def series(self) -> dict[str, np.ndarray]:
-        return {name: np.asarray(values, dtype=float) for name, values in self.rows.items()}
+        table = np.array(self.rows, dtype=float).reshape(-1, len(_ROW)).T.copy()
+        return {name: table[_ROW.index(name)] for name in SERIES}
 
     def horizon_xy(self, N: int) -> np.ndarray:
         return np.asarray(self.horizons) if self.horizons else np.zeros((0, N + 1, 2))
@@ -367,6 +373,10 @@ class _Loop:
         self.outcome = Outcome.TIME_LIMIT
         self.message = ""
         self._widths = (np.inf, np.inf)  # path widths (left, right) [m] at the last observation
+        self._yaw = 0.0  # plant heading [rad] at the last observation
+        self._speed = 0.0  # plant speed [m/s] at the last measurement
+        self._measures = bool(controller.model.MEASURES)
+        self._end = path.length - 0.5 * path.ds  # an open path ends here
 
     def run(self, on_step: Callable[[int, float], None] | None) -> None:
         k = 0
@@ -379,7 +389,7 @@ class _Loop:
             if sol is None:
                 return
             self._record(proj, ref_xy, sol)
-            if sol.status == Status.SAFE_STOP and abs(self.plant.speed) < STOPPED_SPEED:
+            if sol.status == Status.SAFE_STOP and abs(self._speed) < STOPPED_SPEED:
                 self._stop(Outcome.SAFE_STOP)
                 return
             if not self._advance_plant(sol):
@@ -394,18 +404,23 @@ class _Loop:
     def _observe(self, first: bool) -> tuple[Projection, tuple[float, float]] | None:
         """Project the plant's reference point; ``None`` when the run ends here."""
         pose = self.plant.pose
-        rx = pose.x - self.offset * np.cos(pose.yaw)
-        ry = pose.y - self.offset * np.sin(pose.yaw)
-        if not (math.isfinite(rx) and math.isfinite(ry) and math.isfinite(pose.yaw)):
-            self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({rx}, {ry}, {pose.yaw}) at t = {self.t:.2f} s")
+        yaw = self._yaw = pose.yaw
+        rx = pose.x - self.offset * math.cos(yaw)
+        ry = pose.y - self.offset * math.sin(yaw)
+        if not (math.isfinite(rx) and math.isfinite(ry) and math.isfinite(yaw)):
+            self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({rx}, {ry}, {yaw}) at t = {self.t:.2f} s")
             return None
-        proj = self.path.project(rx, ry, pose.yaw, s_hint=self.counter.s_prev)
-        self.counter.update(proj.s, self.t, self.timing.T, first)
-        if self.path.closed and self.counter.laps_done >= self.laps:
-            self._stop(Outcome.COMPLETED)
-        elif not self.path.closed and proj.s >= self.path.length - 0.5 * self.path.ds:
+        path, counter = self.path, self.counter
+        proj = path.project(rx, ry, yaw, s_hint=counter.s_prev)
+        counter.update(proj.s, self.t, self.timing.T, first)
+        if path.closed:
+            if counter.laps_done >= self.laps:
+                self._stop(Outcome.COMPLETED)
+                return None
+        elif proj.s >= self._end:
             self._stop(Outcome.END_OF_PATH)
-        elif self._outside_corridor(proj):
+            return None
+        if self._outside_corridor(proj):
             self._stop(Outcome.LEFT_CORRIDOR, f"e_y = {proj.e_y:.3f} m at s = {proj.s:.1f} m, t = {self.t:.2f} s")
         elif self.t >= self.timing.t_max:
             self._stop(Outcome.TIME_LIMIT)
@@ -414,23 +429,22 @@ class _Loop:
         return None
 
     def _outside_corridor(self, proj: Projection) -> bool:
-        q = self.path.interpolate(np.array([proj.s]))
-        self._widths = (float(q["width_left"][0]), float(q["width_right"][0]))
-        wl, wr = self._widths
+        wl, wr = self._widths = self.path.widths_at(proj.s)
         return bool(proj.e_y > wl + self.tolerance or proj.e_y < -wr - self.tolerance)
 
     def _measure(self) -> dict[str, float]:
         """The car's speed (the safe stop brakes from it) and, when the model needs them, the body-frame
         velocities of the reference point and the yaw rate."""
-        if not self.controller.model.MEASURES:
-            return {"speed": self.plant.speed}
+        speed = self._speed = self.plant.speed
+        if not self._measures:
+            return {"speed": speed}
         yaw = self.plant.pose.yaw
         vel = self.plant.velocity
         c, s = np.cos(yaw), np.sin(yaw)
         r = float(vel.angular[2])
         v_x = float(vel.linear[0] * c + vel.linear[1] * s)
         v_y = float(-vel.linear[0] * s + vel.linear[1] * c) - self.offset * r  # at the rear axle
-        return {"v_x": v_x, "v_y": v_y, "r": r, "speed": self.plant.speed}
+        return {"v_x": v_x, "v_y": v_y, "r": r, "speed": speed}
 
     def _control(self, proj: Projection) -> MPCSolution | None:
         try:
@@ -441,34 +455,36 @@ class _Loop:
             return None
 
     def _record(self, proj: Projection, ref_xy: tuple[float, float], sol: MPCSolution) -> None:
-        pose = self.plant.pose
-        row = {
-            "t": self.t, "x": ref_xy[0], "y": ref_xy[1], "yaw": pose.yaw,
-            "s": proj.s, "e_y": proj.e_y, "e_psi": proj.e_psi, "v": self.plant.speed,
-            "v_cmd": sol.v, "delta_cmd": sol.delta, "v_ref": float(sol.u[0, 0]) if sol.success else np.nan,
-            "lb": float(sol.lb[0]) if sol.lb is not None else -self._widths[1],
-            "ub": float(sol.ub[0]) if sol.ub is not None else self._widths[0],
-            "status": sol.status.code, "solve_time": sol.solve_time, "step_time": sol.step_time,
-            "iterations": sol.iterations, "corridor_violation": sol.corridor_violation,
-        }
-        self.log.append(row, sol.xy)
+        """Log the step (the plant has not moved since :meth:`_observe` and :meth:`_measure`)."""
+        ok = sol.success
+        self.log.append((
+            self.t, ref_xy[0], ref_xy[1], self._yaw, proj.s, proj.e_y, proj.e_psi, self._speed,
+            sol.v, sol.delta, float(sol.u[0, 0]) if ok else np.nan,
+            float(sol.lb[0]) if sol.lb is not None else -self._widths[1],
+            float(sol.ub[0]) if sol.ub is not None else self._widths[0],
+            sol.status.code, sol.solve_time, sol.step_time, sol.iterations, sol.corridor_violation,
+        ), sol.xy)
 
     def _advance_plant(self, sol: MPCSolution) -> bool:
         """Step the plant through one control period; False when the run ends here."""
-        dt = self.timing.dt
+        dt, act, plant, v, delta = self.timing.dt, self.actuator, self.plant, sol.v, sol.delta
+        step = plant.step
+        t = self.t
         try:
             for _ in range(self.timing.n_sub):
-                u = self.actuator(self.t, dt, sol.v, sol.delta, self.plant)
-                self.plant.step(self.t, dt, u)
-                self.t += dt
+                step(t, dt, act(t, dt, v, delta, plant))
+                t += dt
         except NonFiniteStateError as exc:
-            logger.warning("plant stopped at t = %.2f s: %s", self.t, exc)
+            self.t = t
+            logger.warning("plant stopped at t = %.2f s: %s", t, exc)
             self._stop(Outcome.NON_FINITE_STATE, str(exc))
             return False
         except MPCTrackingError as exc:
-            logger.warning("plant stopped at t = %.2f s: %s", self.t, exc)
+            self.t = t
+            logger.warning("plant stopped at t = %.2f s: %s", t, exc)
             self._stop(Outcome.ERROR, str(exc))
             return False
+        self.t = t
         return True
 
     def result(self) -> SimulationResult:
