@@ -165,5 +165,5 @@ def test_bad_solver_settings_are_named():
 
 def test_missing_daqp_package_is_a_settings_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "daqp", None)  # import daqp raises ImportError
-    with pytest.raises(SettingsError, match=r"needs the daqp package \(pip install"):
+    with pytest.raises(SettingsError, match=r"needs the daqp package \(a dependency of mpc_tracking"):
         mt.SpatialMPC(_oval(), VEH, BASE.replace(solver="daqp"))

@@ -35,7 +35,7 @@ from scipy.linalg.lapack import dtrtri
 from mpc_tracking.errors import SettingsError
 from mpc_tracking.mpc.layout import QPData, QPLayout
 
-__all__ = ["CondensedDAQP", "DAQP_OK", "DAQP_EXIT", "daqp_available"]
+__all__ = ["CondensedDAQP", "DAQP_OK", "DAQP_EXIT"]
 
 #: DAQP exit flags of a solution: 1 optimal, 2 optimal with soft constraints violated
 DAQP_OK = (1, 2)
@@ -47,15 +47,6 @@ DAQP_EXIT = {1: "optimal", 2: "optimal (soft constraints violated)", -1: "primal
 _DAQP_INF = 1e30
 _SOFT = 8  # DAQP sense flag of a soft constraint
 _ACTIVE = 1  # DAQP sense flag of a constraint in the starting working set
-
-
-def daqp_available() -> bool:
-    """True when the optional ``daqp`` package imports."""
-    try:
-        import daqp  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class CondensedDAQP:
@@ -89,7 +80,7 @@ class CondensedDAQP:
             import daqp
         except ImportError as exc:
             raise SettingsError("MPCSettings.solver: 'daqp' needs the daqp package "
-                                "(pip install \"mpc_tracking[daqp]\")") from exc
+                                "(a dependency of mpc_tracking: pip install daqp)") from exc
         self._daqp = daqp
         lay = self.layout = layout
         N, nx, nu = lay.N, lay.nx, lay.nu

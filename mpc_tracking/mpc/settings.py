@@ -127,7 +127,7 @@ class MPCSettings:
     solver : {"osqp", "daqp"}
         QP solver. "osqp" (default): OSQP's ADMM on the sparse QP (states, inputs and slacks),
         set up once and updated in place; cost grows linearly with the horizon, accuracy is
-        ``eps_abs``/``eps_rel``. "daqp" (``pip install "mpc_tracking[daqp]"``): the QP condensed onto
+        ``eps_abs``/``eps_rel``. "daqp": the QP condensed onto
         the inputs and solved exactly by DAQP's dual active-set method, warm-started from the last
         active set (:mod:`mpc_tracking.mpc.condensed`); its cost grows with the square of the horizon
         but does not depend on conditioning, so QPs with long chains of active rows (obstacles)
