@@ -45,7 +45,7 @@ class LinearTable:
         self.delta = delta
         self._inv_len = 1.0 / np.maximum(np.diff(self.s), 1e-12)
         self._n_seg = self.s.size - 1
-        self._lists: tuple[list, list, list, list] | None = None  # the arrays as lists, for :meth:`row`
+        self._lists: tuple[list, list, list, list] | None = None  # the arrays as flat lists, for :meth:`row`
 
     def segment(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Segment index ``i`` (k,) and weight ``w`` in [0, 1] (k,) of each query ``s`` (k,), clamped."""
@@ -74,15 +74,18 @@ class LinearTable:
     def row(self, s: float) -> list[float]:
         """Values (m,) at one finite arc length ``s`` [m]: the numbers of ``self(np.array([s]))[0]``,
         computed on Python floats (one query costs less without numpy calls)."""
-        if self._lists is None:
-            self._lists = (self.s.tolist(), self.table.tolist(), self.delta.tolist(), self._inv_len.tolist())
+        if self._lists is None:  # flat lists of floats: no container per row for the garbage collector
+            self._lists = (self.s.tolist(), self.table.ravel().tolist(), self.delta.ravel().tolist(),
+                           self._inv_len.tolist())
         grid, table, delta, inv_len = self._lists
         i = min(max(bisect_right(grid, s) - 1, 0), self._n_seg - 1)
         w = min(max((s - grid[i]) * inv_len[i], 0.0), 1.0)
-        lo = table[i]
-        out = [d * w + a for d, a in zip(delta[i], lo, strict=True)]
+        m = self.table.shape[1]
+        a = i * m
+        lo = table[a:a + m]
+        out = [d * w + v for d, v in zip(delta[a:a + m], lo, strict=True)]
         if self._has_inf:  # as :meth:`at`: a NaN from inf takes the nearer end
-            near = lo if w < 0.5 else table[i + 1]
+            near = lo if w < 0.5 else table[a + m:a + 2 * m]
             out = [b if v != v else v for v, b in zip(out, near, strict=True)]
         return out
 
