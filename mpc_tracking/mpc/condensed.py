@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import cholesky
-from scipy.linalg.lapack import dtrtri
+from scipy.linalg.lapack import dpotrf, dtrtri
 
 from mpc_tracking.errors import SettingsError
 from mpc_tracking.mpc.layout import QPData, QPLayout
@@ -99,16 +98,32 @@ class CondensedDAQP:
         self._soft_rows = np.arange(lay.r_corr, lay.r_ell)  # corridor rows
         rows = np.concatenate([self._hard_rows, self._soft_rows])
         G = A[rows]
-        # the state part of each row has at most a few entries: kept as (rows, K) columns and values
+        # rows without states (input rates) are constant in U; the others (corridor, speed states)
+        # have at most a few state entries each, kept as (rows, K) columns and values
         Gx = G[:, : lay.nX].tocsr()
-        K = max(int(np.diff(Gx.indptr).max()), 1)
-        self._gx_cols = np.zeros((len(rows), K), dtype=np.intp)
-        self._gx_vals = np.zeros((len(rows), K))
-        for r in range(len(rows)):
+        per_row = np.diff(Gx.indptr)
+        self._xrows = np.flatnonzero(per_row > 0)
+        self._urows = np.flatnonzero(per_row == 0)
+        K = max(int(per_row.max()), 1)
+        self._gx_cols = np.zeros((len(self._xrows), K), dtype=np.intp)
+        self._gx_vals = np.zeros((len(self._xrows), K))
+        for i, r in enumerate(self._xrows):
             a, b = Gx.indptr[r], Gx.indptr[r + 1]
-            self._gx_cols[r, : b - a] = Gx.indices[a:b]
-            self._gx_vals[r, : b - a] = Gx.data[a:b]
-        self._G_u = G[:, lay.nX : lay.nX + lay.nU].toarray()  # (m_g, nU)
+            self._gx_cols[i, : b - a] = Gx.indices[a:b]
+            self._gx_vals[i, : b - a] = Gx.data[a:b]
+        G_u = G[:, lay.nX : lay.nX + lay.nU]
+        self._G = G_u.toarray()  # (m_g, nU): the condensed rows, state rows refilled every step
+        self._G_u_x = self._G[self._xrows].copy()
+        self._gx_buf = np.empty_like(self._G_u_x)
+        # the input-only rows (differences of inputs) as (rows, K) columns and values too
+        Gu = G_u[self._urows].tocsr()
+        Ku = max(int(np.diff(Gu.indptr).max(initial=0)), 1)
+        self._gu_cols = np.zeros((len(self._urows), Ku), dtype=np.intp)
+        self._gu_vals = np.zeros((len(self._urows), Ku))
+        for i in range(len(self._urows)):
+            a, b = Gu.indptr[i], Gu.indptr[i + 1]
+            self._gu_cols[i, : b - a] = Gu.indices[a:b]
+            self._gu_vals[i, : b - a] = Gu.data[a:b]
         self._m_hard, self._m_g = len(self._hard_rows), len(rows)
         self._rows = rows
         # column blocks of the corridor slacks in the soft rows: +1 relaxes the lower bound, -1 the upper
@@ -187,12 +202,18 @@ class CondensedDAQP:
         H, f = self.condense(A, B, d)
         T2 = self._Th[:, : self.nx, :].reshape(-1, 1 + self.nU)
         Th2, c = T2[:, 1:], T2[:, 0]
-        G = self._G_u.copy()
+        G, xr = self._G, self._xrows
+        G_x, buf = self._G_u_x.copy(), self._gx_buf
         shift = np.zeros(self._m_g)
+        shift_x = np.zeros(len(xr))
         for j in range(self._gx_cols.shape[1]):
             cols, vals = self._gx_cols[:, j], self._gx_vals[:, j]
-            G += vals[:, None] * Th2[cols]
-            shift += vals * c[cols]
+            np.take(Th2, cols, axis=0, out=buf)
+            buf *= vals[:, None]
+            G_x += buf
+            shift_x += vals * c[cols]
+        G[xr] = G_x
+        shift[xr] = shift_x
         nU = self.nU
         lo, hi = self._lo, self._hi
         # rows 0..nU-1: the input box, tightened by the first rate row (both identity rows on U)
@@ -204,16 +225,19 @@ class CondensedDAQP:
         hi[nU:] = d.u[self._rows] - shift
         # least-distance form (done here with LAPACK, faster than DAQP's own set-up): with
         # H = R^T R, U = R^-1 v + u_free and u_free = -H^-1 f, the cost is |v|^2 / 2 + const
-        try:
-            R = cholesky(H, lower=False, check_finite=False)
-        except np.linalg.LinAlgError:
+        R, info_chol = dpotrf(H, lower=0, clean=1)
+        if info_chol != 0:  # not positive definite (a weight matrix that is only semi-definite)
             self.exitflag, self.iterations, self._prev_active = -100, 0, None
             return None
         Rinv, _ = dtrtri(R, lower=0)
         u_free = -(Rinv @ (Rinv.T @ f))
         M = self._M
         M[:nU] = Rinv
-        np.matmul(G, Rinv, out=M[nU:])
+        M[nU + xr] = G_x @ Rinv
+        M_u = Rinv[self._gu_cols[:, 0]] * self._gu_vals[:, :1]
+        for j in range(1, self._gu_cols.shape[1]):
+            M_u += Rinv[self._gu_cols[:, j]] * self._gu_vals[:, j : j + 1]
+        M[nU + self._urows] = M_u
         C_free = np.concatenate([u_free, G @ u_free])
         np.clip(lo - C_free, -_DAQP_INF, _DAQP_INF, out=lo)
         np.clip(hi - C_free, -_DAQP_INF, _DAQP_INF, out=hi)
