@@ -394,3 +394,26 @@ def test_a_path_tighter_than_the_turning_radius_is_reported_where(caplog):
 def test_horizon_has_an_upper_bound():
     with pytest.raises(mt.SettingsError, match="horizon: expected at most 10000"):
         mt.MPCSettings(horizon=100_000_000)
+
+
+def test_shifted_operating_point_is_the_linear_interpolation_of_the_last_plan():
+    """The uniform-grid shortcut gives the numbers of LinearTable on the last plan, for any shift
+    within the horizon, and steps aside where the grids are not uniform (an open path's end)."""
+    from mpc_tracking.paths.interpolation import LinearTable
+
+    st = mt.MPCSettings(horizon=10, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
+    mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), st)
+    mpc.solve((3.0, 0.5, 0.0))
+    prev = mpc._prev
+    for shift in (0.0, 0.1, 0.49, 0.5, 0.77, 1.3, 4.99, 5.0):
+        s_new = mpc._grid(prev.s[0] + shift)
+        fast = mpc._shift_uniform(prev.s, s_new)
+        assert fast is not None
+        np.testing.assert_allclose(fast, LinearTable(prev.s, mpc._prev_table)(s_new), rtol=0, atol=1e-12)
+    assert mpc._shift_uniform(prev.s, mpc._grid(prev.s[0] + 5.2)) is None  # beyond the old horizon
+    assert mpc._shift_uniform(prev.s, mpc._grid(prev.s[0] - 0.1)) is None  # backwards
+    line = mt.ReferencePath([0.0, 30.0], [0.0, 0.0], ds=0.5, width_left=3.0, width_right=3.0)
+    end = mt.SpatialMPC(line, mt.VehicleParams(), st)
+    end.solve((26.0, 0.0, 0.0))
+    assert end._shift_uniform(end._prev.s, end._grid(26.2)) is None  # the grid is clamped at 30 m
+    assert end.solve((26.2, 0.0, 0.0)).success

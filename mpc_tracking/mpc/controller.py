@@ -120,6 +120,7 @@ class SpatialMPC(SafeguardsMixin):
         self.P = self.qp.P
         self._s_offsets = self.ds * np.arange(N + 1)
         self._prev_table = np.empty((N + 1, self.nx + self.nu))  # last plan: x and u per grid point
+        self._prev_pad = np.empty((2 * N + 2, self.nx + self.nu))  # the same, held at its end (shifts)
         #: offset-free tracking (``settings.disturbance_observer``): the disturbance estimate, or None
         self.disturbance = (ModelDisturbance(model, st, self._kappa_at, path.length if path.closed else None)
                             if st.disturbance_observer else None)
@@ -289,7 +290,9 @@ class SpatialMPC(SafeguardsMixin):
         if self.path.closed:
             # unwrap the new grid relative to the previous one
             s_new = s_grid + np.round((s_prev[0] - s_grid[0]) / self.path.length) * self.path.length
-        z = LinearTable(s_prev, self._prev_table)(s_new)
+        z = self._shift_uniform(s_prev, s_new)
+        if z is None:
+            z = LinearTable(s_prev, self._prev_table)(s_new)
         x_op = z[:, :NX]
         beyond = s_new[-1] - s_prev[-1]
         if beyond > 0:  # extend the time beyond the old horizon at its last pace
@@ -298,6 +301,26 @@ class SpatialMPC(SafeguardsMixin):
             x_op[past, it] = prev.x[-1, it] + (s_new[past] - s_prev[-1]) * pace
         x_op[:, it] -= x_op[0, it]
         return x_op, z[:-1, NX:]
+
+    def _shift_uniform(self, s_prev: np.ndarray, s_new: np.ndarray) -> np.ndarray | None:
+        """The last plan's table at ``s_new`` when both grids are the uniform ``ds`` grid and the new
+        one starts at or ahead of the old one (every step but those at an open path's end): one
+        weight for all points, rows beyond the old horizon held at its last row -- the numbers of
+        ``LinearTable(s_prev, table)(s_new)`` in three array operations. None otherwise."""
+        N, ds = self.N, self.ds
+        if not self.path.closed and max(s_prev[-1], s_new[-1]) >= self.path.length:
+            return None  # a grid clamped at the end of an open path is not uniform
+        d = (s_new[0] - s_prev[0]) / ds
+        if not 0.0 <= d <= N:
+            return None
+        m = int(d)
+        w = d - m
+        pad = self._prev_pad
+        pad[: N + 1] = self._prev_table
+        pad[N + 1 :] = self._prev_table[N]
+        z = pad[m : m + N + 1] * (1.0 - w)
+        z += w * pad[m + 1 : m + N + 2]
+        return z
 
     def _predict_delay(self, s0: float, x0: np.ndarray) -> tuple[float, np.ndarray]:
         """Predict the spatial state over the delay with the last command (nonlinear model, RK4)."""
