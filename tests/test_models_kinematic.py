@@ -87,6 +87,14 @@ def test_kinematic_bicycle_actuator_dynamics():
         car.step(0.1 * k, 0.1, [2.0, 0.0])
         seen.append(car.state[3])
     assert seen[:3] == [0.0, 0.0, 0.0] and seen[3] == pytest.approx(2.0)
+    # a second run (init again) starts from its own initial speed and steering, not from the last
+    # command of the first run, until its first queued command arrives
+    car.init({"speed": 1.0})
+    seen = []
+    for k in range(4):
+        car.step(0.1 * k, 0.1, [3.0, 0.2])
+        seen.append((car.state[3], car.state[4]))
+    assert seen[:3] == [(1.0, 0.0)] * 3 and seen[3] == pytest.approx((3.0, 0.2))
 
 
 @pytest.mark.parametrize("call, exc, match", [

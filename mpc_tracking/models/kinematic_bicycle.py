@@ -63,6 +63,9 @@ class KinematicBicycle(MotionModel):
 
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
         self._queue: deque[tuple[float, tuple[float, float]]] = deque()  # (release time [s], command)
+        # the command in force under a dead time; until the first queued one is released, the
+        # initial speed and steering (never a previous run's last command)
+        self._last_applied: tuple[float, float] = (float(info["speed"]), 0.0)
         self._z = info["z"]
         return np.array([info["x"], info["y"], info["yaw"], info["speed"], 0.0])
 
@@ -91,7 +94,7 @@ class KinematicBicycle(MotionModel):
                 applied = self._queue.popleft()[1]
             if applied is not None:
                 self._last_applied = applied
-            u0, u1 = getattr(self, "_last_applied", (float(self._state[3]), float(self._state[4])))
+            u0, u1 = self._last_applied
         n = substeps(dt, self.max_substep)
         self._h = dt / n
         if p["speed_time_constant"] == 0:
