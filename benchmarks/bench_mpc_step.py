@@ -4,7 +4,7 @@ For each horizon N, a closed loop on the bundled default path times every ``Spat
 call (our step); the same deterministic run is repeated recording every step's QP (q, l, u,
 A data), and that sequence is replayed on a fresh OSQP solver with identical settings, timing
 only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
-``solver="daqp"`` (the condensed DAQP back end) and with the dynamic prediction model, each with
+``solver="daqp"`` (the condensed DAQP back end) and with the dynamic prediction model (OSQP, DAQP), each with
 its step time and the ratio to the OSQP kinematic step of the same run. Prints JSON with a ``provenance`` block;
 ``--save`` also writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
@@ -88,7 +88,8 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         "infeasible_steps": res.metrics["infeasible_steps"],
     }
     # 3) the same loop with the other QP solver and with the dynamic prediction model
-    variants = {"daqp": {"solver": "daqp"}, "dynamic_model": {"prediction_model": "dynamic"}}
+    variants = {"daqp": {"solver": "daqp"}, "dynamic_model": {"prediction_model": "dynamic"},
+                "dynamic_model_daqp": {"prediction_model": "dynamic", "solver": "daqp"}}
     for name, changes in variants.items():
         mpc = mt.SpatialMPC(path, vehicle, settings.replace(**changes))
         plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
