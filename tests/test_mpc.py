@@ -369,6 +369,9 @@ def test_lateral_reference_moves_aside_early_with_bounded_slope():
     assert ref[0] == 0.0 and ref[-1] == 0.0
     assert ref[np.searchsorted(s, 20.5)] == pytest.approx(-1.0)
     assert ref[np.searchsorted(s, 17.0)] == pytest.approx(-1.0 + 0.2 * 3.5, abs=0.11)  # already moving aside
+    # 0 inside every bound: the centre line itself, whatever the bounds' shape
+    rng = np.random.default_rng(1)
+    assert not lateral_reference(-rng.uniform(0, 2, s.size), rng.uniform(0, 2, s.size), s, 0.2).any()
     # speed profile: braking into a slow section and accelerating out of it, within the limits
     v = feasible_speed_profile(np.where((s > 20) & (s < 25), 5.0, 15.0), s, 4.0, 2.0, 15.0, 0.5)
     dv2 = np.diff(v**2) / np.diff(s)

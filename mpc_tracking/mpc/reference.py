@@ -93,6 +93,9 @@ def lateral_reference(lo: np.ndarray, hi: np.ndarray, s: np.ndarray, slope: floa
     slope : float
         Largest lateral slope [-].
     """
+    if lo.max() <= 0.0 <= hi.min():
+        # 0 is inside every bound: the envelopes hold it too (L_k <= max lo <= 0 <= min hi <= U_k)
+        return np.zeros_like(lo)
     a = slope * s
     lo_f = np.maximum.accumulate(lo + a) - a  # from points behind
     lo_b = np.maximum.accumulate((lo - a)[::-1])[::-1] + a  # from points ahead
