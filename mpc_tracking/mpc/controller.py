@@ -14,26 +14,24 @@ Every step the controller
 from __future__ import annotations
 
 import logging
-import signal
 import time
 from typing import Any
 
 import numpy as np
-import osqp
 
 from mpc_tracking.environment.corridor import Corridor
-from mpc_tracking.errors import InputError, SettingsError, SolverError
+from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.condensed import CondensedDAQP
 from mpc_tracking.mpc.disturbance import ModelDisturbance
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
-from mpc_tracking.mpc.qp import INF as _INF
 from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
 from mpc_tracking.mpc.safeguards import SafeguardsMixin
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
-from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
+from mpc_tracking.mpc.solvers import setup_osqp, solve_condensed, solve_osqp
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
@@ -41,15 +39,6 @@ from mpc_tracking.paths.reference_path import ReferencePath
 __all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
-_SIGINT_RETRIES = 3  # re-solves after OSQP caught a Ctrl-C that this process ignores
-
-
-def _sigint_ignored() -> bool:
-    """True in a process that ignores Ctrl-C (a sweep worker): OSQP still stops a solve on it."""
-    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-
-
-_OK = {osqp.SolverStatus.OSQP_SOLVED: Status.SOLVED, osqp.SolverStatus.OSQP_SOLVED_INACCURATE: Status.SOLVED_INACCURATE}
 
 
 class SpatialMPC(SafeguardsMixin):
@@ -186,25 +175,7 @@ class SpatialMPC(SafeguardsMixin):
         dyn = np.concatenate([self.layout.dyn_pos_A, self.layout.dyn_pos_B])
         tiny = setup_data[dyn] == 0.0
         setup_data[dyn[tiny]] = 1e-12  # keep structural zeros through set-up
-        self.solver = osqp.OSQP()
-        try:
-            self.solver.setup(
-                self.P,
-                np.zeros(self.layout.n),
-                self.layout.A_matrix(setup_data),
-                np.full(self.layout.m, -_INF),
-                np.full(self.layout.m, _INF),
-                verbose=False,
-                eps_abs=st.eps_abs,
-                eps_rel=st.eps_rel,
-                max_iter=st.max_iter,
-                polishing=False,
-                warm_starting=st.warm_start != "none",
-                check_termination=10,
-                time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
-            )
-        except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
-            raise SolverError(f"OSQP set-up failed: {exc}") from exc
+        self.solver = setup_osqp(self.P, self.layout.A_matrix(setup_data), st)
 
     def _init_checks(self) -> None:
         """Constant helpers of the per-step checks (a matrix to validate solutions, |kappa|max)."""
@@ -453,7 +424,7 @@ class SpatialMPC(SafeguardsMixin):
         spsi, cpsi = np.sin(q.psi), np.cos(q.psi)
         e_y = X[:, self.model.I_EY]
         xy = np.column_stack([q.x - e_y * spsi, q.y + e_y * cpsi])
-        name = status if isinstance(status, Status) else _OK[status]
+        name = status
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,
@@ -499,66 +470,27 @@ class SpatialMPC(SafeguardsMixin):
         t_now: float,
         x_ref: np.ndarray | None = None,
     ) -> tuple[np.ndarray | None, Any, int, float]:
-        """Build and solve one QP: ``(z or None on failure, OSQP status value or text, iterations, run time [s])``."""
+        """Build and solve one QP: ``(z or None on failure, Status or failure text, iterations, solve time [s])``
+        (:mod:`mpc_tracking.mpc.solvers`); a solution that violates the QP's rows is a failure."""
         d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now, x_ref)
         if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
             return None, "non-finite QP data", 0, 0.0
         if self._condensed is not None:
-            return self._solve_condensed(self._condensed, d)
-        t0 = time.perf_counter()
-        try:
-            self.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data)
+            A, B, _f = self.qp.dynamics
+            z, status, iters, stime = solve_condensed(self._condensed, A, B, d, self.n_steps)
+        else:
+            warm = None
             if self.settings.warm_start == "shift" and self._prev is not None:
-                z = np.zeros(self.layout.n)
-                z[: self.layout.nX] = x_op.reshape(-1)
-                z[self.layout.nX : self.layout.nX + self.layout.nU] = u_op.reshape(-1)
-                self.solver.warm_start(x=z)
-            res = self.solver.solve(raise_error=False)
-            for _ in range(_SIGINT_RETRIES):
-                if res.info.status_val != osqp.SolverStatus.OSQP_SIGINT or not _sigint_ignored():
-                    break
-                # a process that ignores Ctrl-C (a sweep worker) got the group's Ctrl-C meant for its
-                # parent, and OSQP stopped anyway: the solve was not ours to stop, so run it again
-                logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", self.n_steps)
-                res = self.solver.solve(raise_error=False)
-            info = res.info
-            status, x, iters, stime = info.status_val, res.x, int(info.iter), float(info.run_time)
-        except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
-            logger.warning("MPC step %d: the solver raised %s: %s", self.n_steps, type(exc).__name__, exc)
-            return None, f"solver exception ({type(exc).__name__})", 0, time.perf_counter() - t0
-        if status == osqp.SolverStatus.OSQP_SIGINT and not _sigint_ignored():
-            # OSQP catches Ctrl-C during a solve and returns; hand it back to the caller (the CLI
-            # ends with exit 130, keeping what was written) instead of taking it for a failed solve
-            raise KeyboardInterrupt
-        ok = status in _OK and x is not None and np.isfinite(x).all()
-        if not ok:
-            logger.warning("MPC step %d: OSQP status %s", self.n_steps, info.status)
-            return None, info.status, iters, stime
-        worst = self._constraint_violation(d, x)
-        if worst is not None:
-            logger.warning("MPC step %d: OSQP reported %s but the solution violates row %d by %.3g; not applied",
-                           self.n_steps, info.status, *worst)
-            return None, "solution violates the constraints", iters, stime
-        return x, status, iters, stime
-
-    def _solve_condensed(self, solver: CondensedDAQP, d: QPData) -> tuple[np.ndarray | None, Any, int, float]:
-        """The step's QP condensed and solved by DAQP (``settings.solver == "daqp"``); as :meth:`_solve_qp`."""
-        t0 = time.perf_counter()
-        A, B, _f = self.qp.dynamics
-        try:
-            z = solver.solve(A, B, d)
-        except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
-            logger.warning("MPC step %d: the solver raised %s: %s", self.n_steps, type(exc).__name__, exc)
-            return None, f"solver exception ({type(exc).__name__})", 0, time.perf_counter() - t0
-        stime = time.perf_counter() - t0
-        if z is None or not np.isfinite(z).all():
-            text = solver.status_text()
-            logger.warning("MPC step %d: DAQP %s", self.n_steps, text)
-            return None, text, solver.iterations, stime
+                warm = np.zeros(self.layout.n)
+                warm[: self.layout.nX] = x_op.reshape(-1)
+                warm[self.layout.nX : self.layout.nX + self.layout.nU] = u_op.reshape(-1)
+            z, status, iters, stime = solve_osqp(self.solver, d, self.n_steps, warm)
+        if z is None:
+            return None, status, iters, stime
         worst = self._constraint_violation(d, z)
         if worst is not None:
-            logger.warning("MPC step %d: DAQP reported %s but the solution violates row %d by %.3g; not applied",
-                           self.n_steps, solver.status_text(), *worst)
-            return None, "solution violates the constraints", solver.iterations, stime
-        return z, Status.SOLVED, solver.iterations, stime
+            logger.warning("MPC step %d: the %s solver reported %s but the solution violates row %d by %.3g; "
+                           "not applied", self.n_steps, self.settings.solver, status.value, *worst)
+            return None, "solution violates the constraints", iters, stime
+        return z, status, iters, stime
