@@ -167,3 +167,17 @@ def test_missing_daqp_package_is_a_settings_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "daqp", None)  # import daqp raises ImportError
     with pytest.raises(SettingsError, match=r"needs the daqp package \(a dependency of mpc_tracking"):
         mt.SpatialMPC(_oval(), VEH, BASE.replace(solver="daqp"))
+
+
+def test_an_unsuitable_warm_start_falls_back_to_a_cold_start():
+    """A last active set that does not fit this QP must not fail the step: here every row starts
+    active, which takes DAQP 68 iterations to undo against 42 from a cold start, so with an
+    iteration limit of 50 only the cold retry solves it."""
+    st = BASE.replace(solver="daqp", max_iter=50)
+    mpc = _built(st)
+    cold = _built(st.replace(warm_start="none"))
+    state = (5.3, 0.35, 0.04)
+    mpc._condensed._prev_active = np.arange(mpc._condensed._sense0.size)
+    sol, ref = mpc.solve(state), cold.solve(state)
+    assert sol.status == mt.Status.SOLVED
+    np.testing.assert_allclose(sol.u, ref.u, atol=1e-9)

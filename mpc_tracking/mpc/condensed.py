@@ -193,6 +193,21 @@ class CondensedDAQP:
         return H, f
 
     # ------------------------------------------------------------------ solving
+    def _run_daqp(self, M: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  active: np.ndarray | None) -> tuple[np.ndarray, int, dict]:
+        """DAQP on ``min |v|^2 / 2, lo <= M v <= hi`` (corridor rows soft), starting from the rows
+        ``active`` (None: cold); returns ``(v, exit flag, info)``."""
+        sense = self._sense
+        sense[:] = self._sense0
+        if active is not None:
+            sense[active] |= _ACTIVE
+        model = self._daqp.Model()
+        model.setup(self._eye, self._zero_f, M, hi, lo, sense)
+        model.soft_weights(rho_l=self._rho, rho_u=self._rho, w_l=self._w, w_u=self._w)
+        model.settings = self._settings
+        v, _fval, exitflag, info = model.solve()
+        return v, int(exitflag), info
+
     def solve(self, A: np.ndarray, B: np.ndarray, d: QPData) -> np.ndarray | None:
         """Solve the step's QP; return ``z`` in the sparse layout (states, inputs, slacks) or None.
 
@@ -241,15 +256,11 @@ class CondensedDAQP:
         C_free = np.concatenate([u_free, G @ u_free])
         np.clip(lo - C_free, -_DAQP_INF, _DAQP_INF, out=lo)
         np.clip(hi - C_free, -_DAQP_INF, _DAQP_INF, out=hi)
-        sense = self._sense
-        sense[:] = self._sense0
-        if self._warm_start and self._prev_active is not None:
-            sense[self._prev_active] |= _ACTIVE
-        model = self._daqp.Model()
-        model.setup(self._eye, self._zero_f, M, hi, lo, sense)
-        model.soft_weights(rho_l=self._rho, rho_u=self._rho, w_l=self._w, w_u=self._w)
-        model.settings = self._settings
-        v, _fval, exitflag, info = model.solve()
+        warm = self._warm_start and self._prev_active is not None
+        v, exitflag, info = self._run_daqp(M, lo, hi, self._prev_active if warm else None)
+        if exitflag not in DAQP_OK and warm:
+            # the last active set may not suit this QP (e.g. more rows than inputs): start cold
+            v, exitflag, info = self._run_daqp(M, lo, hi, None)
         self.exitflag, self.iterations = int(exitflag), int(info["iterations"])
         self.run_time = float(info["solve_time"]) + float(info["setup_time"])
         if exitflag not in DAQP_OK:
