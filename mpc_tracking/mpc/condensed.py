@@ -48,6 +48,22 @@ _SOFT = 8  # DAQP sense flag of a soft constraint
 _ACTIVE = 1  # DAQP sense flag of a constraint in the starting working set
 
 
+def _padded_rows(rows: sparse.spmatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Columns and values of each row's entries, padded with zeros to the longest row: ``(m, K)``
+    each (column 0, value 0 where a row has fewer entries), so ``sum_j vals[:, j] * X[cols[:, j]]``
+    is the product of the rows with ``X`` in K gathers."""
+    csr = sparse.csr_matrix(rows)
+    counts = np.diff(csr.indptr)
+    K = max(int(counts.max(initial=0)), 1)
+    cols = np.zeros((csr.shape[0], K), dtype=np.intp)
+    vals = np.zeros((csr.shape[0], K))
+    for i in range(csr.shape[0]):
+        a, b = csr.indptr[i], csr.indptr[i + 1]
+        cols[i, : b - a] = csr.indices[a:b]
+        vals[i, : b - a] = csr.data[a:b]
+    return cols, vals
+
+
 class CondensedDAQP:
     """The step's QP condensed onto the inputs and solved by DAQP, warm-started from the last active set.
 
@@ -104,33 +120,19 @@ class CondensedDAQP:
         per_row = np.diff(Gx.indptr)
         self._xrows = np.flatnonzero(per_row > 0)
         self._urows = np.flatnonzero(per_row == 0)
-        K = max(int(per_row.max()), 1)
-        self._gx_cols = np.zeros((len(self._xrows), K), dtype=np.intp)
-        self._gx_vals = np.zeros((len(self._xrows), K))
-        for i, r in enumerate(self._xrows):
-            a, b = Gx.indptr[r], Gx.indptr[r + 1]
-            self._gx_cols[i, : b - a] = Gx.indices[a:b]
-            self._gx_vals[i, : b - a] = Gx.data[a:b]
+        self._gx_cols, self._gx_vals = _padded_rows(Gx[self._xrows])
         G_u = G[:, lay.nX : lay.nX + lay.nU]
         self._G = G_u.toarray()  # (m_g, nU): the condensed rows, state rows refilled every step
         self._G_u_x = self._G[self._xrows].copy()
         self._gx_buf = np.empty_like(self._G_u_x)
         # the input-only rows (differences of inputs) as (rows, K) columns and values too
-        Gu = G_u[self._urows].tocsr()
-        Ku = max(int(np.diff(Gu.indptr).max(initial=0)), 1)
-        self._gu_cols = np.zeros((len(self._urows), Ku), dtype=np.intp)
-        self._gu_vals = np.zeros((len(self._urows), Ku))
-        for i in range(len(self._urows)):
-            a, b = Gu.indptr[i], Gu.indptr[i + 1]
-            self._gu_cols[i, : b - a] = Gu.indices[a:b]
-            self._gu_vals[i, : b - a] = Gu.data[a:b]
+        self._gu_cols, self._gu_vals = _padded_rows(G_u[self._urows])
         self._m_hard, self._m_g = len(self._hard_rows), len(rows)
         self._rows = rows
         # column blocks of the corridor slacks in the soft rows: +1 relaxes the lower bound, -1 the upper
         S = A[self._soft_rows][:, lay.isl0 :].tocoo()
         self._slack_lo = (S.row[S.data > 0], lay.isl0 + S.col[S.data > 0])  # (soft row, z index)
         self._slack_hi = (S.row[S.data < 0], lay.isl0 + S.col[S.data < 0])
-        self._slack_weight, self._slack_quad = float(slack_weight), float(slack_quad)
         # work arrays
         # augmented recursion [x; 1]: transitions [A_k f_k] (N, nx, nx+1), influence (N+1, nx+1, 1+nU)
         self._At = np.zeros((N, nx, nx + 1))
