@@ -5,7 +5,8 @@ call (our step); the same deterministic run is repeated recording every step's Q
 A data), and that sequence is replayed on a fresh OSQP solver with identical settings, timing
 only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
 ``solver="daqp"`` (the condensed DAQP back end) and with the dynamic prediction model (OSQP, DAQP), each with
-its step time and the ratio to the OSQP kinematic step of the same run. Prints JSON with a ``provenance`` block;
+its step time and the ratio to the OSQP kinematic step of the same run. ``step_parts_us`` times
+each part of one step alone (N = 10, 30, 50): the profile split. Prints JSON with a ``provenance`` block;
 ``--save`` also writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
 The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
@@ -102,6 +103,42 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
     return out
 
 
+def parts(N: int, repeats: int = 2000) -> dict:
+    """Median time [us] of each part of one controller step, each called alone on one mid-lap state
+    (reaches into the controller's internals, as the replay above does)."""
+    path = mt.load_path("oval", ds=0.5)
+    settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), settings)
+    meas = {"speed": 8.0}
+    mpc.solve((3.0, 0.5, 0.0), measured=meas)
+    mpc.solve((3.3, 0.45, 0.0), measured=meas)
+    state = (3.6, 0.4, 0.0)
+    x0, x_op, u_op, u_ref, q, s_grid, _lim, _s0, x_ref = mpc._prepare(state, meas)
+    d, z = mpc.data, np.zeros(mpc.layout.n)
+    calls = {
+        "solve (whole step)": lambda: mpc.solve(state, measured=meas),
+        "prepare": lambda: mpc._prepare(state, meas),
+        "  path sample": lambda: mpc._sampler.sample(s_grid),
+        "  reference operating point": lambda: mpc._reference_op(q),
+        "  shifted operating point": lambda: mpc._shifted_op(mpc._prev, s_grid),
+        "QP numbers (build)": lambda: mpc.qp.build(x0, x_op, u_op, u_ref, q, s_grid, 0.0, mpc._u_prev, x_ref),
+        "  linearization": lambda: mpc.qp.linearize(x_op, u_op, q.kappa, s_grid),
+        "solution check": lambda: mpc._constraint_violation(d, z),
+        "osqp update (refactorisation)": lambda: mpc.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data),
+        "osqp solve (warm, same data)": lambda: mpc.solver.solve(raise_error=False),
+    }
+    out = {}
+    for name, fn in calls.items():
+        fn()
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+        out[name] = round(1e6 * float(np.median(times)), 1)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--horizons", type=int, nargs="+", default=[10, 30, 50, 100, 200])
@@ -111,8 +148,9 @@ def main() -> None:
     args = ap.parse_args()
     prov = provenance()
     rows = [run(N, args.warm_start) for N in args.horizons]
+    split = {str(N): parts(N) for N in (10, 30, 50)}
     out = {"provenance": finish(prov), "benchmark": "mpc_step", "path": "oval", "warm_start": args.warm_start,
-           "results": rows}
+           "results": rows, "step_parts_us": split}
     print(dumps(out))
     if args.save or args.out:
         save_json(args.out or RESULTS / "mpc_step.json", out)
