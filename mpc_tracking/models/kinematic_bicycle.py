@@ -123,26 +123,18 @@ class KinematicBicycle(MotionModel):
         cos, sin, tan = math.cos, math.sin, math.tan
         h2, h6 = 0.5 * h, h / 6.0
         px, py, psi, v, d = x
+
+        def deriv(psi: float, v: float, d: float) -> tuple[float, float, float, float, float]:
+            """xdot at (psi, v, delta): x, y, yaw rates, speed and steering rates."""
+            dv = (u0 - v) / tau_v if tau_v > 0 else 0.0
+            dd = min(max((u1 - d) / tau_d, -r_max), r_max) if steer else 0.0
+            return v * cos(psi), v * sin(psi), v * tan(d) / L, dv, dd
+
         for _ in range(n):
-            # k1
-            a1, b1, c1 = v * cos(psi), v * sin(psi), v * tan(d) / L
-            e1 = (u0 - v) / tau_v if tau_v > 0 else 0.0
-            f1 = min(max((u1 - d) / tau_d, -r_max), r_max) if steer else 0.0
-            # k2 at x + h/2 k1
-            s2, v2, d2 = psi + h2 * c1, v + h2 * e1, d + h2 * f1
-            a2, b2, c2 = v2 * cos(s2), v2 * sin(s2), v2 * tan(d2) / L
-            e2 = (u0 - v2) / tau_v if tau_v > 0 else 0.0
-            f2 = min(max((u1 - d2) / tau_d, -r_max), r_max) if steer else 0.0
-            # k3 at x + h/2 k2
-            s3, v3, d3 = psi + h2 * c2, v + h2 * e2, d + h2 * f2
-            a3, b3, c3 = v3 * cos(s3), v3 * sin(s3), v3 * tan(d3) / L
-            e3 = (u0 - v3) / tau_v if tau_v > 0 else 0.0
-            f3 = min(max((u1 - d3) / tau_d, -r_max), r_max) if steer else 0.0
-            # k4 at x + h k3
-            s4, v4, d4 = psi + h * c3, v + h * e3, d + h * f3
-            a4, b4, c4 = v4 * cos(s4), v4 * sin(s4), v4 * tan(d4) / L
-            e4 = (u0 - v4) / tau_v if tau_v > 0 else 0.0
-            f4 = min(max((u1 - d4) / tau_d, -r_max), r_max) if steer else 0.0
+            a1, b1, c1, e1, f1 = deriv(psi, v, d)
+            a2, b2, c2, e2, f2 = deriv(psi + h2 * c1, v + h2 * e1, d + h2 * f1)
+            a3, b3, c3, e3, f3 = deriv(psi + h2 * c2, v + h2 * e2, d + h2 * f2)
+            a4, b4, c4, e4, f4 = deriv(psi + h * c3, v + h * e3, d + h * f3)
             px = px + h6 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
             py = py + h6 * (b1 + 2.0 * b2 + 2.0 * b3 + b4)
             psi = psi + h6 * (c1 + 2.0 * c2 + 2.0 * c3 + c4)
