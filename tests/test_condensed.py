@@ -181,3 +181,16 @@ def test_an_unsuitable_warm_start_falls_back_to_a_cold_start():
     sol, ref = mpc.solve(state), cold.solve(state)
     assert sol.status == mt.Status.SOLVED
     np.testing.assert_allclose(sol.u, ref.u, atol=1e-9)
+
+
+def test_a_path_without_widths_tracks_with_daqp_as_with_osqp():
+    """No widths: infinite corridor bounds (DAQP's 1e30 'no bound') on every soft row."""
+    th = np.linspace(0, 2 * np.pi, 200, endpoint=False)
+    path = mt.ReferencePath(30 * np.cos(th), 18 * np.sin(th), closed=True, ds=0.5)
+    res = {}
+    for solver in ("osqp", "daqp"):
+        mpc = mt.SpatialMPC(path, VEH, BASE.replace(horizon=30, v_max=10.0, solver=solver))
+        plant = mt.create_model("kinematic_bicycle", {"wheelbase": VEH.wheelbase})
+        res[solver] = mt.simulate(path, mpc, plant, laps=1, e_y0=0.5)
+    assert res["daqp"].reason == "completed" and res["daqp"].metrics["infeasible_steps"] == 0
+    assert res["daqp"].metrics["rms_e_y"] == pytest.approx(res["osqp"].metrics["rms_e_y"], rel=1e-3)
