@@ -193,4 +193,5 @@ def test_a_path_without_widths_tracks_with_daqp_as_with_osqp():
         plant = mt.create_model("kinematic_bicycle", {"wheelbase": VEH.wheelbase})
         res[solver] = mt.simulate(path, mpc, plant, laps=1, e_y0=0.5)
     assert res["daqp"].reason == "completed" and res["daqp"].metrics["infeasible_steps"] == 0
-    assert res["daqp"].metrics["rms_e_y"] == pytest.approx(res["osqp"].metrics["rms_e_y"], rel=1e-3)
+    # OSQP at eps 1e-5 against the exact solve: measured 5e-6 relative
+    assert res["daqp"].metrics["rms_e_y"] == pytest.approx(res["osqp"].metrics["rms_e_y"], rel=2e-5)
