@@ -1,20 +1,219 @@
-"""Settings and result types of the spatial MPC (kept apart from the QP machinery in :mod:`mpc`)."""
+"""Settings and result types of the spatial MPC (kept apart from the QP machinery in :mod:`mpc`).
+
+The settings come in six groups, one frozen dataclass per concern (:data:`SETTINGS_GROUPS`):
+
+=============================  ====================  =====================================================
+group (attribute)              class                 fields
+=============================  ====================  =====================================================
+``prediction``                 PredictionSettings    horizon, step, prediction model, timing
+``cost``                       CostSettings          weights, mode
+``limits``                     LimitSettings         speed, steering, acceleration, corridor margin
+``qp``                         QPSettings            QP solver and its tolerances, limits, warm start
+``safeguards``                 SafeguardSettings     fallback, safe stop, rejoin
+``observer``                   ObserverSettings      disturbance observer (offset-free tracking)
+=============================  ====================  =====================================================
+
+Each field is declared once, in its group, with :func:`setting`: default, one-line description,
+unit, allowed values or range. The validation, the docstrings (the ``Attributes`` sections are
+generated from the declarations), the scenario schema (:mod:`mpc_tracking.scenario.schema`) and
+``mpc-tracking check --keys`` all read that declaration. :class:`MPCSettings` holds one group of
+each and keeps every field readable and settable by its flat name (``settings.v_max``,
+``MPCSettings(v_max=12.0)``); field names are unique across the groups.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+import difflib
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import Field, dataclass, field, fields
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from mpc_tracking.errors import SettingsError
 
-__all__ = ["MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS"]
+__all__ = [
+    "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS", "MAX_HORIZON",
+    "PredictionSettings", "CostSettings", "LimitSettings", "QPSettings", "SafeguardSettings", "ObserverSettings",
+    "SETTINGS_GROUPS", "setting", "settings_fields", "field_choices", "field_doc", "field_group",
+]
 
 MODES = ("tracking", "time_optimal")
 LINEARIZATIONS = ("auto", "previous", "reference")
 WARM_STARTS = ("solver", "shift", "none")
 SOLVERS = ("osqp", "daqp")
+#: longest horizon accepted (a QP of ~100 000 variables; far beyond any useful look-ahead)
+MAX_HORIZON = 10_000
+
+#: what a field's ``kind`` (from its default) accepts, for messages and the scenario schema
+KINDS = ("int", "float", "float?", "bool", "str", "weights")
+
+
+# ---------------------------------------------------------------------- documented fields
+@dataclass(frozen=True)
+class Bounds:
+    """Range of a numeric setting: ``gt`` (greater than), ``ge`` (at least), ``lt``, ``le``; inf allowed or not."""
+
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    allow_inf: bool = False
+
+    def lower_problem(self, x: float) -> str | None:
+        """The lower bound ``x`` breaks (``"> 0"``), or None."""
+        if self.gt is not None and not x > self.gt:
+            return f"> {self.gt:g}"
+        if self.ge is not None and not x >= self.ge:
+            return f">= {self.ge:g}"
+        return None
+
+    def upper_problem(self, x: float) -> str | None:
+        """The upper bound ``x`` breaks (``"at most 10000"``), or None."""
+        if self.lt is not None and not x < self.lt:
+            return f"< {self.lt:.6g}"
+        if self.le is not None and not x <= self.le:
+            return f"at most {self.le:g}"
+        return None
+
+    def text(self) -> str:
+        """The range in words (``"> 0 (inf allowed)"``; empty when unbounded)."""
+        parts = [t for t in (f"> {self.gt:g}" if self.gt is not None else "", f">= {self.ge:g}" if self.ge is not None
+                             else "", f"< {self.lt:.6g}" if self.lt is not None else "",
+                             f"<= {self.le:g}" if self.le is not None else "") if t]
+        return " and ".join(parts) + (" (inf allowed)" if self.allow_inf else "")
+
+
+def setting(default: Any, doc: str, unit: str, *,
+            choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
+            gt: float | None = None, ge: float | None = None, lt: float | None = None, le: float | None = None,
+            allow_inf: bool = False, notes: str = "") -> Any:
+    """A settings field, documented where it is declared (the one place of its facts).
+
+    Parameters
+    ----------
+    default : int, float, bool, str, tuple or None
+        Default value; its type gives the field's kind (:data:`KINDS`): a tuple is a weight
+        vector (``"weights"``), None an optional number (``"float?"``).
+    doc : str
+        One-line description (``mpc-tracking check --keys`` shows it).
+    unit : str
+        SI unit (``"m/s"``), ``"-"`` when the value has none.
+    choices : tuple of str or callable, optional
+        Allowed values of a text field; a callable returning them is resolved when they are
+        needed (registries filled at import, e.g. the prediction models).
+    gt, ge, lt, le : float, optional
+        Range of a number: greater than, at least, less than, at most.
+    allow_inf : bool
+        A float field may be ``inf`` (no limit).
+    notes : str
+        Longer explanation for the docstring (numpydoc text, may hold roles).
+
+    Returns
+    -------
+    dataclasses.Field
+        Typed ``Any``, as it stands in for the field's value in the class body.
+    """
+    meta = {"doc": doc, "unit": unit, "kind": _kind_of(default), "choices": choices,
+            "bounds": Bounds(gt, ge, lt, le, allow_inf), "notes": notes}
+    return field(default=default, metadata=meta)
+
+
+def _kind_of(default: Any) -> str:
+    if default is None:
+        return "float?"
+    if isinstance(default, tuple):
+        return "weights"
+    for kind, typ in (("bool", bool), ("int", int), ("float", float), ("str", str)):
+        if isinstance(default, typ):
+            return kind
+    raise TypeError(f"setting: no kind for a default of type {type(default).__name__}")  # pragma: no cover
+
+
+def field_choices(f: Field) -> tuple[str, ...] | None:
+    """The allowed values of a settings field (a callable in its declaration is called)."""
+    choices = f.metadata.get("choices")
+    return tuple(choices()) if callable(choices) else choices
+
+
+def _discretizations() -> tuple[str, ...]:
+    from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
+
+    return tuple(DISCRETIZATIONS)
+
+
+def _prediction_models() -> tuple[str, ...]:
+    from mpc_tracking.models.prediction import PREDICTION_MODELS
+
+    return tuple(PREDICTION_MODELS)
+
+
+# ---------------------------------------------------------------------- checks, one per kind
+def _with_unit(meta: Mapping[str, Any]) -> str:
+    return "" if meta["unit"] == "-" else f" {meta['unit']}"
+
+
+def _check_range(label: str, v: Any, meta: Mapping[str, Any], noun: str) -> None:
+    b: Bounds = meta["bounds"]
+    low = b.lower_problem(float(v))
+    if low is not None:
+        raise SettingsError(f"{label}: expected {noun} {low}{_with_unit(meta)}, got {v!r}")
+    high = b.upper_problem(float(v))
+    if high is not None:
+        raise SettingsError(f"{label}: expected {high}{_with_unit(meta)}, got {v!r}")
+
+
+def _check_int(label: str, v: Any, meta: Mapping[str, Any]) -> None:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise SettingsError(f"{label}: expected an integer {meta['bounds'].text()}, got {v!r}")
+    _check_range(label, v, meta, "an integer")
+
+
+def _check_float(label: str, v: Any, meta: Mapping[str, Any]) -> None:
+    b: Bounds = meta["bounds"]
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.floating, np.integer)):
+        raise SettingsError(f"{label}: expected a number, got {v!r}")
+    noun = "number" if b.allow_inf else "finite number"
+    if math.isnan(v) or (math.isinf(v) and not b.allow_inf):
+        raise SettingsError(f"{label}: expected a {noun} {b.text()}{_with_unit(meta)}, got {v!r}")
+    _check_range(label, v, meta, f"a {noun}")
+
+
+def _check_optional_float(label: str, v: Any, meta: Mapping[str, Any]) -> None:
+    if v is not None:
+        _check_float(label, v, meta)
+
+
+def _check_bool(label: str, v: Any, meta: Mapping[str, Any]) -> None:
+    if not isinstance(v, (bool, np.bool_)):
+        raise SettingsError(f"{label}: expected True or False, got {v!r}")
+
+
+def _check_str(label: str, v: Any, meta: Mapping[str, Any]) -> None:
+    choices = meta["choices"]() if callable(meta["choices"]) else meta["choices"]
+    if isinstance(v, str) and (choices is None or v in choices):
+        return
+    near = difflib.get_close_matches(v, choices, n=1) if isinstance(v, str) else []
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    raise SettingsError(f"{label}: expected one of {choices}, got {v!r}{hint}")
+
+
+def _check_weights(label: str, v: Any, meta: Mapping[str, Any]) -> None:
+    """A number, a vector or a matrix of finite numbers (the group checks sizes and definiteness)."""
+    try:
+        w = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{label}: expected weights (numbers, or a matrix), got {v!r}") from None
+    if w.ndim > 2 or not np.all(np.isfinite(w)):
+        raise SettingsError(f"{label}: expected finite weights (numbers, or a matrix), got {v!r}")
+
+
+_CHECKS: dict[str, Callable[[str, Any, Mapping[str, Any]], None]] = {
+    "int": _check_int, "float": _check_float, "float?": _check_optional_float, "bool": _check_bool,
+    "str": _check_str, "weights": _check_weights,
+}
 
 
 def _weight_matrix(value: Any, n: int, name: str) -> np.ndarray:
@@ -41,263 +240,458 @@ def _weight_matrix(value: Any, n: int, name: str) -> np.ndarray:
     return w
 
 
+# ---------------------------------------------------------------------- the groups
 @dataclass(frozen=True)
-class MPCSettings:
-    """Settings of :class:`~mpc_tracking.mpc.controller.SpatialMPC`, validated on construction.
+class _Group:
+    """Base of the settings groups: every field is checked from its declaration on construction."""
 
-    Cost (summed over the horizon, k = 1..N for states and 0..N-1 for inputs)::
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        for f in fields(self):
+            _CHECKS[f.metadata["kind"]](f"{owner}.{f.name}", getattr(self, f.name), f.metadata)
+        self._check_together()
+
+    def _check_together(self) -> None:
+        """Checks that involve several fields of the group (none unless a group has some)."""
+
+
+@dataclass(frozen=True)
+class PredictionSettings(_Group):
+    """How the controller predicts: horizon, step, model, linearization and timing."""
+
+    horizon: int = setting(30, "number N of prediction steps", "steps", ge=1, le=MAX_HORIZON)
+    ds: float | None = setting(None, "prediction step along the path (null: the path's waypoint spacing)", "m", gt=0)
+    prediction_model: str = setting(
+        "kinematic", "the controller's model of the car: 'kinematic' or 'dynamic'", "-", choices=_prediction_models,
+        notes="The kinematic spatial bicycle (state e_y, e_psi, t; input v, delta), or the dynamic one with tyre "
+              "forces (adds v_x, v_y, r; input a_x, delta; see :mod:`mpc_tracking.models.prediction`).")
+    discretization: str = setting(
+        "euler", "how the spatial model is discretized over one step ds", "-", choices=_discretizations,
+        notes="Explicit Euler (``A = I + ds Jx``), or one classical Runge-Kutta step ('rk4') with its exact "
+              "sensitivities (more accurate at large ``ds``, a little more work).")
+    linearization: str = setting(
+        "auto", "operating point of the linearization", "-", choices=LINEARIZATIONS,
+        notes="'previous': the previous solution shifted by the distance travelled (real-time iteration); "
+              "'reference': the reference (e = 0, v_ref, path curvature); 'auto' takes the prediction model's "
+              "own choice (``PredictionModel.LINEARIZATION``): 'previous' for the kinematic model, 'reference' "
+              "for the dynamic one (about a shifted plan its stiff tyre dynamics made the steering oscillate at "
+              "the grip limit: RMS e_y 15-41 cm and 2-3 m excursions on the shared race tracks at 0.85 of the "
+              "sedan's limit, 7-18 cm about the reference).")
+    iterations: int = setting(1, "re-linearizations per step (each re-solves about the newest solution)", "-", ge=1)
+    control_period: float = setting(0.05, "time between two solves; bounds the change of the first input", "s",
+                                    gt=0)
+    delay: float = setting(0.0, "computation/actuation delay the measured state is predicted over", "s", ge=0)
+
+
+@dataclass(frozen=True)
+class CostSettings(_Group):
+    """The cost, summed over the horizon (k = 1..N for states, 0..N-1 for inputs)::
 
         1/2 (x_k - x_ref)^T Q (x_k - x_ref)  (Q_N = terminal_weight * Q at k = N)
       + 1/2 (u_k - u_ref)^T R (u_k - u_ref)  + 1/2 (u_k - u_{k-1})^T R_rate (u_k - u_{k-1})
       + slack_weight * (corridor violation [m])  + time_weight * t_N  (time-optimal mode)
-
-    Attributes
-    ----------
-    horizon : int
-        Number N of prediction steps, >= 1.
-    ds : float or None
-        Prediction step along the path [m]; ``None`` uses the path's waypoint spacing.
-    Q : sequence of float or ndarray
-        3 weights or a 3x3 PSD matrix on (e_y [m], e_psi [rad], t [s]); for a prediction model
-        with more states, its own number of weights, or 3 (the others then get the model's
-        defaults).
-    R : sequence of float or ndarray
-        2 weights or a 2x2 PSD matrix on the inputs minus their reference: (v [m/s], delta [rad])
-        for the kinematic model, (a_x [m/s^2], delta [rad]) for the dynamic one.
-    R_rate : sequence of float or ndarray
-        2 weights or a 2x2 PSD matrix on input changes between prediction steps.
-    terminal_weight : float
-        Factor >= 0 on Q at the last prediction step.
-    v_min, v_max : float
-        Speed bounds [m/s], 0 < v_min <= v_max.
-    delta_max : float
-        Steering bound [rad], 0 < delta_max < pi/2.
-    a_y_max : float
-        Lateral acceleration limit [m/s^2]: ``v <= sqrt(a_y_max / |kappa|)``.
-    accel_max, decel_max : float
-        Speed rate bounds [m/s^2] (> 0, may be inf).
-    delta_rate_max : float
-        Steering rate bound [rad/s] (> 0, may be inf).
-    corridor_margin : float
-        Extra clearance [m] kept from the corridor edges, >= 0.
-    slack_weight : float
-        Exact-penalty weight per metre of corridor violation, > 0.
-    mode : {"tracking", "time_optimal"}
-        "tracking" follows the centre line (or the corridor's lateral reference) and the speed
-        reference; "time_optimal" minimises the predicted time to the horizon's end inside the
-        corridor (``time_weight``).
-    time_weight : float
-        Weight on the predicted time t_N in time-optimal mode [1/s], >= 0.
-    linearization : {"auto", "previous", "reference"}
-        Operating point: previous solution shifted by the distance travelled (real-time
-        iteration), or the reference (e = 0, v_ref, path curvature); "auto" (default) takes the
-        prediction model's own choice (``PredictionModel.LINEARIZATION``): "previous" for the
-        kinematic model, "reference" for the dynamic one (about a shifted plan its stiff tyre
-        dynamics made the steering oscillate at the grip limit: RMS e_y 15-41 cm and 2-3 m
-        excursions on the shared race tracks at 0.85 of the sedan's limit, 7-18 cm about the
-        reference).
-    discretization : {"euler", "rk4"}
-        How the spatial model is discretized over one step ``ds``: explicit Euler
-        (``A = I + ds Jx``), or one classical Runge-Kutta step with its exact sensitivities (more
-        accurate at large ``ds``, a little more work).
-    iterations : int
-        Re-linearizations per step (>= 1); each one re-solves about the newest solution.
-    control_period : float
-        Time between two solves [s]; bounds the change of the first input.
-    delay : float
-        Computation/actuation delay [s] the measured state is predicted over before solving.
-    max_fallback_steps : int
-        Steps the previous plan may be used after a solver failure before a safe stop.
-    brake_decel : float
-        Deceleration of the safe stop [m/s^2], > 0; it brakes from the measured speed (when
-        the caller passes ``measured={"speed": ...}``, as :func:`~mpc_tracking.simulate` does),
-        else from the last command.
-    rejoin : bool
-        Outside the spatial model's domain (|e_psi| >= 1.2 rad, or e_y beyond 90 % of the radius
-        of curvature) steer back to the path by pure pursuit of a point ahead on it (full lock
-        when the point is behind), at the speed of the tightest turn, until |e_psi| < 0.6 rad,
-        e_y kappa < 0.5 and |e_y| is within one minimum turning radius; then the MPC takes over
-        (:mod:`mpc_tracking.mpc.rejoin`). False: such a state is an
-        :class:`~mpc_tracking.errors.InputError`.
-    warm_start : {"solver", "shift", "none"}
-        "solver": OSQP reuses its last primal/dual solution; "shift": warm start from the
-        previous plan shifted along s; "none": cold start every step.
-    eps_abs, eps_rel : float
-        OSQP tolerances.
-    solver : {"osqp", "daqp"}
-        QP solver. "osqp" (default): OSQP's ADMM on the sparse QP (states, inputs and slacks),
-        set up once and updated in place; cost grows linearly with the horizon, accuracy is
-        ``eps_abs``/``eps_rel``. "daqp": the QP condensed onto
-        the inputs and solved exactly by DAQP's dual active-set method, warm-started from the last
-        active set (:mod:`mpc_tracking.mpc.condensed`); its cost grows with the square of the horizon
-        but does not depend on conditioning, so QPs with long chains of active rows (obstacles)
-        that take ADMM thousands of iterations take it a few hundred. Same QP, same soft corridor;
-        no friction-ellipse cuts. ``max_iter`` and ``max_solve_time`` apply to both.
-    prediction_model : {"kinematic", "dynamic"}
-        The controller's model of the car: the kinematic spatial bicycle (state e_y, e_psi, t; input
-        v, delta), or the dynamic one with tyre forces (adds v_x, v_y, r; input a_x, delta; see
-        :mod:`mpc_tracking.models.prediction`).
-    friction_ellipse : bool
-        Combine longitudinal and lateral acceleration on an ellipse with semi-axes
-        (accel_max or decel_max, a_y_max): in the whole-path speed ceilings (less braking and
-        acceleration in corners, :func:`mpc_tracking.paths.speed_profile.speed_profile`) and, for
-        models with an acceleration input (dynamic), in the QP's per-step bounds on it.
-    ellipse_cuts : bool
-        With ``friction_ellipse`` and a model with an acceleration input: hold the ellipse in the
-        QP as soft linear cuts (tangents at 30..150 deg, one exact-penalty slack per step, see
-        :data:`mpc_tracking.mpc.qp.ELLIPSE_CUT_ANGLES`) that couple the acceleration input with the
-        planned lateral acceleration ``v_x r``, instead of acceleration bounds frozen at the
-        operating point's lateral acceleration (the default).
-    max_iter : int
-        OSQP iteration limit.
-    max_solve_time : float
-        OSQP time limit per solve [s] (> 0, inf: none). A solve that hits it counts as failed and
-        takes the fallback path (the previous plan, then a safe stop), so a real-time loop never
-        waits longer than this for a command. Its own overhead around the solve is not included.
-    disturbance_observer : bool
-        Offset-free tracking: estimate a constant disturbance on the prediction model from the
-        one-step prediction residuals and add it to every prediction step (see
-        :mod:`mpc_tracking.mpc.disturbance`); reset by :meth:`SpatialMPC.reset`.
-    disturbance_time_constant : float
-        Low-pass time constant of the disturbance estimate [s], > 0.
-    disturbance_max : float
-        Bound on the disturbance estimate, as an acceleration [m/s^2] (> 0; converted per state,
-        see :mod:`mpc_tracking.mpc.disturbance`).
     """
 
-    horizon: int = 30
-    ds: float | None = None
-    Q: Any = (1.0, 2.0, 0.0)
-    R: Any = (0.2, 2.0)
-    R_rate: Any = (0.5, 20.0)
-    terminal_weight: float = 5.0
-    v_min: float = 0.5
-    v_max: float = 10.0
-    delta_max: float = 0.5
-    a_y_max: float = 4.0
-    accel_max: float = float("inf")
-    decel_max: float = float("inf")
-    delta_rate_max: float = float("inf")
-    corridor_margin: float = 0.0
-    slack_weight: float = 1.0e3
-    mode: str = "tracking"
-    time_weight: float = 10.0
-    linearization: str = "auto"
-    discretization: str = "euler"
-    iterations: int = 1
-    control_period: float = 0.05
-    delay: float = 0.0
-    max_fallback_steps: int = 5
-    brake_decel: float = 3.0
-    rejoin: bool = True
-    warm_start: str = "solver"
-    solver: str = "osqp"
-    eps_abs: float = 1e-5
-    eps_rel: float = 1e-5
-    max_iter: int = 4000
-    max_solve_time: float = float("inf")
-    prediction_model: str = "kinematic"
-    friction_ellipse: bool = False
-    ellipse_cuts: bool = False
-    disturbance_observer: bool = False
-    disturbance_time_constant: float = 0.5
-    disturbance_max: float = 3.0
+    Q: Any = setting(
+        (1.0, 2.0, 0.0), "state weights: 3 numbers or a 3x3 PSD matrix on (e_y, e_psi, t)", "1/unit^2",
+        notes="For a prediction model with more states, its own number of weights, or 3 (the others then get "
+              "the model's defaults).")
+    R: Any = setting((0.2, 2.0), "input weights: 2 numbers or a 2x2 PSD matrix on the inputs minus their reference",
+                     "1/unit^2", notes="Inputs (v [m/s], delta [rad]) for the kinematic model, (a_x [m/s^2], "
+                                       "delta [rad]) for the dynamic one.")
+    R_rate: Any = setting((0.5, 20.0), "input-change weights: 2 numbers or a 2x2 PSD matrix", "1/unit^2")
+    terminal_weight: float = setting(5.0, "factor on Q at the last prediction step", "-", ge=0)
+    slack_weight: float = setting(1.0e3, "exact-penalty weight per metre of corridor violation", "1/m", gt=0)
+    mode: str = setting(
+        "tracking", "'tracking' or 'time_optimal'", "-", choices=MODES,
+        notes="'tracking' follows the centre line (or the corridor's lateral reference) and the speed "
+              "reference; 'time_optimal' minimises the predicted time to the horizon's end inside the "
+              "corridor (``time_weight``).")
+    time_weight: float = setting(10.0, "weight on the predicted time t_N in time-optimal mode", "1/s", ge=0)
+
+    def _check_together(self) -> None:
+        owner = type(self).__name__
+        _weight_matrix(self.R, 2, f"{owner}.R")
+        _weight_matrix(self.R_rate, 2, f"{owner}.R_rate")
+
+
+@dataclass(frozen=True)
+class LimitSettings(_Group):
+    """What the car may do: speed, steering, acceleration and the corridor's clearance."""
+
+    v_min: float = setting(0.5, "lowest speed", "m/s", gt=0)
+    v_max: float = setting(10.0, "top speed", "m/s", gt=0)
+    delta_max: float = setting(0.5, "steering bound", "rad", gt=0, lt=0.5 * math.pi)
+    a_y_max: float = setting(4.0, "lateral acceleration limit: v <= sqrt(a_y_max / |kappa|)", "m/s^2", gt=0)
+    accel_max: float = setting(math.inf, "acceleration bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
+    decel_max: float = setting(math.inf, "braking bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
+    delta_rate_max: float = setting(math.inf, "steering rate bound", "rad/s", gt=0, allow_inf=True)
+    corridor_margin: float = setting(0.0, "extra clearance kept from the corridor edges", "m", ge=0)
+    friction_ellipse: bool = setting(
+        False, "combine longitudinal and lateral acceleration on an ellipse", "-",
+        notes="Semi-axes (accel_max or decel_max, a_y_max): in the whole-path speed ceilings (less braking and "
+              "acceleration in corners, :func:`mpc_tracking.paths.speed_profile.speed_profile`) and, for models "
+              "with an acceleration input (dynamic), in the QP's per-step bounds on it.")
+    ellipse_cuts: bool = setting(
+        False, "hold the friction ellipse in the QP as soft linear cuts", "-",
+        notes="With ``friction_ellipse`` and a model with an acceleration input: tangents at 30..150 deg, one "
+              "exact-penalty slack per step (:data:`mpc_tracking.mpc.qp.ELLIPSE_CUT_ANGLES`), coupling the "
+              "acceleration input with the planned lateral acceleration ``v_x r``, instead of acceleration "
+              "bounds frozen at the operating point's lateral acceleration (the default).")
+
+    def _check_together(self) -> None:
+        if self.v_min > self.v_max:
+            raise SettingsError(f"{type(self).__name__}: v_min = {self.v_min} must be <= v_max = {self.v_max} m/s")
+
+
+@dataclass(frozen=True)
+class QPSettings(_Group):
+    """The QP solver: which one, its tolerances and limits, and how it is warm-started."""
+
+    solver: str = setting(
+        "osqp", "QP solver: 'osqp' or 'daqp'", "-", choices=SOLVERS,
+        notes="'osqp': OSQP's ADMM on the sparse QP (states, inputs and slacks), set up once and updated in "
+              "place; cost grows linearly with the horizon, accuracy is ``eps_abs``/``eps_rel``. 'daqp': the QP "
+              "condensed onto the inputs and solved exactly by DAQP's dual active-set method, warm-started from "
+              "the last active set (:mod:`mpc_tracking.mpc.condensed`); its cost grows with the square of the "
+              "horizon but does not depend on conditioning, so QPs with long chains of active rows (obstacles) "
+              "that take ADMM thousands of iterations take it a few hundred. Same QP, same soft corridor; no "
+              "friction-ellipse cuts.")
+    warm_start: str = setting(
+        "solver", "'solver', 'shift' or 'none'", "-", choices=WARM_STARTS,
+        notes="'solver': the solver reuses its last primal/dual solution; 'shift': warm start from the previous "
+              "plan shifted along s; 'none': cold start every step.")
+    eps_abs: float = setting(1e-5, "absolute tolerance (OSQP)", "-", gt=0)
+    eps_rel: float = setting(1e-5, "relative tolerance (OSQP)", "-", ge=0)
+    max_iter: int = setting(4000, "iteration limit per solve", "-", ge=1)
+    max_solve_time: float = setting(
+        math.inf, "time limit per solve (inf: none)", "s", gt=0, allow_inf=True,
+        notes="A solve that hits it counts as failed and takes the fallback path (the previous plan, then a "
+              "safe stop), so a real-time loop never waits longer than this for a command. Its own overhead "
+              "around the solve is not included.")
+
+
+@dataclass(frozen=True)
+class SafeguardSettings(_Group):
+    """What happens when the solver fails or the car leaves the spatial model's domain."""
+
+    max_fallback_steps: int = setting(5, "steps the previous plan may be used after a solver failure before a "
+                                         "safe stop", "steps", ge=0)
+    brake_decel: float = setting(
+        3.0, "deceleration of the safe stop", "m/s^2", gt=0,
+        notes="It brakes from the measured speed (when the caller passes ``measured={'speed': ...}``, as "
+              ":func:`~mpc_tracking.simulate` does), else from the last command.")
+    rejoin: bool = setting(
+        True, "steer back to the path geometrically when outside the model's domain (false: an error)", "-",
+        notes="Outside the spatial model's domain (|e_psi| >= 1.2 rad, or e_y beyond 90 % of the radius of "
+              "curvature) steer back to the path by pure pursuit of a point ahead on it (full lock when the point "
+              "is behind), at the speed of the tightest turn, until |e_psi| < 0.6 rad, e_y kappa < 0.5 and |e_y| "
+              "is within one minimum turning radius; then the MPC takes over (:mod:`mpc_tracking.mpc.rejoin`). "
+              "False: such a state is an :class:`~mpc_tracking.errors.InputError`.")
+
+
+@dataclass(frozen=True)
+class ObserverSettings(_Group):
+    """The disturbance observer (offset-free tracking)."""
+
+    disturbance_observer: bool = setting(
+        False, "estimate a constant disturbance on the prediction model and add it to every step", "-",
+        notes="The estimate comes from the one-step prediction residuals (see :mod:`mpc_tracking.mpc.disturbance`); "
+              "reset by :meth:`SpatialMPC.reset`.")
+    disturbance_time_constant: float = setting(0.5, "low-pass time constant of the disturbance estimate", "s", gt=0)
+    disturbance_max: float = setting(3.0, "bound on the disturbance estimate, as an acceleration (converted per "
+                                          "state, see mpc_tracking.mpc.disturbance)", "m/s^2", gt=0)
+
+
+#: the groups of :class:`MPCSettings`: attribute name -> class, in declaration order
+SETTINGS_GROUPS: dict[str, type[_Group]] = {
+    "prediction": PredictionSettings, "cost": CostSettings, "limits": LimitSettings, "qp": QPSettings,
+    "safeguards": SafeguardSettings, "observer": ObserverSettings,
+}
+
+
+def settings_fields() -> Iterator[tuple[str, Field]]:
+    """``(group name, field)`` of every setting, in declaration order (the fields carry the docs)."""
+    for name, cls in SETTINGS_GROUPS.items():
+        for f in fields(cls):
+            yield name, f
+
+
+#: flat field name -> its group's attribute name
+_GROUP_OF: dict[str, str] = {f.name: g for g, f in settings_fields()}
+
+
+def field_group(name: str) -> str:
+    """The group (attribute name) that holds the setting ``name`` (``"v_max"`` -> ``"limits"``)."""
+    try:
+        return _GROUP_OF[name]
+    except KeyError:
+        raise _unknown_setting(name) from None
+
+
+def _unknown_setting(key: str, where: str = "MPCSettings") -> SettingsError:
+    valid = list(_GROUP_OF) + list(SETTINGS_GROUPS)
+    near = difflib.get_close_matches(str(key), valid, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return SettingsError(f"{where}: unknown setting {key!r}{hint}")
+
+
+# ---------------------------------------------------------------------- generated documentation
+def _type_text(f: Field) -> str:
+    kind = f.metadata["kind"]
+    choices = f.metadata["choices"]
+    if kind == "str" and isinstance(choices, tuple):
+        return "{" + ", ".join(f'"{c}"' for c in choices) + "}"
+    return {"weights": "sequence of float or ndarray", "float?": "float or None"}.get(kind, kind)
+
+
+def field_doc(f: Field) -> str:
+    """The description of a settings field: doc, unit, range, notes and default (one paragraph)."""
+    m = f.metadata
+    text = m["doc"][0].upper() + m["doc"][1:]
+    text += "" if m["unit"] == "-" else f" [{m['unit']}]"
+    rng = m["bounds"].text()
+    text += f"; {rng}." if rng else "."
+    text += f" {m['notes']}" if m["notes"] else ""
+    return text + f" Default: ``{f.default!r}``."
+
+
+def _attributes_section(items: list[Field]) -> str:
+    lines = ["Attributes", "----------"]
+    for f in items:
+        lines.append(f"{f.name} : {_type_text(f)}")
+        lines.append("    " + field_doc(f))
+    return "\n".join(lines)
+
+
+def _document(cls: type, items: list[Field], intro: str = "") -> None:
+    """Append the generated ``Attributes`` section to ``cls.__doc__`` (indented as the class's docstring)."""
+    import inspect
+
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    head, examples, tail = doc.partition("\nExamples\n--------\n")
+    cls.__doc__ = f"{head.rstrip()}\n\n{intro}{_attributes_section(items)}\n" + (examples + tail if examples else "")
+
+
+for _cls in SETTINGS_GROUPS.values():
+    _document(_cls, list(fields(_cls)))
+
+
+# ---------------------------------------------------------------------- the whole
+@dataclass(frozen=True, init=False)
+class MPCSettings:
+    """Settings of :class:`~mpc_tracking.mpc.controller.SpatialMPC`, validated on construction.
+
+    Six groups (:data:`SETTINGS_GROUPS`), each a frozen dataclass: :attr:`prediction`
+    (:class:`PredictionSettings`), :attr:`cost` (:class:`CostSettings`), :attr:`limits`
+    (:class:`LimitSettings`), :attr:`qp` (:class:`QPSettings`), :attr:`safeguards`
+    (:class:`SafeguardSettings`) and :attr:`observer` (:class:`ObserverSettings`). Every field
+    is also an attribute of its own (``settings.v_max``, the same as ``settings.limits.v_max``),
+    and the keyword arguments take flat names, groups (an instance or a mapping), or both for
+    different groups. A bad value is a :class:`~mpc_tracking.errors.SettingsError` naming the
+    field and its range; an unknown name suggests the nearest one.
+
+    Parameters
+    ----------
+    prediction, cost, limits, qp, safeguards, observer : group or mapping, optional
+        A whole group (its fields not given by flat name take its values).
+    **flat
+        Any field by name (``horizon=20, v_max=12.0``).
+
+    Examples
+    --------
+    >>> s = MPCSettings(horizon=20, limits=LimitSettings(v_max=12.0, a_y_max=3.0))
+    >>> s.v_max, s.limits.v_max, s.prediction.horizon
+    (12.0, 12.0, 20)
+    >>> s == MPCSettings(horizon=20, v_max=12.0, a_y_max=3.0)
+    True
+    >>> s.replace(qp={"solver": "daqp"}).solver
+    'daqp'
+    """
+
+    # The flat fields, one line each, group by group (a typed view for readers and type checkers:
+    # the defaults come from the groups, where each field is declared and documented; an import-time
+    # check, _check_flat_fields, keeps this list and the groups the same).
+    # -- prediction
+    horizon: int = PredictionSettings.horizon
+    ds: float | None = PredictionSettings.ds
+    prediction_model: str = PredictionSettings.prediction_model
+    discretization: str = PredictionSettings.discretization
+    linearization: str = PredictionSettings.linearization
+    iterations: int = PredictionSettings.iterations
+    control_period: float = PredictionSettings.control_period
+    delay: float = PredictionSettings.delay
+    # -- cost
+    Q: Any = CostSettings.Q
+    R: Any = CostSettings.R
+    R_rate: Any = CostSettings.R_rate
+    terminal_weight: float = CostSettings.terminal_weight
+    slack_weight: float = CostSettings.slack_weight
+    mode: str = CostSettings.mode
+    time_weight: float = CostSettings.time_weight
+    # -- limits
+    v_min: float = LimitSettings.v_min
+    v_max: float = LimitSettings.v_max
+    delta_max: float = LimitSettings.delta_max
+    a_y_max: float = LimitSettings.a_y_max
+    accel_max: float = LimitSettings.accel_max
+    decel_max: float = LimitSettings.decel_max
+    delta_rate_max: float = LimitSettings.delta_rate_max
+    corridor_margin: float = LimitSettings.corridor_margin
+    friction_ellipse: bool = LimitSettings.friction_ellipse
+    ellipse_cuts: bool = LimitSettings.ellipse_cuts
+    # -- qp
+    solver: str = QPSettings.solver
+    warm_start: str = QPSettings.warm_start
+    eps_abs: float = QPSettings.eps_abs
+    eps_rel: float = QPSettings.eps_rel
+    max_iter: int = QPSettings.max_iter
+    max_solve_time: float = QPSettings.max_solve_time
+    # -- safeguards
+    max_fallback_steps: int = SafeguardSettings.max_fallback_steps
+    brake_decel: float = SafeguardSettings.brake_decel
+    rejoin: bool = SafeguardSettings.rejoin
+    # -- observer
+    disturbance_observer: bool = ObserverSettings.disturbance_observer
+    disturbance_time_constant: float = ObserverSettings.disturbance_time_constant
+    disturbance_max: float = ObserverSettings.disturbance_max
+    # -- derived (the weights as matrices, sized by the prediction model)
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_rate_matrix: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        def integer(name: str, lo: int) -> None:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise SettingsError(f"MPCSettings.{name}: expected an integer >= {lo}, got {v!r}")
-
-        def number(name: str, lo: float, strict: bool, allow_inf: bool = False) -> float:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
-                raise SettingsError(f"MPCSettings.{name}: expected a number, got {v!r}")
-            v = float(v)
-            if np.isnan(v) or (np.isinf(v) and not allow_inf) or v < lo or (strict and v == lo):
-                rel = ">" if strict else ">="
-                kind = "number" if allow_inf else "finite number"
-                raise SettingsError(f"MPCSettings.{name}: expected a {kind} {rel} {lo}, got {v!r}")
-            return v
-
-        integer("horizon", 1)
-        if self.horizon > MAX_HORIZON:
-            raise SettingsError(f"MPCSettings.horizon: expected at most {MAX_HORIZON} prediction steps, got "
-                                f"{self.horizon!r}")
-        integer("iterations", 1)
-        integer("max_fallback_steps", 0)
-        integer("max_iter", 1)
-        if self.ds is not None:
-            number("ds", 0.0, True)
-        number("terminal_weight", 0.0, False)
-        number("v_min", 0.0, True)
-        number("v_max", 0.0, True)
-        if self.v_min > self.v_max:
-            raise SettingsError(f"MPCSettings: v_min = {self.v_min} must be <= v_max = {self.v_max} m/s")
-        number("delta_max", 0.0, True)
-        if self.delta_max >= 0.5 * np.pi:
-            raise SettingsError(f"MPCSettings.delta_max: expected < pi/2 rad, got {self.delta_max}")
-        number("a_y_max", 0.0, True)
-        for name in ("accel_max", "decel_max", "delta_rate_max"):
-            number(name, 0.0, True, allow_inf=True)
-        number("corridor_margin", 0.0, False)
-        number("slack_weight", 0.0, True)
-        number("time_weight", 0.0, False)
-        number("control_period", 0.0, True)
-        number("delay", 0.0, False)
-        number("brake_decel", 0.0, True)
-        number("max_solve_time", 0.0, True, allow_inf=True)
-        number("eps_abs", 0.0, True)
-        number("eps_rel", 0.0, False)
-        number("disturbance_time_constant", 0.0, True)
-        number("disturbance_max", 0.0, True)
-        for flag in ("friction_ellipse", "ellipse_cuts", "rejoin"):
-            if not isinstance(getattr(self, flag), (bool, np.bool_)):
-                raise SettingsError(f"MPCSettings.{flag}: expected True or False, got {getattr(self, flag)!r}")
-        if not isinstance(self.disturbance_observer, (bool, np.bool_)):
-            raise SettingsError("MPCSettings.disturbance_observer: expected True or False, "
-                                f"got {self.disturbance_observer!r}")
-        for name, allowed in (("mode", MODES), ("linearization", LINEARIZATIONS), ("warm_start", WARM_STARTS),
-                              ("solver", SOLVERS)):
-            if getattr(self, name) not in allowed:
-                raise SettingsError(f"MPCSettings.{name}: expected one of {allowed}, got {getattr(self, name)!r}")
-        from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
-
-        if self.discretization not in DISCRETIZATIONS:
-            raise SettingsError(
-                f"MPCSettings.discretization: expected one of {DISCRETIZATIONS}, got {self.discretization!r}"
-            )
-        from mpc_tracking.models.prediction import prediction_model_sizes
-
-        nx, _nu = prediction_model_sizes(self.prediction_model)
-        n_q = nx if np.size(self.Q) in (nx, nx * nx) and nx != 3 else 3
-        if nx != 3 and np.size(self.Q) not in (1, 3, 9, nx, nx * nx):
-            raise SettingsError(f"MPCSettings.Q: expected 3 or {nx} weights for the {self.prediction_model} "
-                                f"prediction model, got {np.size(self.Q)} values")
-        object.__setattr__(self, "Q_matrix", _weight_matrix(self.Q, n_q, "MPCSettings.Q"))
+    def __init__(self, *, prediction: PredictionSettings | Mapping[str, Any] | None = None,
+                 cost: CostSettings | Mapping[str, Any] | None = None,
+                 limits: LimitSettings | Mapping[str, Any] | None = None,
+                 qp: QPSettings | Mapping[str, Any] | None = None,
+                 safeguards: SafeguardSettings | Mapping[str, Any] | None = None,
+                 observer: ObserverSettings | Mapping[str, Any] | None = None, **flat: Any) -> None:
+        given = {"prediction": prediction, "cost": cost, "limits": limits, "qp": qp, "safeguards": safeguards,
+                 "observer": observer}
+        groups = _build_groups({k: v for k, v in given.items() if v is not None}, flat)
+        for group in groups.values():
+            for f in fields(group):
+                object.__setattr__(self, f.name, getattr(group, f.name))
+        self.__dict__.update(groups)  # the cached group properties below
+        q_matrix = _q_matrix(self.Q, self.prediction_model)
+        object.__setattr__(self, "Q_matrix", q_matrix)
         object.__setattr__(self, "R_matrix", _weight_matrix(self.R, 2, "MPCSettings.R"))
         object.__setattr__(self, "R_rate_matrix", _weight_matrix(self.R_rate, 2, "MPCSettings.R_rate"))
 
+    # the groups (set on construction; cached_property so that a copy made without __init__ rebuilds them)
+    @cached_property
+    def prediction(self) -> PredictionSettings:
+        """Horizon, step, prediction model, linearization and timing (:class:`PredictionSettings`)."""
+        return PredictionSettings(**self._values("prediction"))
+
+    @cached_property
+    def cost(self) -> CostSettings:
+        """Weights and mode (:class:`CostSettings`)."""
+        return CostSettings(**self._values("cost"))
+
+    @cached_property
+    def limits(self) -> LimitSettings:
+        """Speed, steering, acceleration limits and corridor margin (:class:`LimitSettings`)."""
+        return LimitSettings(**self._values("limits"))
+
+    @cached_property
+    def qp(self) -> QPSettings:
+        """QP solver, tolerances, limits and warm start (:class:`QPSettings`)."""
+        return QPSettings(**self._values("qp"))
+
+    @cached_property
+    def safeguards(self) -> SafeguardSettings:
+        """Fallback, safe stop and rejoin (:class:`SafeguardSettings`)."""
+        return SafeguardSettings(**self._values("safeguards"))
+
+    @cached_property
+    def observer(self) -> ObserverSettings:
+        """The disturbance observer (:class:`ObserverSettings`)."""
+        return ObserverSettings(**self._values("observer"))
+
+    def _values(self, group: str) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(SETTINGS_GROUPS[group])}
+
+    def as_dict(self, grouped: bool = False) -> dict[str, Any]:
+        """The settings as plain values: ``{name: value}``, or ``{group: {name: value}}`` when ``grouped``.
+
+        Either form constructs equal settings again (``MPCSettings(**s.as_dict(grouped=True))``).
+        """
+        if grouped:
+            return {g: self._values(g) for g in SETTINGS_GROUPS}
+        return {name: getattr(self, name) for name in _GROUP_OF}
+
     def replace(self, **changes: Any) -> MPCSettings:
-        """A copy with some fields changed (validated again)."""
-        kw = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
-        unknown = set(changes) - set(kw)
-        if unknown:
-            import difflib
-
-            k = sorted(unknown)[0]
-            near = difflib.get_close_matches(k, list(kw), n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise SettingsError(f"MPCSettings: unknown setting {k!r}{hint}")
-        kw.update(changes)
-        return MPCSettings(**kw)
+        """A copy with some fields (flat names) or whole groups changed, validated again."""
+        replaced_groups = {g for g in changes if g in SETTINGS_GROUPS}
+        kept = {name: v for name, v in self.as_dict().items() if _GROUP_OF[name] not in replaced_groups}
+        for key in changes:
+            if key not in _GROUP_OF and key not in SETTINGS_GROUPS:
+                raise _unknown_setting(key)
+        return MPCSettings(**{**kept, **changes})
 
 
-#: longest horizon accepted (a QP of ~100 000 variables; far beyond any useful look-ahead)
-MAX_HORIZON = 10_000
+def _build_groups(given: dict[str, Any], flat: Mapping[str, Any]) -> dict[str, _Group]:
+    """One validated group each: a given group (instance or mapping) updated by the flat fields of it."""
+    per_group: dict[str, dict[str, Any]] = {g: {} for g in SETTINGS_GROUPS}
+    for key, value in flat.items():
+        if key not in _GROUP_OF:
+            raise _unknown_setting(key)
+        per_group[_GROUP_OF[key]][key] = value
+    return {g: _group(g, given.get(g), per_group[g]) for g in SETTINGS_GROUPS}
+
+
+def _group(name: str, given: Any, flat: dict[str, Any]) -> _Group:
+    """The group ``name`` from what was given for it (None, an instance or a mapping) and its flat fields."""
+    cls = SETTINGS_GROUPS[name]
+    if given is None:
+        values: dict[str, Any] = {}
+    elif isinstance(given, cls):
+        values = {f.name: getattr(given, f.name) for f in fields(given)}
+    elif isinstance(given, Mapping):
+        values = dict(given)
+        for key in values:
+            if _GROUP_OF.get(key) != name:
+                raise _unknown_setting(key, f"MPCSettings.{name}")
+    else:
+        raise SettingsError(f"MPCSettings.{name}: expected a {cls.__name__} or a mapping, got {given!r}")
+    twice = sorted(set(flat) & set(values)) if given is not None else []
+    if twice:
+        raise SettingsError(f"MPCSettings: {twice[0]!r} given twice, by name and in {name}; give it once")
+    try:
+        return cls(**{**values, **flat})
+    except SettingsError as exc:  # name the field as MPCSettings.<name>: the names are unique
+        text = str(exc)
+        renamed = "MPCSettings" + text[len(cls.__name__):] if text.startswith(cls.__name__) else text
+        raise SettingsError(renamed) from None
+
+
+def _q_matrix(Q: Any, prediction_model: str) -> np.ndarray:
+    """Q as a matrix sized by the prediction model (3 weights also suit a model with more states)."""
+    from mpc_tracking.models.prediction import prediction_model_sizes
+
+    nx, _nu = prediction_model_sizes(prediction_model)
+    n_q = nx if np.size(Q) in (nx, nx * nx) and nx != 3 else 3
+    if nx != 3 and np.size(Q) not in (1, 3, 9, nx, nx * nx):
+        raise SettingsError(f"MPCSettings.Q: expected 3 or {nx} weights for the {prediction_model} "
+                            f"prediction model, got {np.size(Q)} values")
+    return _weight_matrix(Q, n_q, "MPCSettings.Q")
+
+
+def _check_flat_fields() -> None:
+    """The flat fields of MPCSettings are those of the groups, in their order, with their types and defaults."""
+    flat = [(f.name, f.type, f.default) for f in fields(MPCSettings) if f.init]
+    declared = [(f.name, f.type, f.default) for _g, f in settings_fields()]
+    if flat != declared:
+        diff = next((a, b) for a, b in zip([*flat, None], [*declared, None], strict=False) if a != b)
+        raise TypeError(f"MPCSettings: the flat fields must list the groups' fields in order with the same "
+                        f"type and default (MPCSettings has {diff[0]}, the groups {diff[1]}); add a new field to "
+                        f"its group with setting(...) and one line 'name: type = Group.name' to MPCSettings")
+
+
+_check_flat_fields()
+_document(MPCSettings, [f for _g, f in settings_fields()],
+          intro="The fields, group by group (prediction, cost, limits, qp, safeguards, observer):\n\n")
 
 
 class Status(str, Enum):
