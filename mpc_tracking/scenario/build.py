@@ -31,22 +31,32 @@ CORNER_RADIUS_TURNS = 2.0
 def _build_path(sc, min_turning_radius: float | None = None):
     """The scenario's path; corner courses are rounded with ``path.corner_radius``, by default
     :data:`CORNER_RADIUS_TURNS` x ``min_turning_radius`` (reduced where an edge is too short)."""
-    from mpc_tracking.paths import io as path_io
-    from mpc_tracking.paths.bundled import bundled_file
+    default_radius = None if min_turning_radius is None else CORNER_RADIUS_TURNS * min_turning_radius
+    if sc.path.corners is not None:
+        return _path_from_corners(sc, default_radius)
+    if sc.path.source is None:
+        raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
+    return _with_widths_and_name(sc.path, _read_path_source(sc, default_radius))
+
+
+def _path_from_corners(sc, default_radius: float | None):
     from mpc_tracking.paths.reference_path import ReferencePath
 
     pc = sc.path
-    name = pc.name
-    default_radius = None if min_turning_radius is None else CORNER_RADIUS_TURNS * min_turning_radius
-    if pc.corners is not None:
-        radius = pc.corner_radius if pc.corner_radius is not None else default_radius
-        return ReferencePath.from_corners(
-            pc.corners, ds=pc.ds, closed=True if pc.closed is None else pc.closed, smoothing=pc.smoothing,
-            width_left=pc.width_left, width_right=pc.width_right, name=name or sc.name, radius=radius,
-            fit_radius=pc.corner_radius is None,
-        )
-    if pc.source is None:
-        raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
+    radius = pc.corner_radius if pc.corner_radius is not None else default_radius
+    return ReferencePath.from_corners(
+        pc.corners, ds=pc.ds, closed=True if pc.closed is None else pc.closed, smoothing=pc.smoothing,
+        width_left=pc.width_left, width_right=pc.width_right, name=pc.name or sc.name, radius=radius,
+        fit_radius=pc.corner_radius is None,
+    )
+
+
+def _read_path_source(sc, default_radius: float | None):
+    """The path of ``path.source`` (a file, or a bundled name), read in ``path.format``."""
+    from mpc_tracking.paths import io as path_io
+    from mpc_tracking.paths.bundled import bundled_file
+
+    pc = sc.path
     source = resolve_file(sc, pc.source)
     kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing, "closed": pc.closed,
                           "corner_radius": pc.corner_radius, "default_corner_radius": default_radius}
@@ -57,15 +67,21 @@ def _build_path(sc, min_turning_radius: float | None = None):
         if not Path(source).exists():
             source = str(bundled_file(source))
     params = inspect.signature(reader).parameters
-    path = reader(source, **{k: v for k, v in kw.items() if k in params and v is not None})
-    if pc.width_left is not None or pc.width_right is not None or name:
-        wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
-        wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
-        path = ReferencePath.from_waypoints(
-            path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
-            closed=path.closed, length=path.length, name=name or path.name,
-        ).with_obstacles(path.obstacles)
-    return path
+    return reader(source, **{k: v for k, v in kw.items() if k in params and v is not None})
+
+
+def _with_widths_and_name(pc, path):
+    """``path`` with the widths and name ``path.width_left/width_right/name`` override (when given)."""
+    from mpc_tracking.paths.reference_path import ReferencePath
+
+    if pc.width_left is None and pc.width_right is None and not pc.name:
+        return path
+    wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
+    wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
+    return ReferencePath.from_waypoints(
+        path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
+        closed=path.closed, length=path.length, name=pc.name or path.name,
+    ).with_obstacles(path.obstacles)
 
 
 def _apply_speed_profile(sc, path):
@@ -122,31 +138,32 @@ def _build_corridor(sc, path):
         return None
     from mpc_tracking import environment as env
 
-    obstacles: list[CircleObstacle | PolygonObstacle] = []  # MovingCircle is a CircleObstacle
-    for i, o in enumerate(env_cfg.obstacles):
-        where = f"{sc.source}: environment.obstacles.{i}"
-        if o.type == "circle":
-            if o.center is None or o.radius is None:
-                raise ScenarioError(f"{where}: a circle needs center [x, y] and radius")
-            if o.velocity is not None and any(o.velocity):
-                obstacles.append(env.MovingCircle(o.center, o.radius, o.velocity))
-            else:
-                obstacles.append(env.CircleObstacle(o.center, o.radius))
-        else:
-            if o.points is not None and o.vertices is not None:
-                raise ScenarioError(f"{where}: give the polygon's corners once, as points or as vertices")
-            pts = o.points if o.points is not None else o.vertices
-            if pts is None or len(pts) < 3:
-                raise ScenarioError(f"{where}: a polygon needs at least 3 points [[x, y], ...]")
-            if o.velocity is not None and any(o.velocity):
-                raise ScenarioError(f"{where}: moving obstacles must be circles")
-            obstacles.append(env.PolygonObstacle(pts))
+    obstacles = [_obstacle(o, f"{sc.source}: environment.obstacles.{i}") for i, o in enumerate(env_cfg.obstacles)]
     grid = None
     g = env_cfg.grid
     if g.image is not None:
         grid = env.OccupancyGrid.from_image(resolve_file(sc, g.image), g.origin, g.resolution,
                                             threshold=g.threshold, outside_free=g.outside_free)
     return env.ObstacleCorridor(path, obstacles + path_obstacles, grid=grid)
+
+
+def _obstacle(o, where: str) -> CircleObstacle | PolygonObstacle:
+    """One scenario obstacle (``where`` names it in errors); a MovingCircle is a CircleObstacle."""
+    from mpc_tracking import environment as env
+
+    moving = o.velocity is not None and any(o.velocity)
+    if o.type == "circle":
+        if o.center is None or o.radius is None:
+            raise ScenarioError(f"{where}: a circle needs center [x, y] and radius")
+        return env.MovingCircle(o.center, o.radius, o.velocity) if moving else env.CircleObstacle(o.center, o.radius)
+    if o.points is not None and o.vertices is not None:
+        raise ScenarioError(f"{where}: give the polygon's corners once, as points or as vertices")
+    pts = o.points if o.points is not None else o.vertices
+    if pts is None or len(pts) < 3:
+        raise ScenarioError(f"{where}: a polygon needs at least 3 points [[x, y], ...]")
+    if moving:
+        raise ScenarioError(f"{where}: moving obstacles must be circles")
+    return env.PolygonObstacle(pts)
 
 
 def _build_vehicle(sc):
@@ -324,8 +341,7 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     """
     from mpc_tracking.actuation import default_actuator, make_actuator
     from mpc_tracking.mpc.controller import SpatialMPC
-    from mpc_tracking.mpc.settings import MPCSettings
-    from mpc_tracking.scenario.schema import ScenarioBase
+    from mpc_tracking.scenario.schema import ScenarioBase, mpc_settings
 
     if not isinstance(scenario, ScenarioBase):
         raise InputError(f"scenario: expected a Scenario (load_scenario), got {type(scenario).__name__}")
@@ -347,8 +363,8 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     sim = scenario.simulation
 
     def make_settings() -> Any:
-        st = MPCSettings(**asdict(scenario.controller))
-        return st.replace(control_period=sim.control_period) if sim.control_period is not None else st
+        changes = {"control_period": sim.control_period} if sim.control_period is not None else {}
+        return mpc_settings(scenario.controller, **changes)
 
     settings = part(make_settings)
     vehicle = part(lambda: _build_vehicle(scenario))

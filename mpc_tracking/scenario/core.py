@@ -20,7 +20,7 @@ import copy
 import difflib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,9 @@ import yaml
 
 from mpc_tracking.errors import MPCTrackingError, ScenarioError
 from mpc_tracking.fileio import read_yaml
+from mpc_tracking.mpc.settings import field_group, settings_fields
 from mpc_tracking.scenario.build import build, obstacle_records, resolve_file
-from mpc_tracking.scenario.schema import Location, ScenarioBase, compose_marks, validate
+from mpc_tracking.scenario.schema import Location, ScenarioBase, canonical_key, compose_marks, mpc_settings, validate
 
 __all__ = [
     "Scenario", "load_scenario", "default_scenario", "run_scenario", "DEFAULT_SCENARIO", "record_scenario",
@@ -74,6 +75,8 @@ class Scenario(ScenarioBase):
     def with_overrides(self, overrides: Mapping[str, Any], *, errors: list | None = None) -> Scenario:
         """A new validated scenario with dotted keys changed, e.g. ``{"controller.horizon": 50}``.
 
+        A controller setting may also be named in its group (``controller.limits.v_max``).
+
         Keys below a free-form mapping (``plant.params.wheelbase``) are created as needed; any
         other unknown key raises :class:`ScenarioError` with the nearest valid key (``errors``: a
         list collecting every problem instead, as in :func:`load_scenario`).
@@ -81,7 +84,7 @@ class Scenario(ScenarioBase):
         data = self.to_dict()
         for key, value in overrides.items():
             try:
-                _set_dotted(data, str(key), value)
+                _set_dotted(data, canonical_key(str(key)), value)
             except ScenarioError as exc:
                 if errors is None:
                     raise
@@ -128,18 +131,20 @@ def _set_dotted(data: dict, key: str, value: Any) -> None:
 
 def _check_controller(sc: Scenario, loc: Location) -> None:
     """Construct MPCSettings once so bad values are reported with the file and line."""
-    from mpc_tracking.mpc.settings import MPCSettings
-
     try:
-        MPCSettings(**asdict(sc.controller))
+        mpc_settings(sc.controller)
     except MPCTrackingError as exc:
         msg = str(exc)
-        key = "controller"
-        for f in fields(sc.controller):
-            if f"MPCSettings.{f.name}" in msg or f" {f.name} " in msg:
-                key = f"controller.{f.name}"
-                break
-        raise ScenarioError(f"{loc.at(key)}: {msg}") from None
+        raise ScenarioError(f"{loc.at(_controller_key(msg, loc))}: {msg}") from None
+
+
+def _controller_key(msg: str, loc: Location) -> str:
+    """The dotted key a settings message is about (flat or in its group, as the file wrote it)."""
+    for _group, f in settings_fields():
+        if f"MPCSettings.{f.name}" in msg or f" {f.name} " in msg:
+            grouped = f"controller.{field_group(f.name)}.{f.name}"
+            return grouped if grouped in loc.marks else f"controller.{f.name}"
+    return "controller"
 
 
 def _check_plant(sc: Scenario, loc: Location) -> None:

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from mpc_tracking.errors import ScenarioError
 from mpc_tracking.fileio import parse_yaml
-from mpc_tracking.mpc.settings import LINEARIZATIONS, MODES, SOLVERS, WARM_STARTS, MPCSettings
+from mpc_tracking.mpc.settings import SETTINGS_GROUPS, MPCSettings, field_choices, settings_fields
 
 __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
     "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
     "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS",
-    "scenario_keys",
+    "scenario_keys", "SECTION_GROUPS", "canonical_key", "mpc_settings",
 ]
 
 #: path file formats (``read_<format>`` in :mod:`mpc_tracking.paths.io`)
@@ -152,44 +153,23 @@ class ActuationConfig:
     params: dict = _f({}, "dict", "actuator parameters")
 
 
-def _attribute_docs(doc: str) -> dict[str, str]:
-    """First description line of each numpydoc attribute (``name : type`` + indented text)."""
-    out: dict[str, str] = {}
-    lines = (doc or "").splitlines()
-    for i, line in enumerate(lines):
-        m = re.match(r"^    (\w+(?:, \w+)*) : (.*)$", line)
-        if not m:
-            continue
-        nxt = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("        ") else ""
-        for name in m.group(1).split(", "):
-            out[name] = nxt or m.group(2).strip()
-    return out
+def _key_doc(group: str, f: Any) -> str:
+    """The listing text of a controller key: its group, description and unit (from the field's declaration)."""
+    unit = f.metadata["unit"]
+    return f"[{group}] {f.metadata['doc']}" + ("" if unit == "-" else f" [{unit}]")
 
 
 def _controller_fields() -> list[tuple[str, Any, Any]]:
-    """``(name, type, field)`` of every init field of :class:`MPCSettings`, for :func:`make_dataclass`."""
-    choices = {"mode": MODES, "linearization": LINEARIZATIONS, "warm_start": WARM_STARTS, "solver": SOLVERS}
-    docs = _attribute_docs(MPCSettings.__doc__ or "")
+    """``(name, type, field)`` of every MPC setting (:func:`~mpc_tracking.mpc.settings.settings_fields`),
+    for :func:`make_dataclass`: kind, choices and description come from the setting's declaration.
+
+    The ranges are left to :class:`MPCSettings` (one message, mapped to the key's line by the scenario)."""
     out: list[tuple[str, Any, Any]] = []
-    for f in fields(MPCSettings):
-        if not f.init:
-            continue
-        if f.default is MISSING:  # pragma: no cover - MPCSettings gives every init field a plain default
-            raise ScenarioError(f"schema: MPCSettings.{f.name} has no plain default")
-        d = f.default
-        if f.name in ("Q", "R", "R_rate"):
-            kind, d = "weights", list(d)
-        elif d is None:
-            kind = "float?"
-        elif isinstance(d, bool):
-            kind = "bool"
-        elif isinstance(d, int):
-            kind = "int"
-        elif isinstance(d, float):
-            kind = "float"
-        else:
-            kind = "str"
-        out.append((f.name, Any, _f(d, kind, docs.get(f.name, "MPCSettings." + f.name), choices.get(f.name))))
+    for group, f in settings_fields():
+        default: Any = f.default
+        if f.metadata["kind"] == "weights":
+            default = list(default)
+        out.append((f.name, Any, _f(default, f.metadata["kind"], _key_doc(group, f), field_choices(f))))
     return out
 
 
@@ -205,7 +185,38 @@ if TYPE_CHECKING:
 else:
     #: the MPC settings (one field per :class:`~mpc_tracking.mpc.settings.MPCSettings` field)
     ControllerConfig = make_dataclass("ControllerConfig", _controller_fields())
-    ControllerConfig.__doc__ = "MPC settings: the fields of MPCSettings, same names and defaults."
+    ControllerConfig.__doc__ = ("MPC settings: the fields of MPCSettings, same names and defaults, stored flat; "
+                                "a file may also group them (limits: {v_max: 12}).")
+
+#: groups of keys a section also takes as nested mappings (``controller: {limits: {v_max: 12}}``),
+#: stored flat: section class -> {group: key names}
+SECTION_GROUPS: dict[type, dict[str, tuple[str, ...]]] = {
+    ControllerConfig: {g: tuple(f.name for f in fields(cls)) for g, cls in SETTINGS_GROUPS.items()},
+}
+
+
+def mpc_settings(controller: Any, **changes: Any) -> MPCSettings:
+    """The :class:`MPCSettings` of a scenario's ``controller`` section (its MPC fields; other keys ignored).
+
+    Raises
+    ------
+    SettingsError
+        A value out of range (the message names ``MPCSettings.<field>``).
+    """
+    names = [f.name for _g, f in settings_fields()]
+    return MPCSettings(**{**{name: getattr(controller, name) for name in names}, **changes})
+
+
+def canonical_key(key: str) -> str:
+    """A dotted scenario key with a settings group dropped: ``controller.limits.v_max`` -> ``controller.v_max``."""
+    parts = key.split(".")
+    kinds = {f.name: f.metadata.get("kind", "section") for f in fields(ScenarioBase)}
+    if len(parts) < 3 or kinds.get(parts[0]) != "section":
+        return key
+    groups = SECTION_GROUPS.get(_section_type(ScenarioBase, parts[0]), {})
+    if parts[2] in groups.get(parts[1], ()):
+        return ".".join([parts[0], *parts[2:]])
+    return key
 
 
 @dataclass
@@ -349,80 +360,141 @@ def _number(v: Any) -> float | None:
     return None
 
 
+class _NotOfKind(Exception):
+    """A value that is not of its key's kind (:func:`_check_value` names the key and what was expected)."""
+
+
+def _as_float(v: Any) -> float:
+    x = _number(v)
+    if x is None or math.isnan(x):
+        raise _NotOfKind
+    return x
+
+
+def _as_int(v: Any) -> int:
+    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
+        raise _NotOfKind
+    return int(v)
+
+
+def _as_bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise _NotOfKind
+    return v
+
+
+def _as_str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise _NotOfKind
+    return v
+
+
+def _as_dict(v: Any) -> dict:
+    if not isinstance(v, dict):
+        raise _NotOfKind
+    return dict(v)
+
+
+def _is_pair(p: Any) -> bool:
+    return isinstance(p, (list, tuple)) and len(p) == 2 and all(_number(c) is not None for c in p)
+
+
+def _as_points(v: Any) -> list[list[float]]:
+    if not isinstance(v, (list, tuple)) or not v or not all(_is_pair(p) for p in v):
+        raise _NotOfKind
+    return [[float(c) for c in p] for p in v]
+
+
+def _as_point(v: Any) -> list[float]:
+    return _as_points([v])[0]
+
+
+def _numbers(row: Any) -> list[float] | None:
+    """``row`` as a list of numbers, or None when it is not a list of numbers."""
+    if not isinstance(row, (list, tuple)):
+        return None
+    out = [_number(c) for c in row]
+    return None if any(x is None for x in out) else out  # type: ignore[return-value]
+
+
+def _as_weights(v: Any) -> float | list:
+    """A number, a list of numbers or a matrix (list of lists of numbers)."""
+    x = _number(v)
+    if x is not None:
+        return x
+    vector = _numbers(v)
+    if vector is not None:
+        return vector
+    rows = [_numbers(r) for r in v] if isinstance(v, (list, tuple)) else [None]
+    if any(r is None for r in rows):
+        raise _NotOfKind
+    return rows
+
+
+def _as_strlist(v: Any) -> list[str]:
+    items = [v] if isinstance(v, str) else v
+    if not isinstance(items, (list, tuple)) or not all(isinstance(c, str) for c in items):
+        raise _NotOfKind
+    return list(items)
+
+
+#: the converter of each kind of value (``"float?"`` etc.: the same, null allowed)
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "float": _as_float, "int": _as_int, "bool": _as_bool, "str": _as_str, "dict": _as_dict,
+    "points": _as_points, "point": _as_point, "weights": _as_weights, "strlist": _as_strlist,
+}
+
+
+def _not_of_kind(kind: str, v: Any, key: str, loc: Location) -> ScenarioError:
+    if isinstance(v, float) and math.isnan(v):
+        return _fail(loc, key, f"expected {_EXPECT[kind]}, got NaN (not a number)")
+    return _fail(loc, key, f"expected {_EXPECT[kind]}, got {v!r} ({type(v).__name__})")
+
+
+def _check_bounds(out: float, bounds: tuple, integer: bool, v: Any, key: str, loc: Location) -> None:
+    gt, ge, le = bounds
+    if (gt is None or out > gt) and (ge is None or out >= ge) and (le is None or out <= le):
+        return
+    want = " and ".join(t for t in (f"> {gt:g}" if gt is not None else "", f">= {ge:g}" if ge is not None else "",
+                                    f"<= {le:g}" if le is not None else "") if t)
+    raise _fail(loc, key, f"expected {'an integer' if integer else 'a number'} {want}, got {v!r}")
+
+
+def _check_choices(out: Any, choices: tuple, key: str, loc: Location) -> None:
+    for item in out if isinstance(out, list) else [out]:
+        if item not in choices:
+            near = difflib.get_close_matches(str(item), [str(c) for c in choices], n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise _fail(loc, key, f"expected one of {list(choices)}, got {item!r}{hint}")
+
+
 def _check_value(kind: str, v: Any, key: str, loc: Location, choices: tuple | None,
                  bounds: tuple | None = None) -> Any:
-    def bad() -> ScenarioError:
-        if isinstance(v, float) and math.isnan(v):
-            return _fail(loc, key, f"expected {_EXPECT[kind]}, got NaN (not a number)")
-        return _fail(loc, key, f"expected {_EXPECT[kind]}, got {v!r} ({type(v).__name__})")
-
+    """``v`` converted to its ``kind`` (:data:`_EXPECT`) and checked against ``bounds`` and ``choices``."""
     if v is None and kind.endswith("?"):
         return None
     base = kind.rstrip("?")
-    if base == "float":
-        x = _number(v)
-        if x is None or math.isnan(x):
-            raise bad()
-        out: Any = x
-    elif base == "int":
-        if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, float) and v.is_integer())):
-            raise bad()
-        out = int(v)
-    elif base == "bool":
-        if not isinstance(v, bool):
-            raise bad()
-        out = v
-    elif base == "str":
-        if not isinstance(v, str):
-            raise bad()
-        out = v
-    elif base == "dict":
-        if not isinstance(v, dict):
-            raise bad()
-        out = dict(v)
-    elif base in ("points", "point"):
-        pts = [v] if base == "point" else v
-        if not isinstance(pts, (list, tuple)) or not pts or not all(
-            isinstance(p, (list, tuple)) and len(p) == 2 and all(_number(c) is not None for c in p) for p in pts
-        ):
-            raise bad()
-        out = [[float(c) for c in p] for p in pts]
-        out = out[0] if base == "point" else out
-    elif base == "weights":
-        if _number(v) is not None:
-            out = _number(v)
-        elif isinstance(v, (list, tuple)) and all(_number(c) is not None for c in v):
-            out = [_number(c) for c in v]
-        elif isinstance(v, (list, tuple)) and all(
-            isinstance(r, (list, tuple)) and all(_number(c) is not None for c in r) for r in v
-        ):
-            out = [[_number(c) for c in r] for r in v]
-        else:
-            raise bad()
-    elif base == "strlist":
-        if isinstance(v, str):
-            v = [v]
-        if not isinstance(v, (list, tuple)) or not all(isinstance(c, str) for c in v):
-            raise bad()
-        out = list(v)
-    else:  # pragma: no cover - schema bug
+    if base not in _CONVERTERS:  # pragma: no cover - schema bug
         raise ScenarioError(f"schema: unknown kind {kind!r} for {key}")
+    try:
+        out = _CONVERTERS[base](v)
+    except _NotOfKind:
+        raise _not_of_kind(kind, v, key, loc) from None
     if bounds is not None and isinstance(out, (int, float)):
-        gt, ge, le = bounds
-        if (gt is not None and not out > gt) or (ge is not None and not out >= ge) or (
-                le is not None and not out <= le):
-            want = " and ".join(t for t in (f"> {gt:g}" if gt is not None else "",
-                                            f">= {ge:g}" if ge is not None else "",
-                                            f"<= {le:g}" if le is not None else "") if t)
-            noun = "an integer" if base == "int" else "a number"
-            raise _fail(loc, key, f"expected {noun} {want}, got {v!r}")
+        _check_bounds(out, bounds, base == "int", v, key, loc)
     if choices is not None:
-        for item in out if isinstance(out, list) else [out]:
-            if item not in choices:
-                near = difflib.get_close_matches(str(item), [str(c) for c in choices], n=1)
-                hint = f" (did you mean {near[0]!r}?)" if near else ""
-                raise _fail(loc, key, f"expected one of {list(choices)}, got {item!r}{hint}")
+        _check_choices(out, choices, key, loc)
     return out
+
+
+def _collect(errors: list | None, check: Callable[[], None]) -> None:
+    """Run ``check``; its :class:`ScenarioError` is raised, or appended to ``errors`` when collecting."""
+    try:
+        check()
+    except ScenarioError as exc:
+        if errors is None:
+            raise
+        errors.append(exc)
 
 
 def validate(cls: type, data: Any, loc: Location, prefix: str = "", errors: list | None = None) -> Any:
@@ -433,7 +505,8 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "", errors: list
     cls : dataclass type
         The section (e.g. :class:`Scenario`).
     data : mapping or None
-        Values; missing keys take the defaults.
+        Values; missing keys take the defaults. A section with groups (:data:`SECTION_GROUPS`)
+        also takes each group as a nested mapping (``limits: {v_max: 12}``).
     loc : Location
         Source and line numbers for error messages.
     prefix : str
@@ -445,7 +518,7 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "", errors: list
     Raises
     ------
     ScenarioError
-        Unknown key (with the nearest valid one) or a value of the wrong type.
+        Unknown key (with the nearest valid one), a value of the wrong type, a key given twice.
     """
     where = prefix.rstrip(".") or "scenario"
     if data is None:
@@ -454,26 +527,71 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "", errors: list
         raise _fail(loc, where, f"expected a mapping of settings, got {data!r} ({type(data).__name__})")
     known = {f.name: f for f in fields(cls)}
     kw: dict[str, Any] = {}
-    for key, value in data.items():
-        try:
-            kw[key] = _validate_key(cls, known, key, value, loc, prefix, where, errors)
-        except ScenarioError as exc:
-            if errors is None:
-                raise
-            errors.append(exc)
+    for dotted, key, value in _entries(cls, data, loc, prefix, errors):
+        checked = partial(_validate_key, cls, known, key, value, loc, dotted, where, errors)
+        _collect(errors, partial(_store, kw, key, checked))
     return cls(**kw)
 
 
-def _validate_key(cls: type, known: dict, key: Any, value: Any, loc: Location, prefix: str, where: str,
+def _store(kw: dict[str, Any], key: Any, make: Callable[[], Any]) -> None:
+    kw[key] = make()
+
+
+def _entries(cls: type, data: dict, loc: Location, prefix: str, errors: list | None) -> list[tuple[str, Any, Any]]:
+    """``(dotted key, field name, value)`` of every key of a section, the keys of its groups lifted to it."""
+    groups = SECTION_GROUPS.get(cls, {})
+    out: list[tuple[str, Any, Any]] = []
+    where: dict[Any, str] = {}  # field name -> the dotted key that gave it
+    for key, value in data.items():
+        if key in groups:
+            items = _group_entries(groups, key, value, loc, f"{prefix}{key}", errors)
+        else:
+            items = [(f"{prefix}{key}", key, value)]
+        for dotted, name, v in items:
+            if name in where:
+                _collect(errors, partial(_twice, loc, dotted, where[name]))
+                continue
+            where[name] = dotted
+            out.append((dotted, name, v))
+    return out
+
+
+def _twice(loc: Location, dotted: str, first: str) -> None:
+    raise _fail(loc, dotted, f"given twice (also as {first}); give it once")
+
+
+def _group_entries(groups: dict[str, tuple[str, ...]], group: str, value: Any, loc: Location, dotted: str,
+                   errors: list | None) -> list[tuple[str, Any, Any]]:
+    """The keys of one group mapping (``controller.limits``), each checked to belong to the group."""
+    if not isinstance(value, dict):
+        _collect(errors, lambda: _not_a_group(loc, dotted, value, groups[group]))
+        return []
+    out = []
+    for key, v in value.items():
+        if key in groups[group]:
+            out.append((f"{dotted}.{key}", key, v))
+        else:
+            _collect(errors, partial(_unknown_key, loc, f"{dotted}.{key}", key, dotted, list(groups[group])))
+    return out
+
+
+def _not_a_group(loc: Location, dotted: str, value: Any, names: tuple[str, ...]) -> None:
+    raise _fail(loc, dotted, f"expected a mapping of the {dotted.rsplit('.', 1)[-1]} settings "
+                             f"({', '.join(names)}), got {value!r}")
+
+
+def _unknown_key(loc: Location, dotted: str, key: Any, where: str, valid: list[str]) -> None:
+    near = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.5)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    raise ScenarioError(f"{loc.at(dotted)}: unknown key {key!r} in {where}{hint} (valid keys: {', '.join(valid)})")
+
+
+def _validate_key(cls: type, known: dict, key: Any, value: Any, loc: Location, dotted: str, where: str,
                   errors: list | None) -> Any:
-    """The checked value of one key of section ``cls`` (see :func:`validate`)."""
-    dotted = f"{prefix}{key}"
+    """The checked value of one key of section ``cls`` (see :func:`validate`), by the kind of its field:
+    a nested section, the obstacle list, or a value (:func:`_check_value`)."""
     if key not in known:
-        near = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.5)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise ScenarioError(
-            f"{loc.at(dotted)}: unknown key {key!r} in {where}{hint} (valid keys: {', '.join(known)})"
-        )
+        _unknown_key(loc, dotted, key, where, [*known, *SECTION_GROUPS.get(cls, {})])
     f = known[key]
     kind = f.metadata.get("kind", "section")
     if kind == "section":
