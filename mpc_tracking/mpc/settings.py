@@ -262,7 +262,7 @@ class PredictionSettings(_Group):
     horizon: int = setting(30, "number N of prediction steps", "steps", ge=1, le=MAX_HORIZON)
     ds: float | None = setting(None, "prediction step along the path (null: the path's waypoint spacing)", "m", gt=0)
     prediction_model: str = setting(
-        "kinematic", "the controller's model of the car: 'kinematic' or 'dynamic'", "-", choices=_prediction_models,
+        "kinematic", "the controller's model of the car", "-", choices=_prediction_models,
         notes="The kinematic spatial bicycle (state e_y, e_psi, t; input v, delta), or the dynamic one with tyre "
               "forces (adds v_x, v_y, r; input a_x, delta; see :mod:`mpc_tracking.models.prediction`).")
     discretization: str = setting(
@@ -303,7 +303,7 @@ class CostSettings(_Group):
     terminal_weight: float = setting(5.0, "factor on Q at the last prediction step", "-", ge=0)
     slack_weight: float = setting(1.0e3, "exact-penalty weight per metre of corridor violation", "1/m", gt=0)
     mode: str = setting(
-        "tracking", "'tracking' or 'time_optimal'", "-", choices=MODES,
+        "tracking", "what the cost asks for: follow the reference, or minimise the time", "-", choices=MODES,
         notes="'tracking' follows the centre line (or the corridor's lateral reference) and the speed "
               "reference; 'time_optimal' minimises the predicted time to the horizon's end inside the "
               "corridor (``time_weight``).")
@@ -349,7 +349,7 @@ class QPSettings(_Group):
     """The QP solver: which one, its tolerances and limits, and how it is warm-started."""
 
     solver: str = setting(
-        "osqp", "QP solver: 'osqp' or 'daqp'", "-", choices=SOLVERS,
+        "osqp", "QP solver", "-", choices=SOLVERS,
         notes="'osqp': OSQP's ADMM on the sparse QP (states, inputs and slacks), set up once and updated in "
               "place; cost grows linearly with the horizon, accuracy is ``eps_abs``/``eps_rel``. 'daqp': the QP "
               "condensed onto the inputs and solved exactly by DAQP's dual active-set method, warm-started from "
@@ -358,7 +358,7 @@ class QPSettings(_Group):
               "that take ADMM thousands of iterations take it a few hundred. Same QP, same soft corridor; no "
               "friction-ellipse cuts.")
     warm_start: str = setting(
-        "solver", "'solver', 'shift' or 'none'", "-", choices=WARM_STARTS,
+        "solver", "how each solve is started", "-", choices=WARM_STARTS,
         notes="'solver': the solver reuses its last primal/dual solution; 'shift': warm start from the previous "
               "plan shifted along s; 'none': cold start every step.")
     eps_abs: float = setting(1e-5, "absolute tolerance (OSQP)", "-", gt=0)
@@ -622,12 +622,20 @@ class MPCSettings:
         return {name: getattr(self, name) for name in _GROUP_OF}
 
     def replace(self, **changes: Any) -> MPCSettings:
-        """A copy with some fields (flat names) or whole groups changed, validated again."""
-        replaced_groups = {g for g in changes if g in SETTINGS_GROUPS}
-        kept = {name: v for name, v in self.as_dict().items() if _GROUP_OF[name] not in replaced_groups}
+        """A copy with some fields changed, validated again.
+
+        ``changes`` take flat names (``v_max=12.0``), whole groups (``limits=LimitSettings(...)``: the
+        group's other fields take its values) or group mappings (``qp={"solver": "daqp"}``: only the
+        fields named change).
+        """
         for key in changes:
             if key not in _GROUP_OF and key not in SETTINGS_GROUPS:
                 raise _unknown_setting(key)
+        kept = self.as_dict()
+        for group, value in changes.items():
+            if group in SETTINGS_GROUPS:  # a whole group drops its fields, a mapping those it names
+                names = value if isinstance(value, Mapping) else self._values(group)
+                kept = {k: v for k, v in kept.items() if k not in names}
         return MPCSettings(**{**kept, **changes})
 
 

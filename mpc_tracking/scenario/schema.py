@@ -155,8 +155,8 @@ class ActuationConfig:
 
 def _key_doc(group: str, f: Any) -> str:
     """The listing text of a controller key: its group, description and unit (from the field's declaration)."""
-    unit = f.metadata["unit"]
-    return f"[{group}] {f.metadata['doc']}" + ("" if unit == "-" else f" [{unit}]")
+    unit, rng = f.metadata["unit"], f.metadata["bounds"].text()
+    return f"[{group}] {f.metadata['doc']}" + ("" if unit == "-" else f" [{unit}]") + (f", {rng}" if rng else "")
 
 
 def _controller_fields() -> list[tuple[str, Any, Any]]:
@@ -214,7 +214,7 @@ def canonical_key(key: str) -> str:
     if len(parts) < 3 or kinds.get(parts[0]) != "section":
         return key
     groups = SECTION_GROUPS.get(_section_type(ScenarioBase, parts[0]), {})
-    if parts[2] in groups.get(parts[1], ()):
+    if parts[1] in groups:  # a name not of the group is then reported (with a suggestion) by validation
         return ".".join([parts[0], *parts[2:]])
     return key
 
