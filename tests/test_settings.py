@@ -93,7 +93,7 @@ def test_the_scenario_schema_reads_the_declarations():
         default, doc = rows[f"controller.{f.name}"]
         assert doc.startswith(f"[{group}] {f.metadata['doc']}"), f.name
         assert default == (list(f.default) if isinstance(f.default, tuple) else f.default)
-    assert rows["controller.v_max"][1] == "[limits] top speed [m/s], > 0"
+    assert rows["controller.v_max"][1] == "[limits] Top speed [m/s], > 0"
     assert dataclasses.fields(ControllerConfig)[0].metadata["doc"].startswith("[prediction]")
 
 

@@ -259,28 +259,28 @@ class _Group:
 class PredictionSettings(_Group):
     """How the controller predicts: horizon, step, model, linearization and timing."""
 
-    horizon: int = setting(30, "number N of prediction steps", "steps", ge=1, le=MAX_HORIZON)
-    ds: float | None = setting(None, "prediction step along the path (null: the path's waypoint spacing)", "m", gt=0)
+    horizon: int = setting(30, "Number N of prediction steps", "steps", ge=1, le=MAX_HORIZON)
+    ds: float | None = setting(None, "Prediction step along the path (null: the path's waypoint spacing)", "m", gt=0)
     prediction_model: str = setting(
-        "kinematic", "the controller's model of the car", "-", choices=_prediction_models,
+        "kinematic", "The controller's model of the car", "-", choices=_prediction_models,
         notes="The kinematic spatial bicycle (state e_y, e_psi, t; input v, delta), or the dynamic one with tyre "
               "forces (adds v_x, v_y, r; input a_x, delta; see :mod:`mpc_tracking.models.prediction`).")
     discretization: str = setting(
-        "euler", "how the spatial model is discretized over one step ds", "-", choices=_discretizations,
+        "euler", "How the spatial model is discretized over one step ds", "-", choices=_discretizations,
         notes="Explicit Euler (``A = I + ds Jx``), or one classical Runge-Kutta step ('rk4') with its exact "
               "sensitivities (more accurate at large ``ds``, a little more work).")
     linearization: str = setting(
-        "auto", "operating point of the linearization", "-", choices=LINEARIZATIONS,
+        "auto", "Operating point of the linearization", "-", choices=LINEARIZATIONS,
         notes="'previous': the previous solution shifted by the distance travelled (real-time iteration); "
               "'reference': the reference (e = 0, v_ref, path curvature); 'auto' takes the prediction model's "
               "own choice (``PredictionModel.LINEARIZATION``): 'previous' for the kinematic model, 'reference' "
               "for the dynamic one (about a shifted plan its stiff tyre dynamics made the steering oscillate at "
               "the grip limit: RMS e_y 15-41 cm and 2-3 m excursions on the shared race tracks at 0.85 of the "
               "sedan's limit, 7-18 cm about the reference).")
-    iterations: int = setting(1, "re-linearizations per step (each re-solves about the newest solution)", "-", ge=1)
-    control_period: float = setting(0.05, "time between two solves; bounds the change of the first input", "s",
+    iterations: int = setting(1, "Re-linearizations per step (each re-solves about the newest solution)", "-", ge=1)
+    control_period: float = setting(0.05, "Time between two solves; bounds the change of the first input", "s",
                                     gt=0)
-    delay: float = setting(0.0, "computation/actuation delay the measured state is predicted over", "s", ge=0)
+    delay: float = setting(0.0, "Computation/actuation delay the measured state is predicted over", "s", ge=0)
 
 
 @dataclass(frozen=True)
@@ -293,21 +293,21 @@ class CostSettings(_Group):
     """
 
     Q: Any = setting(
-        (1.0, 2.0, 0.0), "state weights: 3 numbers or a 3x3 PSD matrix on (e_y, e_psi, t)", "1/unit^2",
+        (1.0, 2.0, 0.0), "State weights: 3 numbers or a 3x3 PSD matrix on (e_y, e_psi, t)", "1/unit^2",
         notes="For a prediction model with more states, its own number of weights, or 3 (the others then get "
               "the model's defaults).")
-    R: Any = setting((0.2, 2.0), "input weights: 2 numbers or a 2x2 PSD matrix on the inputs minus their reference",
+    R: Any = setting((0.2, 2.0), "Input weights: 2 numbers or a 2x2 PSD matrix on the inputs minus their reference",
                      "1/unit^2", notes="Inputs (v [m/s], delta [rad]) for the kinematic model, (a_x [m/s^2], "
                                        "delta [rad]) for the dynamic one.")
-    R_rate: Any = setting((0.5, 20.0), "input-change weights: 2 numbers or a 2x2 PSD matrix", "1/unit^2")
-    terminal_weight: float = setting(5.0, "factor on Q at the last prediction step", "-", ge=0)
-    slack_weight: float = setting(1.0e3, "exact-penalty weight per metre of corridor violation", "1/m", gt=0)
+    R_rate: Any = setting((0.5, 20.0), "Input-change weights: 2 numbers or a 2x2 PSD matrix", "1/unit^2")
+    terminal_weight: float = setting(5.0, "Factor on Q at the last prediction step", "-", ge=0)
+    slack_weight: float = setting(1.0e3, "Exact-penalty weight per metre of corridor violation", "1/m", gt=0)
     mode: str = setting(
-        "tracking", "what the cost asks for: follow the reference, or minimise the time", "-", choices=MODES,
+        "tracking", "What the cost asks for: follow the reference, or minimise the time", "-", choices=MODES,
         notes="'tracking' follows the centre line (or the corridor's lateral reference) and the speed "
               "reference; 'time_optimal' minimises the predicted time to the horizon's end inside the "
               "corridor (``time_weight``).")
-    time_weight: float = setting(10.0, "weight on the predicted time t_N in time-optimal mode", "1/s", ge=0)
+    time_weight: float = setting(10.0, "Weight on the predicted time t_N in time-optimal mode", "1/s", ge=0)
 
     def _check_together(self) -> None:
         owner = type(self).__name__
@@ -319,21 +319,21 @@ class CostSettings(_Group):
 class LimitSettings(_Group):
     """What the car may do: speed, steering, acceleration and the corridor's clearance."""
 
-    v_min: float = setting(0.5, "lowest speed", "m/s", gt=0)
-    v_max: float = setting(10.0, "top speed", "m/s", gt=0)
-    delta_max: float = setting(0.5, "steering bound", "rad", gt=0, lt=0.5 * math.pi)
-    a_y_max: float = setting(4.0, "lateral acceleration limit: v <= sqrt(a_y_max / |kappa|)", "m/s^2", gt=0)
-    accel_max: float = setting(math.inf, "acceleration bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
-    decel_max: float = setting(math.inf, "braking bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
-    delta_rate_max: float = setting(math.inf, "steering rate bound", "rad/s", gt=0, allow_inf=True)
-    corridor_margin: float = setting(0.0, "extra clearance kept from the corridor edges", "m", ge=0)
+    v_min: float = setting(0.5, "Lowest speed", "m/s", gt=0)
+    v_max: float = setting(10.0, "Top speed", "m/s", gt=0)
+    delta_max: float = setting(0.5, "Steering bound", "rad", gt=0, lt=0.5 * math.pi)
+    a_y_max: float = setting(4.0, "Lateral acceleration limit: v <= sqrt(a_y_max / |kappa|)", "m/s^2", gt=0)
+    accel_max: float = setting(math.inf, "Acceleration bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
+    decel_max: float = setting(math.inf, "Braking bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
+    delta_rate_max: float = setting(math.inf, "Steering rate bound", "rad/s", gt=0, allow_inf=True)
+    corridor_margin: float = setting(0.0, "Extra clearance kept from the corridor edges", "m", ge=0)
     friction_ellipse: bool = setting(
-        False, "combine longitudinal and lateral acceleration on an ellipse", "-",
+        False, "Combine longitudinal and lateral acceleration on an ellipse", "-",
         notes="Semi-axes (accel_max or decel_max, a_y_max): in the whole-path speed ceilings (less braking and "
               "acceleration in corners, :func:`mpc_tracking.paths.speed_profile.speed_profile`) and, for models "
               "with an acceleration input (dynamic), in the QP's per-step bounds on it.")
     ellipse_cuts: bool = setting(
-        False, "hold the friction ellipse in the QP as soft linear cuts", "-",
+        False, "Hold the friction ellipse in the QP as soft linear cuts", "-",
         notes="With ``friction_ellipse`` and a model with an acceleration input: tangents at 30..150 deg, one "
               "exact-penalty slack per step (:data:`mpc_tracking.mpc.qp.ELLIPSE_CUT_ANGLES`), coupling the "
               "acceleration input with the planned lateral acceleration ``v_x r``, instead of acceleration "
@@ -358,14 +358,14 @@ class QPSettings(_Group):
               "that take ADMM thousands of iterations take it a few hundred. Same QP, same soft corridor; no "
               "friction-ellipse cuts.")
     warm_start: str = setting(
-        "solver", "how each solve is started", "-", choices=WARM_STARTS,
+        "solver", "How each solve is started", "-", choices=WARM_STARTS,
         notes="'solver': the solver reuses its last primal/dual solution; 'shift': warm start from the previous "
               "plan shifted along s; 'none': cold start every step.")
-    eps_abs: float = setting(1e-5, "absolute tolerance (OSQP)", "-", gt=0)
-    eps_rel: float = setting(1e-5, "relative tolerance (OSQP)", "-", ge=0)
-    max_iter: int = setting(4000, "iteration limit per solve", "-", ge=1)
+    eps_abs: float = setting(1e-5, "Absolute tolerance (OSQP)", "-", gt=0)
+    eps_rel: float = setting(1e-5, "Relative tolerance (OSQP)", "-", ge=0)
+    max_iter: int = setting(4000, "Iteration limit per solve", "-", ge=1)
     max_solve_time: float = setting(
-        math.inf, "time limit per solve (inf: none)", "s", gt=0, allow_inf=True,
+        math.inf, "Time limit per solve (inf: none)", "s", gt=0, allow_inf=True,
         notes="A solve that hits it counts as failed and takes the fallback path (the previous plan, then a "
               "safe stop), so a real-time loop never waits longer than this for a command. Its own overhead "
               "around the solve is not included.")
@@ -375,14 +375,14 @@ class QPSettings(_Group):
 class SafeguardSettings(_Group):
     """What happens when the solver fails or the car leaves the spatial model's domain."""
 
-    max_fallback_steps: int = setting(5, "steps the previous plan may be used after a solver failure before a "
+    max_fallback_steps: int = setting(5, "Steps the previous plan may be used after a solver failure before a "
                                          "safe stop", "steps", ge=0)
     brake_decel: float = setting(
-        3.0, "deceleration of the safe stop", "m/s^2", gt=0,
+        3.0, "Deceleration of the safe stop", "m/s^2", gt=0,
         notes="It brakes from the measured speed (when the caller passes ``measured={'speed': ...}``, as "
               ":func:`~mpc_tracking.simulate` does), else from the last command.")
     rejoin: bool = setting(
-        True, "steer back to the path geometrically when outside the model's domain (false: an error)", "-",
+        True, "Steer back to the path geometrically when outside the model's domain (false: an error)", "-",
         notes="Outside the spatial model's domain (|e_psi| >= 1.2 rad, or e_y beyond 90 % of the radius of "
               "curvature) steer back to the path by pure pursuit of a point ahead on it (full lock when the point "
               "is behind), at the speed of the tightest turn, until |e_psi| < 0.6 rad, e_y kappa < 0.5 and |e_y| "
@@ -395,11 +395,11 @@ class ObserverSettings(_Group):
     """The disturbance observer (offset-free tracking)."""
 
     disturbance_observer: bool = setting(
-        False, "estimate a constant disturbance on the prediction model and add it to every step", "-",
+        False, "Estimate a constant disturbance on the prediction model and add it to every step", "-",
         notes="The estimate comes from the one-step prediction residuals (see :mod:`mpc_tracking.mpc.disturbance`); "
               "reset by :meth:`SpatialMPC.reset`.")
-    disturbance_time_constant: float = setting(0.5, "low-pass time constant of the disturbance estimate", "s", gt=0)
-    disturbance_max: float = setting(3.0, "bound on the disturbance estimate, as an acceleration (converted per "
+    disturbance_time_constant: float = setting(0.5, "Low-pass time constant of the disturbance estimate", "s", gt=0)
+    disturbance_max: float = setting(3.0, "Bound on the disturbance estimate, as an acceleration (converted per "
                                           "state, see mpc_tracking.mpc.disturbance)", "m/s^2", gt=0)
 
 
@@ -448,7 +448,7 @@ def _type_text(f: Field) -> str:
 def field_doc(f: Field) -> str:
     """The description of a settings field: doc, unit, range, notes and default (one paragraph)."""
     m = f.metadata
-    text = m["doc"][0].upper() + m["doc"][1:]
+    text = m["doc"]
     text += "" if m["unit"] == "-" else f" [{m['unit']}]"
     rng = m["bounds"].text()
     text += f"; {rng}." if rng else "."
