@@ -80,9 +80,8 @@ class Bounds:
 
     def text(self) -> str:
         """The range in words (``"> 0 (inf allowed)"``; empty when unbounded)."""
-        parts = [t for t in (f"> {self.gt:g}" if self.gt is not None else "", f">= {self.ge:g}" if self.ge is not None
-                             else "", f"< {self.lt:.6g}" if self.lt is not None else "",
-                             f"<= {self.le:g}" if self.le is not None else "") if t]
+        pairs = ((">", self.gt, "g"), (">=", self.ge, "g"), ("<", self.lt, ".6g"), ("<=", self.le, "g"))
+        parts = [f"{op} {bound:{fmt}}" for op, bound, fmt in pairs if bound is not None]
         return " and ".join(parts) + (" (inf allowed)" if self.allow_inf else "")
 
 
@@ -285,11 +284,13 @@ class PredictionSettings(_Group):
 
 @dataclass(frozen=True)
 class CostSettings(_Group):
-    """The cost, summed over the horizon (k = 1..N for states, 0..N-1 for inputs)::
+    """Weights of the cost and the mode.
 
-        1/2 (x_k - x_ref)^T Q (x_k - x_ref)  (Q_N = terminal_weight * Q at k = N)
-      + 1/2 (u_k - u_ref)^T R (u_k - u_ref)  + 1/2 (u_k - u_{k-1})^T R_rate (u_k - u_{k-1})
-      + slack_weight * (corridor violation [m])  + time_weight * t_N  (time-optimal mode)
+    The cost, summed over the horizon (k = 1..N for states, 0..N-1 for inputs)::
+
+        1/2 (x_k - x_ref)^T Q (x_k - x_ref)   (Q_N = terminal_weight * Q at k = N)
+        + 1/2 (u_k - u_ref)^T R (u_k - u_ref) + 1/2 (u_k - u_{k-1})^T R_rate (u_k - u_{k-1})
+        + slack_weight * (corridor violation [m]) + time_weight * t_N   (time-optimal mode)
     """
 
     Q: Any = setting(
@@ -473,8 +474,9 @@ def _document(cls: type, items: list[Field], intro: str = "") -> None:
     cls.__doc__ = f"{head.rstrip()}\n\n{intro}{_attributes_section(items)}\n" + (examples + tail if examples else "")
 
 
-for _cls in SETTINGS_GROUPS.values():
-    _document(_cls, list(fields(_cls)))
+for _group_cls in SETTINGS_GROUPS.values():
+    _document(_group_cls, list(fields(_group_cls)))
+del _group_cls
 
 
 # ---------------------------------------------------------------------- the whole
@@ -485,7 +487,8 @@ class MPCSettings:
     Six groups (:data:`SETTINGS_GROUPS`), each a frozen dataclass: :attr:`prediction`
     (:class:`PredictionSettings`), :attr:`cost` (:class:`CostSettings`), :attr:`limits`
     (:class:`LimitSettings`), :attr:`qp` (:class:`QPSettings`), :attr:`safeguards`
-    (:class:`SafeguardSettings`) and :attr:`observer` (:class:`ObserverSettings`). Every field
+    (:class:`SafeguardSettings`) and :attr:`observer` (:class:`ObserverSettings`); the cost
+    they weigh is written out in :class:`CostSettings`. Every field
     is also an attribute of its own (``settings.v_max``, the same as ``settings.limits.v_max``),
     and the keyword arguments take flat names, groups (an instance or a mapping), or both for
     different groups. A bad value is a :class:`~mpc_tracking.errors.SettingsError` naming the

@@ -3,7 +3,10 @@
 Each section of a scenario is a dataclass whose fields carry a *kind* (what type is expected) in
 their metadata. :func:`validate` turns a plain mapping (from YAML or a dict) into the dataclass
 tree; an unknown key names the key, the file and line, and suggests the nearest valid key; a
-value of the wrong type says what was expected. Line numbers come from :func:`compose_marks`,
+value of the wrong type says what was expected. A section may take groups of its keys as nested
+mappings (:data:`SECTION_GROUPS`: the controller's settings groups, ``limits: {v_max: 12}``); they
+are stored flat. The controller's keys, kinds and descriptions are read from the declarations of
+the settings (:func:`mpc_tracking.mpc.settings.settings_fields`). Line numbers come from :func:`compose_marks`,
 which walks the YAML node tree (``yaml.compose``) and records the line of every key.
 """
 from __future__ import annotations
@@ -197,6 +200,17 @@ SECTION_GROUPS: dict[type, dict[str, tuple[str, ...]]] = {
 
 def mpc_settings(controller: Any, **changes: Any) -> MPCSettings:
     """The :class:`MPCSettings` of a scenario's ``controller`` section (its MPC fields; other keys ignored).
+
+    Parameters
+    ----------
+    controller : ControllerConfig
+        The validated section (flat fields).
+    **changes
+        Settings that replace the section's (``control_period=0.1``).
+
+    Returns
+    -------
+    MPCSettings
 
     Raises
     ------
