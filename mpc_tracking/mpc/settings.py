@@ -37,7 +37,7 @@ from mpc_tracking.errors import SettingsError
 __all__ = [
     "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS", "MAX_HORIZON",
     "PredictionSettings", "CostSettings", "LimitSettings", "QPSettings", "SafeguardSettings", "ObserverSettings",
-    "SETTINGS_GROUPS", "setting", "settings_fields", "field_choices", "field_doc", "field_group",
+    "SETTINGS_GROUPS", "SettingsGroup", "setting", "settings_fields", "field_choices", "field_doc", "field_group",
 ]
 
 MODES = ("tracking", "time_optimal")
@@ -241,8 +241,10 @@ def _weight_matrix(value: Any, n: int, name: str) -> np.ndarray:
 
 # ---------------------------------------------------------------------- the groups
 @dataclass(frozen=True)
-class _Group:
-    """Base of the settings groups: every field is checked from its declaration on construction."""
+class SettingsGroup:
+    """Base of the settings groups: every field is checked from its declaration (:func:`setting`) on
+    construction; a bad value is a :class:`~mpc_tracking.errors.SettingsError` naming
+    ``<Group>.<field>`` and the expected range."""
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -255,7 +257,7 @@ class _Group:
 
 
 @dataclass(frozen=True)
-class PredictionSettings(_Group):
+class PredictionSettings(SettingsGroup):
     """How the controller predicts: horizon, step, model, linearization and timing."""
 
     horizon: int = setting(30, "Number N of prediction steps", "steps", ge=1, le=MAX_HORIZON)
@@ -283,7 +285,7 @@ class PredictionSettings(_Group):
 
 
 @dataclass(frozen=True)
-class CostSettings(_Group):
+class CostSettings(SettingsGroup):
     """Weights of the cost and the mode.
 
     The cost, summed over the horizon (k = 1..N for states, 0..N-1 for inputs)::
@@ -317,7 +319,7 @@ class CostSettings(_Group):
 
 
 @dataclass(frozen=True)
-class LimitSettings(_Group):
+class LimitSettings(SettingsGroup):
     """What the car may do: speed, steering, acceleration and the corridor's clearance."""
 
     v_min: float = setting(0.5, "Lowest speed", "m/s", gt=0)
@@ -346,7 +348,7 @@ class LimitSettings(_Group):
 
 
 @dataclass(frozen=True)
-class QPSettings(_Group):
+class QPSettings(SettingsGroup):
     """The QP solver: which one, its tolerances and limits, and how it is warm-started."""
 
     solver: str = setting(
@@ -373,7 +375,7 @@ class QPSettings(_Group):
 
 
 @dataclass(frozen=True)
-class SafeguardSettings(_Group):
+class SafeguardSettings(SettingsGroup):
     """What happens when the solver fails or the car leaves the spatial model's domain."""
 
     max_fallback_steps: int = setting(5, "Steps the previous plan may be used after a solver failure before a "
@@ -392,7 +394,7 @@ class SafeguardSettings(_Group):
 
 
 @dataclass(frozen=True)
-class ObserverSettings(_Group):
+class ObserverSettings(SettingsGroup):
     """The disturbance observer (offset-free tracking)."""
 
     disturbance_observer: bool = setting(
@@ -405,7 +407,7 @@ class ObserverSettings(_Group):
 
 
 #: the groups of :class:`MPCSettings`: attribute name -> class, in declaration order
-SETTINGS_GROUPS: dict[str, type[_Group]] = {
+SETTINGS_GROUPS: dict[str, type[SettingsGroup]] = {
     "prediction": PredictionSettings, "cost": CostSettings, "limits": LimitSettings, "qp": QPSettings,
     "safeguards": SafeguardSettings, "observer": ObserverSettings,
 }
@@ -642,7 +644,7 @@ class MPCSettings:
         return MPCSettings(**{**kept, **changes})
 
 
-def _build_groups(given: dict[str, Any], flat: Mapping[str, Any]) -> dict[str, _Group]:
+def _build_groups(given: dict[str, Any], flat: Mapping[str, Any]) -> dict[str, SettingsGroup]:
     """One validated group each: a given group (instance or mapping) updated by the flat fields of it."""
     per_group: dict[str, dict[str, Any]] = {g: {} for g in SETTINGS_GROUPS}
     for key, value in flat.items():
@@ -652,7 +654,7 @@ def _build_groups(given: dict[str, Any], flat: Mapping[str, Any]) -> dict[str, _
     return {g: _group(g, given.get(g), per_group[g]) for g in SETTINGS_GROUPS}
 
 
-def _group(name: str, given: Any, flat: dict[str, Any]) -> _Group:
+def _group(name: str, given: Any, flat: dict[str, Any]) -> SettingsGroup:
     """The group ``name`` from what was given for it (None, an instance or a mapping) and its flat fields."""
     cls = SETTINGS_GROUPS[name]
     if given is None:
