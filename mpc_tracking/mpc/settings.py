@@ -23,6 +23,7 @@ each and keeps every field readable and settable by its flat name (``settings.v_
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import Field, dataclass, field, fields
@@ -264,11 +265,12 @@ class PredictionSettings(SettingsGroup):
     ds: float | None = setting(None, "Prediction step along the path (null: the path's waypoint spacing)", "m", gt=0)
     prediction_model: str = setting(
         "kinematic", "The controller's model of the car", "-", choices=_prediction_models,
-        notes="The kinematic spatial bicycle (state e_y, e_psi, t; input v, delta), or the dynamic one with tyre "
-              "forces (adds v_x, v_y, r; input a_x, delta; see :mod:`mpc_tracking.models.prediction`).")
+        notes="'kinematic': the kinematic spatial bicycle (state e_y, e_psi, t; input v, delta), or 'dynamic': the "
+              "dynamic one with tyre forces (adds v_x, v_y, r; input a_x, delta; see "
+              ":mod:`mpc_tracking.models.prediction`).")
     discretization: str = setting(
         "euler", "How the spatial model is discretized over one step ds", "-", choices=_discretizations,
-        notes="Explicit Euler (``A = I + ds Jx``), or one classical Runge-Kutta step ('rk4') with its exact "
+        notes="'euler': explicit Euler (``A = I + ds Jx``), or 'rk4': one classical Runge-Kutta step with its exact "
               "sensitivities (more accurate at large ``ds``, a little more work).")
     linearization: str = setting(
         "auto", "Operating point of the linearization", "-", choices=LINEARIZATIONS,
@@ -468,9 +470,7 @@ def _attributes_section(items: list[Field]) -> str:
 
 
 def _document(cls: type, items: list[Field], intro: str = "") -> None:
-    """Append the generated ``Attributes`` section to ``cls.__doc__`` (indented as the class's docstring)."""
-    import inspect
-
+    """Add the generated ``Attributes`` section to ``cls.__doc__`` (before its ``Examples``, if any)."""
     doc = inspect.cleandoc(cls.__doc__ or "")
     head, examples, tail = doc.partition("\nExamples\n--------\n")
     cls.__doc__ = f"{head.rstrip()}\n\n{intro}{_attributes_section(items)}\n" + (examples + tail if examples else "")
