@@ -25,7 +25,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import Field, dataclass, field, fields
 from enum import Enum
 from functools import cached_property
@@ -87,7 +87,7 @@ class Bounds:
 
 
 def setting(default: Any, doc: str, unit: str, *,
-            choices: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None,
+            choices: tuple[str, ...] | Callable[[], Sequence[str]] | None = None,
             gt: float | None = None, ge: float | None = None, lt: float | None = None, le: float | None = None,
             allow_inf: bool = False, notes: str = "") -> Any:
     """A settings field, documented where it is declared (the one place of its facts).
@@ -138,16 +138,17 @@ def field_choices(f: Field) -> tuple[str, ...] | None:
     return tuple(choices()) if callable(choices) else choices
 
 
-def _discretizations() -> tuple[str, ...]:
+def _discretizations() -> Sequence[str]:
     from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
 
-    return tuple(DISCRETIZATIONS)
+    return DISCRETIZATIONS
 
 
-def _prediction_models() -> tuple[str, ...]:
+def _prediction_models() -> Sequence[str]:
+    """The registered prediction models, sorted (a list: the message says "one of ['dynamic', 'kinematic']")."""
     from mpc_tracking.models.prediction import PREDICTION_MODELS
 
-    return tuple(PREDICTION_MODELS)
+    return sorted(PREDICTION_MODELS)
 
 
 # ---------------------------------------------------------------------- checks, one per kind
