@@ -315,10 +315,19 @@ class CostSettings(SettingsGroup):
               "corridor (``time_weight``).")
     time_weight: float = setting(10.0, "Weight on the predicted time t_N in time-optimal mode", "1/s", ge=0)
 
-    def _check_together(self) -> None:
-        owner = type(self).__name__
-        _weight_matrix(self.R, 2, f"{owner}.R")
-        _weight_matrix(self.R_rate, 2, f"{owner}.R_rate")
+    def _check_together(self) -> None:  # the matrices are made once, here (checked on the way)
+        self.__dict__["R_matrix"] = _weight_matrix(self.R, 2, f"{type(self).__name__}.R")
+        self.__dict__["R_rate_matrix"] = _weight_matrix(self.R_rate, 2, f"{type(self).__name__}.R_rate")
+
+    @cached_property
+    def R_matrix(self) -> np.ndarray:
+        """``R`` as a 2x2 matrix, shape (2, 2)."""
+        return _weight_matrix(self.R, 2, f"{type(self).__name__}.R")
+
+    @cached_property
+    def R_rate_matrix(self) -> np.ndarray:
+        """``R_rate`` as a 2x2 matrix, shape (2, 2)."""
+        return _weight_matrix(self.R_rate, 2, f"{type(self).__name__}.R_rate")
 
 
 @dataclass(frozen=True)
@@ -581,8 +590,8 @@ class MPCSettings:
         self.__dict__.update(groups)  # the cached group properties below
         q_matrix = _q_matrix(self.Q, self.prediction_model)
         object.__setattr__(self, "Q_matrix", q_matrix)
-        object.__setattr__(self, "R_matrix", _weight_matrix(self.R, 2, "MPCSettings.R"))
-        object.__setattr__(self, "R_rate_matrix", _weight_matrix(self.R_rate, 2, "MPCSettings.R_rate"))
+        object.__setattr__(self, "R_matrix", self.cost.R_matrix)
+        object.__setattr__(self, "R_rate_matrix", self.cost.R_rate_matrix)
 
     # the groups (set on construction; cached_property so that a copy made without __init__ rebuilds them)
     @cached_property
