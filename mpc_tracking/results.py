@@ -441,7 +441,7 @@ class SimulationResult:
                 raise bad("path", " ".join(str(exc).split())) from None
         vehicle = None
         if "vehicle" in meta:
-            from mpc_tracking.models.spatial_bicycle import VehicleParams
+            from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 
             if not isinstance(meta["vehicle"], dict):
                 raise bad("meta.vehicle", f"expected a mapping, got {type(meta['vehicle']).__name__}")

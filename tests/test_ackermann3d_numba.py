@@ -20,7 +20,7 @@ import pytest
 
 from mpc_tracking import ModelError
 from mpc_tracking.models import Ackermann3DBatch, Ackermann3DParams, create_model
-from mpc_tracking.models.ackermann3d import batch_numba
+from mpc_tracking.models.plants.ackermann3d import batch_numba
 
 RTOL = ATOL = 1e-12
 STATE = ("p", "R", "v", "w", "omega")

@@ -20,7 +20,7 @@ import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.errors import InputError, SettingsError
-from mpc_tracking.models.ackermann3d import Ackermann3DBatch, Ackermann3DParams
+from mpc_tracking.models.plants.ackermann3d import Ackermann3DBatch, Ackermann3DParams
 from mpc_tracking.models.prediction import DynamicPrediction, dynamic_params_from_ackermann3d
 from mpc_tracking.mpc.disturbance import DisturbanceEstimator
 

@@ -10,7 +10,7 @@ import pytest
 from mpc_tracking import ModelError, MPCSettings, ReferencePath, SpatialMPC, VehicleParams, simulate
 from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Ackermann3D, Ackermann3DBatch, Ackermann3DParams, create_model
-from mpc_tracking.models.ackermann3d.batch import ackermann_angles
+from mpc_tracking.models.plants.ackermann3d.batch import ackermann_angles
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "plants" / "ackermann3d"
 

@@ -43,7 +43,7 @@ def test_initial_yaw_is_radians_and_heading_degrees_is_deprecated():
 
 
 def test_a_plugin_reading_the_old_heading_in_degrees_still_starts_right():
-    from mpc_tracking.models.unicycle import Unicycle
+    from mpc_tracking.models.plants.unicycle import Unicycle
 
     class OldPlugin(Unicycle):
         name = "old_plugin"

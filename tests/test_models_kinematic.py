@@ -9,7 +9,7 @@ import pytest
 from mpc_tracking import ModelError, MPCSettings, SpatialMPC, UnknownModelError, VehicleParams, load_path, simulate
 from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Unicycle, available_models, create_model
-from mpc_tracking.models.kinematic_bicycle import KinematicBicycle
+from mpc_tracking.models.plants.kinematic_bicycle import KinematicBicycle
 
 
 def _circle_radius(xy: np.ndarray) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.scenario.core import default_scenario, run_scenario
 from mpc_tracking.viz.plotting import (
     car_outline,

@@ -75,7 +75,7 @@ class _EP:
 
 
 def test_broken_plugin_reported_others_usable(monkeypatch):
-    from mpc_tracking.models.unicycle import Unicycle
+    from mpc_tracking.models.plants.unicycle import Unicycle
 
     class Good(Unicycle):
         name = "good_plugin"

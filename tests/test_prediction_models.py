@@ -8,12 +8,12 @@ import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.errors import InputError, SettingsError
-from mpc_tracking.models import spatial_dynamic as sd
 from mpc_tracking.models.prediction import (
     DynamicPrediction,
     KinematicPrediction,
     dynamic_params_from_ackermann3d,
 )
+from mpc_tracking.models.prediction import spatial_dynamic as sd
 from mpc_tracking.mpc.qp import ELLIPSE_CUT_ANGLES
 
 SEDAN = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
@@ -232,7 +232,7 @@ def test_axle_curves_of_the_3d_car_with_lateral_load_transfer():
     """Without load sensitivity an axle peaks at exactly mu F_z whatever the load transfer; with the
     sedan's, at the fixed point mu(F_in) F_in + mu(F_out) F_out < mu F_z, lower on the front axle
     (its anti-roll bar takes 63 % of the roll moment), so the fitted D_f < D_r."""
-    from mpc_tracking.models.apriori import axle_curves_ackermann3d
+    from mpc_tracking.models.prediction.apriori import axle_curves_ackermann3d
 
     P = mt.Ackermann3DParams.sedan()
     flat = dataclasses.replace(P, mu_load=0.0, c_alpha_peak_load=0.0)
@@ -283,7 +283,7 @@ def test_a_priori_model_corners_like_the_plant(sedan_params, v, delta, tol):
 
 def test_fit_axle_curve_recovers_a_known_curve_and_refuses_bad_samples():
     from mpc_tracking.errors import InputError
-    from mpc_tracking.models.tyre_fit import axle_curve, fit_axle_curve
+    from mpc_tracking.models.prediction.tyre_fit import axle_curve, fit_axle_curve
 
     alpha = np.linspace(-0.3, 0.3, 81)
     y = axle_curve(alpha, 9.0, 1.45, 0.97, 0.3)

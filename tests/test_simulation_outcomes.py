@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import mpc_tracking as mt
-from mpc_tracking.models.kinematic_bicycle import KinematicBicycle
+from mpc_tracking.models.plants.kinematic_bicycle import KinematicBicycle
 from mpc_tracking.results import SERIES
 
 

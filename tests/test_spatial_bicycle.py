@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from mpc_tracking.errors import InputError, ModelError
-from mpc_tracking.models import spatial_bicycle as sb
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction import spatial_bicycle as sb
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 
 P = VehicleParams()
 RNG = np.random.default_rng(7)

@@ -9,9 +9,9 @@ import pytest
 from scipy.optimize import root
 
 from mpc_tracking.errors import InputError, ModelError
-from mpc_tracking.models import spatial_bicycle as sb
-from mpc_tracking.models import spatial_dynamic as sd
-from mpc_tracking.models.spatial_dynamic import DynamicParams
+from mpc_tracking.models.prediction import spatial_bicycle as sb
+from mpc_tracking.models.prediction import spatial_dynamic as sd
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
 P = DynamicParams.bmw_320i()
 L = P.wheelbase

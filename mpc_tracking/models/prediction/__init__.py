@@ -10,10 +10,10 @@ cost use them).
 Two are built in (:data:`PREDICTION_MODELS`):
 
 ``"kinematic"`` (:class:`KinematicPrediction`)
-    :mod:`~mpc_tracking.models.spatial_bicycle`: state ``(e_y, e_psi, t)``, input ``(v, delta)``;
+    :mod:`~mpc_tracking.models.prediction.spatial_bicycle`: state ``(e_y, e_psi, t)``, input ``(v, delta)``;
     the speed is an input, bounded per step by the speed limits.
 ``"dynamic"`` (:class:`DynamicPrediction`)
-    :mod:`~mpc_tracking.models.spatial_dynamic`: state ``(e_y, e_psi, t, v_x, v_y, r)``, input
+    :mod:`~mpc_tracking.models.prediction.spatial_dynamic`: state ``(e_y, e_psi, t, v_x, v_y, r)``, input
     ``(a_x, delta)``; the speed ``v_x`` is a state, bounded per grid point by the speed limits,
     the input ``a_x`` by the acceleration and braking limits. It needs the measured body-frame
     velocities ``(v_x, v_y, r)`` of the car (:func:`mpc_tracking.simulate` passes them).
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from mpc_tracking.errors import InputError, SettingsError
-from mpc_tracking.models import spatial_bicycle as sb
-from mpc_tracking.models.apriori import dynamic_params_from_ackermann3d as dynamic_params_from_ackermann3d
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction import spatial_bicycle as sb
+from mpc_tracking.models.prediction.apriori import dynamic_params_from_ackermann3d as dynamic_params_from_ackermann3d
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 
 if TYPE_CHECKING:
-    from mpc_tracking.models.spatial_dynamic import DynamicParams
+    from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
 __all__ = [
     "PredictionModel", "KinematicPrediction", "DynamicPrediction", "PREDICTION_MODELS", "prediction_model_sizes",
@@ -172,7 +172,7 @@ class PredictionModel:
 
 
 class KinematicPrediction(PredictionModel):
-    """The kinematic spatial bicycle (:mod:`~mpc_tracking.models.spatial_bicycle`), the default.
+    """The kinematic spatial bicycle (:mod:`~mpc_tracking.models.prediction.spatial_bicycle`), the default.
 
     Parameters
     ----------
@@ -222,7 +222,7 @@ class KinematicPrediction(PredictionModel):
 
 
 class DynamicPrediction(PredictionModel):
-    """The dynamic spatial bicycle with tyre forces (:mod:`~mpc_tracking.models.spatial_dynamic`).
+    """The dynamic spatial bicycle with tyre forces (:mod:`~mpc_tracking.models.prediction.spatial_dynamic`).
 
     Parameters
     ----------
@@ -253,7 +253,7 @@ class DynamicPrediction(PredictionModel):
     CUT_STATES = (3, 5)  # a_y = v_x r
 
     def __init__(self, params: DynamicParams, speed_lag: float = 0.0) -> None:
-        from mpc_tracking.models import spatial_dynamic as sd
+        from mpc_tracking.models.prediction import spatial_dynamic as sd
 
         if not (isinstance(speed_lag, (int, float)) and np.isfinite(speed_lag) and speed_lag >= 0):
             raise InputError(f"speed_lag: expected a time constant >= 0 s, got {speed_lag!r}")

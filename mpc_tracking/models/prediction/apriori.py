@@ -1,8 +1,8 @@
 """A-priori parameters of the dynamic prediction model read off a 3D car's parameter set.
 
 :func:`dynamic_params_from_ackermann3d` turns an
-:class:`~mpc_tracking.models.ackermann3d.Ackermann3DParams` into
-:class:`~mpc_tracking.models.spatial_dynamic.DynamicParams` without driving the car: each axle's
+:class:`~mpc_tracking.models.plants.ackermann3d.Ackermann3DParams` into
+:class:`~mpc_tracking.models.prediction.spatial_dynamic.DynamicParams` without driving the car: each axle's
 tyre curve from its two wheels under quasi-static lateral load transfer
 (:func:`axle_curves_ackermann3d`). For a plant that is not ours, identify it instead
 (:func:`mpc_tracking.identify`). Re-exported by :mod:`mpc_tracking.models.prediction`.
@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from mpc_tracking.models.spatial_dynamic import DynamicParams
+    from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
 __all__ = ["dynamic_params_from_ackermann3d", "axle_curves_ackermann3d"]
 
 
 def _wheel_lateral_force(P: Any, alpha: np.ndarray, fz: np.ndarray) -> np.ndarray:
     """|F_y| [N] of one wheel of the 3D car at slip angle ``alpha`` [rad] (>= 0) and load ``fz`` [N],
-    pure lateral slip, by the plant's own tyre law (see :mod:`mpc_tracking.models.ackermann3d`)."""
+    pure lateral slip, by the plant's own tyre law (see :mod:`mpc_tracking.models.plants.ackermann3d`)."""
     if P.slip_squash:
         alpha = 0.5 * np.tanh(alpha / 0.5)
     fy = np.asarray(P.cornering_stiffness(fz), dtype=float) * alpha
@@ -88,8 +88,8 @@ def dynamic_params_from_ackermann3d(plant_params: Any, shape_factor: float | Non
     -------
     DynamicParams
     """
-    from mpc_tracking.models.spatial_dynamic import DynamicParams
-    from mpc_tracking.models.tyre_fit import fit_axle_curve
+    from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+    from mpc_tracking.models.prediction.tyre_fit import fit_axle_curve
 
     P = plant_params
     W, L = P.mass * P.gravity, P.wheelbase

@@ -7,7 +7,7 @@ command [m/s²] and front steering angle [rad]; ``kappa`` is the path curvature 
 arc length. Parameters: :class:`DynamicParams`.
 
 **Reference point.** ``e_y, e_psi, t`` refer to the *rear axle*, the point that
-:mod:`~mpc_tracking.models.spatial_bicycle`, the MPC's corridor/footprint code and the simulation
+:mod:`~mpc_tracking.models.prediction.spatial_bicycle`, the MPC's corridor/footprint code and the simulation
 track. The rear axle moves with body velocity ``(v_x, v_yr)``, ``v_yr = v_y - l_r r``, so::
 
     s_dot   = (v̄_x cos e_psi - v_yr sin e_psi) / (1 - kappa e_y)
@@ -59,7 +59,7 @@ model advances as if the car rolled at ``v̄_x`` (finite ``dt/ds``, no division 
 **Spatial form.** ``f(x, u, kappa) = x_dot / s_dot`` (so ``dt/ds = 1 / s_dot``); the Jacobians are
 analytic (chain rule through every term above). All functions are vectorized over leading
 dimensions: ``x`` (..., 6), ``u`` (..., 2), ``kappa`` (...), and mirror
-:mod:`~mpc_tracking.models.spatial_bicycle` (same names, signatures and return conventions).
+:mod:`~mpc_tracking.models.prediction.spatial_bicycle` (same names, signatures and return conventions).
 
 The dynamic model is stiff: the lateral/yaw modes decay at about ``(C_αf + C_αr) / (m v_x)`` [1/s],
 i.e. ``(C_αf + C_αr) / (m v_x²)`` [1/m] in s (BMW 320i: ≈ 1.0 /m at 15 m/s, ≈ 9 /m at 5 m/s), so a
@@ -86,9 +86,9 @@ import numpy as np
 
 from mpc_tracking.errors import InputError, ModelError
 from mpc_tracking.models.integrators import INTEGRATORS, affine_step
-from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
-from mpc_tracking.models.spatial_bicycle import spatial_to_temporal as spatial_to_temporal
-from mpc_tracking.models.spatial_bicycle import temporal_to_spatial as temporal_to_spatial
+from mpc_tracking.models.prediction.spatial_bicycle import DISCRETIZATIONS
+from mpc_tracking.models.prediction.spatial_bicycle import spatial_to_temporal as spatial_to_temporal
+from mpc_tracking.models.prediction.spatial_bicycle import temporal_to_spatial as temporal_to_spatial
 
 __all__ = [
     "STATE_NAMES",

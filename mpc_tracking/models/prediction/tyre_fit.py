@@ -1,6 +1,6 @@
 """Fit the dynamic model's axle tyre curve (simplified Pacejka) to measured or computed axle forces.
 
-The dynamic spatial bicycle (:mod:`~mpc_tracking.models.spatial_dynamic`) gives each axle the lateral
+The dynamic spatial bicycle (:mod:`~mpc_tracking.models.prediction.spatial_dynamic`) gives each axle the lateral
 force ``F_y = D mu F_z sin(C atan(B alpha - E (B alpha - atan(B alpha))))``. :func:`fit_axle_curve`
 finds ``B, C, D, E`` by least squares from samples of the normalized force ``F_y / (mu F_z)`` over slip angle:
 from a plant's own tyre law with load transfer (a-priori parameters of our 3D car) or from forces

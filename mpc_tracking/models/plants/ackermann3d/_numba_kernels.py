@@ -1,8 +1,8 @@
 """numba kernels of the 3D Ackermann car (imported lazily by :mod:`.batch_numba`; importing this module needs numba).
 
 The equations are those of :meth:`Ackermann3DBatch._forces
-<mpc_tracking.models.ackermann3d.batch.Ackermann3DBatch._forces>` and :meth:`Ackermann3DBatch.step
-<mpc_tracking.models.ackermann3d.batch.Ackermann3DBatch.step>`, term by term and mostly in the same order of
+<mpc_tracking.models.plants.ackermann3d.batch.Ackermann3DBatch._forces>` and :meth:`Ackermann3DBatch.step
+<mpc_tracking.models.plants.ackermann3d.batch.Ackermann3DBatch.step>`, term by term and mostly in the same order of
 floating-point operations, written one car at a time: a car's state stays in registers for all the substeps of a
 step. Deliberate differences, all at rounding level (a few 1e-16 relative per substep):
 
@@ -16,8 +16,8 @@ step. Deliberate differences, all at rounding level (a few 1e-16 relative per su
 
 Compiler options of every kernel: ``cache=True, nogil=True, error_model="numpy", fastmath=False`` (IEEE arithmetic;
 x / 0 gives inf or nan as in numpy, no exception). Every constant comes in the float array ``prm`` and every option
-in the integer array ``flg`` (:data:`~mpc_tracking.models.ackermann3d.batch_numba.PRM_NAMES`, ``FLG_NAMES``), so one
-compiled kernel serves every parameter set and the on-disk cache stays valid.
+in the integer array ``flg`` (:data:`~mpc_tracking.models.plants.ackermann3d.batch_numba.PRM_NAMES`, ``FLG_NAMES``), so
+one compiled kernel serves every parameter set and the on-disk cache stays valid.
 """
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ _V = nb.float64[::1]
 @nb.njit(nb.void(_A1, _A2, _A1, _A1, _A1, _A1, _A1, _A1, _A1, nb.int64, nb.float64, _V, nb.int64[::1]),
           cache=True, nogil=True, error_model="numpy", fastmath=False)
 def step_batch(p, R, v, w, om, c, s, tau, brake, nsub, h, prm, flg):  # pragma: no cover - compiled
-    """``nsub`` substeps of length ``h`` [s] of every car, in place (see :func:`mpc_tracking.models.ackermann3d.
+    """``nsub`` substeps of length ``h`` [s] of every car, in place (see :func:`mpc_tracking.models.plants.ackermann3d.
     batch_numba.step_batch` for the shapes)."""
     _advance(p, R, v, w, om, c, s, tau, brake, nsub, h, prm, flg)
 
@@ -258,10 +258,10 @@ def step_batch(p, R, v, w, om, c, s, tau, brake, nsub, h, prm, flg):  # pragma: 
           fastmath=False)
 def step_single(buf, nsub, h, prm, flg):  # pragma: no cover - compiled
     """``nsub`` substeps of one car, then Gram-Schmidt on the rows of ``R`` as
-    :func:`~mpc_tracking.models.ackermann3d.scalar.orthonormalize_list`, in place on ``buf`` (38,): the state (22,)
-    in the flat layout of :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D`, then cos and sin of the four
-    wheel angles, then the drive and the brake torques [N m] of the four wheels (one array: one conversion and one
-    argument fewer per call)."""
+    :func:`~mpc_tracking.models.plants.ackermann3d.scalar.orthonormalize_list`, in place on ``buf`` (38,): the state
+    (22,) in the flat layout of :class:`~mpc_tracking.models.plants.ackermann3d.car.Ackermann3D`, then cos and sin of
+    the four wheel angles, then the drive and the brake torques [N m] of the four wheels (one array: one conversion
+    and one argument fewer per call)."""
     x = buf[0:22]
     u = buf[22:38]
     p = x[0:3].reshape((3, 1))

@@ -1,7 +1,7 @@
 """Vectorized numpy stepping of many 3D Ackermann cars at once (structure of arrays).
 
-The physics is the one of :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D` (same equations,
-same options from :class:`~mpc_tracking.models.ackermann3d.params.Ackermann3DParams`); the single-car
+The physics is the one of :class:`~mpc_tracking.models.plants.ackermann3d.car.Ackermann3D` (same equations,
+same options from :class:`~mpc_tracking.models.plants.ackermann3d.params.Ackermann3DParams`); the single-car
 plant uses a lean scalar path of the same equations and a test cross-checks the two.
 
 Layout (n cars): ``p`` (3, n) world CG position [m]; ``R`` (3, 3, n) body -> world rotations;
@@ -10,7 +10,7 @@ wheel spin rates [rad/s] (FL, FR, RL, RR; positive rolls forward). Inputs: ``del
 [rad] and ``tau`` (4, n) wheel torques [N m] (driving torque masked by the drive layout; braking per ``brakes``).
 
 ``backend="numba"`` (the default ``"auto"`` when numba is installed) runs the substeps in the compiled kernel of
-:mod:`~mpc_tracking.models.ackermann3d.batch_numba` (same equations, states equal to ~1e-15 relative per step;
+:mod:`~mpc_tracking.models.plants.ackermann3d.batch_numba` (same equations, states equal to ~1e-15 relative per step;
 the first step compiles it or loads it from numba's cache); ``backend="numpy"`` keeps the code below.
 """
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from mpc_tracking.errors import ModelError
-from mpc_tracking.models.ackermann3d import batch_numba
-from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
 from mpc_tracking.models.integrators import orthonormalize, so3_exp
+from mpc_tracking.models.plants.ackermann3d import batch_numba
+from mpc_tracking.models.plants.ackermann3d.params import Ackermann3DParams
 
 __all__ = ["Ackermann3DBatch", "ackermann_angles"]
 

@@ -1,7 +1,7 @@
 """Compiled (numba) stepping of the 3D Ackermann car: backend choice, constants, lazy compilation.
 
-:class:`~mpc_tracking.models.ackermann3d.batch.Ackermann3DBatch` and
-:class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D` take ``backend="numpy" | "numba" | "auto"``:
+:class:`~mpc_tracking.models.plants.ackermann3d.batch.Ackermann3DBatch` and
+:class:`~mpc_tracking.models.plants.ackermann3d.car.Ackermann3D` take ``backend="numpy" | "numba" | "auto"``:
 
 ``"numpy"``
     the vectorized numpy batch (:mod:`.batch`) and the pure-Python scalar path (:mod:`.scalar`);
@@ -23,7 +23,7 @@ Compilation is lazy: the first step with the numba backend imports numba (about 
 (about 6 s on a 2-core machine), or loads them from numba's on-disk cache (``cache=True``: ``__pycache__`` beside
 this file, also from a non-editable install; numba falls back to its user cache directory, or ``NUMBA_CACHE_DIR``,
 when that is not writable; about 0.5 s with the import). The time is logged (logger
-``mpc_tracking.models.ackermann3d.batch_numba``, level INFO) and kept in :func:`compile_seconds`.
+``mpc_tracking.models.plants.ackermann3d.batch_numba``, level INFO) and kept in :func:`compile_seconds`.
 Speed (``benchmarks/bench_ackermann3d_batch.py``, dt = 1 ms): 2.3-2.7x the numpy batch of 1000 cars and the scalar
 single car, measured in the same run.
 """
@@ -38,7 +38,7 @@ from types import ModuleType
 import numpy as np
 
 from mpc_tracking.errors import ModelError
-from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
+from mpc_tracking.models.plants.ackermann3d.params import Ackermann3DParams
 
 __all__ = ["BACKENDS", "PRM_NAMES", "FLG_NAMES", "numba_available", "resolve_backend", "pack_constants",
            "load_kernels", "compile_seconds", "step_batch"]
@@ -147,7 +147,7 @@ def load_kernels() -> ModuleType:
         if not numba_available():
             raise ModelError('ackermann3d: the numba backend needs numba; pip install "mpc_tracking[fast]"')
         t0 = time.perf_counter()
-        mod = importlib.import_module("mpc_tracking.models.ackermann3d._numba_kernels")
+        mod = importlib.import_module("mpc_tracking.models.plants.ackermann3d._numba_kernels")
         _COMPILE_S = time.perf_counter() - t0
         expected = {"prm": {k: i for i, k in enumerate(PRM_NAMES)}, "flg": {k: i for i, k in enumerate(FLG_NAMES)}}
         if expected != mod.LAYOUT:  # pragma: no cover - a development error

@@ -20,21 +20,22 @@ Model, per wheel i with contact point r_i (body frame, z = -h):
   ``I_w omega' = tau - T_b sign(omega) - r F_x - b_w omega`` with friction brakes ``T_b`` (negative torque
   requests) that hold a stopped wheel (``brake_model="friction"``; ``"torque"`` = the reference's signed torque).
 * Initial state: the static equilibrium (:meth:`Ackermann3DParams.static_pose
-  <mpc_tracking.models.ackermann3d.params.Ackermann3DParams.static_pose>`, pitched for an off-centre CG).
+  <mpc_tracking.models.plants.ackermann3d.params.Ackermann3DParams.static_pose>`, pitched for an off-centre CG).
 * Semi-implicit Euler with ``R <- R exp([w dt]x)`` in equal substeps no longer than
-  :meth:`Ackermann3DParams.substep() <mpc_tracking.models.ackermann3d.params.Ackermann3DParams.substep>`
+  :meth:`Ackermann3DParams.substep() <mpc_tracking.models.plants.ackermann3d.params.Ackermann3DParams.substep>`
   (``max_substep``, shortened to the contact and slip stability bounds), re-orthonormalized after every
   :meth:`Ackermann3D.step`; by default the wheel spin is linearly implicit in its slip stiffness.
 
 Backends: the parameter ``backend`` (``"auto"`` | ``"numpy"`` | ``"numba"``) chooses how :meth:`Ackermann3D.step`
-integrates: the pure-Python scalar path (:mod:`~mpc_tracking.models.ackermann3d.scalar`) or the compiled kernel
-(:mod:`~mpc_tracking.models.ackermann3d.batch_numba`, ``pip install "mpc_tracking[fast]"``), same equations, states
-equal to ~1e-15 relative per step. :meth:`xdot`, :meth:`tire_forces` and :meth:`energy` use the scalar path always.
+integrates: the pure-Python scalar path (:mod:`~mpc_tracking.models.plants.ackermann3d.scalar`) or the compiled kernel
+(:mod:`~mpc_tracking.models.plants.ackermann3d.batch_numba`, ``pip install "mpc_tracking[fast]"``), same equations,
+states equal to ~1e-15 relative per step. :meth:`xdot`, :meth:`tire_forces` and :meth:`energy` use the scalar path
+always.
 
 Low-speed behaviour: the slip floor ``eps_v`` turns the tire law viscous below ``eps_v`` (bounded
 stiffness, no chatter) and zero slip velocity gives zero force (no creep at standstill); the
 implicit wheel update removes the stiffest (wheel-spin) mode. The reference implementation's
-choices are options, see :class:`~mpc_tracking.models.ackermann3d.params.Ackermann3DParams`.
+choices are options, see :class:`~mpc_tracking.models.plants.ackermann3d.params.Ackermann3DParams`.
 """
 from __future__ import annotations
 
@@ -45,9 +46,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mpc_tracking.errors import ModelError, NonFiniteStateError
-from mpc_tracking.models.ackermann3d import batch_numba
-from mpc_tracking.models.ackermann3d.params import PRESETS, Ackermann3DParams
-from mpc_tracking.models.ackermann3d.scalar import (
+from mpc_tracking.models.base import MotionModel, Pose, Velocity
+from mpc_tracking.models.plants.ackermann3d import batch_numba
+from mpc_tracking.models.plants.ackermann3d.params import PRESETS, Ackermann3DParams
+from mpc_tracking.models.plants.ackermann3d.scalar import (
     ScalarConstants,
     accelerations,
     contact,
@@ -55,7 +57,6 @@ from mpc_tracking.models.ackermann3d.scalar import (
     steering,
     substep,
 )
-from mpc_tracking.models.base import MotionModel, Pose, Velocity
 
 __all__ = ["Ackermann3D"]
 

@@ -1,4 +1,4 @@
-"""Parameter sets of the 3D rigid-body Ackermann car (:mod:`mpc_tracking.models.ackermann3d.car`).
+"""Parameter sets of the 3D rigid-body Ackermann car (:mod:`mpc_tracking.models.plants.ackermann3d.car`).
 
 Two presets:
 

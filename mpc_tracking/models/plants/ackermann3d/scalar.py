@@ -1,7 +1,7 @@
 """Lean scalar (pure-Python float) step of one 3D Ackermann car.
 
 numpy has ~1 us overhead per call, which dominates a 4-wheel model; this module evaluates the
-same equations as :meth:`Ackermann3DBatch.forces <mpc_tracking.models.ackermann3d.batch.Ackermann3DBatch.forces>`
+same equations as :meth:`Ackermann3DBatch.forces <mpc_tracking.models.plants.ackermann3d.batch.Ackermann3DBatch.forces>`
 with :mod:`math` on a flat list of 22 floats, so one car steps from Python fast (a test
 cross-checks the two). The state list is
 ``[px, py, pz, R00, R01, R02, R10, R11, R12, R20, R21, R22, vx, vy, vz, wx, wy, wz, oFL, oFR, oRL, oRR]``.
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
+from mpc_tracking.models.plants.ackermann3d.params import Ackermann3DParams
 
 __all__ = ["ScalarConstants", "steering", "contact", "accelerations", "substep", "orthonormalize_list", "spin_sign"]
 
