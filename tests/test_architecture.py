@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.scenario", "mpc_tracking.fuzz"},
     {"mpc_tracking.simulation"},
     {"mpc_tracking.results"},
+    {"mpc_tracking.result_file"},
     {"mpc_tracking.viz"},
     {"mpc_tracking.identification"},
     {"mpc_tracking.actuation"},
