@@ -35,6 +35,7 @@ from mpc_tracking.paths._checks import (
     _warn_corridor,
 )
 from mpc_tracking.paths.corners import corner_path
+from mpc_tracking.paths.geometry import offset_point
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.polyline import corner_vertices, polyline_distance
 from mpc_tracking.paths.projection import ProjectionMixin
@@ -498,8 +499,7 @@ class ReferencePath(ProjectionMixin):
         ndarray, shape (..., 2) [m]
         """
         q = self.interpolate(s)
-        e_y = np.asarray(e_y, dtype=float)
-        return np.stack([q["x"] - e_y * np.sin(q["psi"]), q["y"] + e_y * np.cos(q["psi"])], axis=-1)
+        return offset_point(q["x"], q["y"], q["psi"], e_y)
 
     def describe(self, noise_window: float | None = None) -> dict[str, Any]:
         """Summary: length, closed, min radius, max ``|kappa|``, curvature noise, widths, waypoint count.
