@@ -14,7 +14,7 @@ from PIL import Image
 from mpc_tracking.cli.main import build_parser, main
 from mpc_tracking.viz.animation import frame_indices
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUICK = str(ROOT / "demos" / "quickstart.yaml")
 
 

@@ -27,7 +27,7 @@ from mpc_tracking.cli.main import EXIT_POLICY, main
 
 #: the module (``mpc_tracking.cli.main`` as an attribute is the function, re-exported by the package)
 CLI_MAIN = sys.modules["mpc_tracking.cli.main"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUICK = str(ROOT / "demos" / "quickstart.yaml")
 LOG_LINE = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
 

@@ -8,7 +8,7 @@ import pytest
 
 from mpc_tracking.cli.main import main
 
-QUICK = str(Path(__file__).resolve().parents[1] / "demos" / "quickstart.yaml")
+QUICK = str(Path(__file__).resolve().parents[2] / "demos" / "quickstart.yaml")
 
 #: overrides that pass the schema but fail when the run is built or set up (issue 12's list)
 BAD = [

@@ -1,7 +1,7 @@
 """The condensed DAQP back end (``MPCSettings.solver = "daqp"``, :mod:`mpc_tracking.mpc.condensed`).
 
 Its agreement with the independent cvxpy reference on every kind of constraint is in
-``tests/test_cvxpy_crosscheck.py``; here: the condensing itself against the sparse QP, agreement
+``tests/mpc/test_cvxpy_ref.py``; here: the condensing itself against the sparse QP, agreement
 with OSQP in closed loop (both prediction models, the disturbance observer), failures that take
 the fallback path, and bad settings.
 """

@@ -2,7 +2,7 @@
 
 Closed-loop figures measured at the commit that added them (3D sedan, ``lateral_force`` 1500 N =
 0.95 m/s^2 = 0.097 g, 12 m/s, mean e_y over the last 3 s of 15 s; ``python -m pytest -q
-tests/test_disturbance.py``):
+tests/mpc/test_disturbance.py``):
 
 =================  ===================  =================  ==============
 prediction model   path                 without observer   with observer

@@ -10,7 +10,7 @@ from mpc_tracking import PathError, PathFormatError
 from mpc_tracking.paths.bundled import list_bundled
 from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, write_path
 
-TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
+TRACKS = Path(__file__).resolve().parents[3] / "shared" / "tracks"
 TUM_HEADER = "# x_m,y_m,w_tr_right_m,w_tr_left_m\n"
 
 

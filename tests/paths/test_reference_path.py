@@ -10,7 +10,7 @@ import pytest
 from mpc_tracking import PathError, ReferencePath, wrap_angle
 from mpc_tracking.paths.io import load_path, read_tum
 
-TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
+TRACKS = Path(__file__).resolve().parents[3] / "shared" / "tracks"
 SKIP = "../shared/tracks not found: real-track tests need the shared data folder"
 
 

@@ -21,7 +21,7 @@ from mpc_tracking.scenario.core import (
     run_scenario,
 )
 
-DEMOS = Path(__file__).resolve().parents[1] / "demos"
+DEMOS = Path(__file__).resolve().parents[2] / "demos"
 
 
 def _write(tmp_path: Path, text: str) -> Path:

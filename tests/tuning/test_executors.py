@@ -19,7 +19,7 @@ from mpc_tracking.cli.main import main
 from mpc_tracking.cli.outputs import INCOMPLETE_NAME
 
 CLI_MAIN = sys.modules["mpc_tracking.cli.main"]
-QUICK = str(Path(__file__).resolve().parents[1] / "demos" / "quickstart.yaml")
+QUICK = str(Path(__file__).resolve().parents[2] / "demos" / "quickstart.yaml")
 LOG_LINE = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
 
 

@@ -14,7 +14,7 @@ import mpc_tracking as mt
 from mpc_tracking.cli.main import main
 from mpc_tracking.results import SERIES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Ackermann3D, Ackermann3DBatch, Ackermann3DParams, create_model
 from mpc_tracking.models.plants.ackermann3d.batch import ackermann_angles
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "plants" / "ackermann3d"
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "plants" / "ackermann3d"
 
 
 def _run(car: Ackermann3D, u, T: float, dt: float, log_every: int = 1) -> np.ndarray:

@@ -13,8 +13,9 @@
 
 The compiled kernels (:mod:`._numba_kernels`) evaluate the equations of the numpy batch term by term, one car at
 a time; states agree with the numpy paths to a few 1e-16 relative per substep (reciprocals for divisions, libm vs
-numpy's vectorized ``tanh``/``arctan``, the per-car choice of the rotation series). ``tests/test_ackermann3d_numba.py``
-checks 1e-12 (relative, absolute near 0) after 200 steps of 10 ms from random states in every regime (measured: at
+numpy's vectorized ``tanh``/``arctan``, the per-car choice of the rotation series).
+``tests/models/plants/test_ackermann3d_batch_numba.py`` checks 1e-12 (relative, absolute near 0) after 200 steps
+of 10 ms from random states in every regime (measured: at
 most 0.07 of that tolerance); on trajectories that amplify rounding (e.g. ``rc_car_reference`` at its
 ``eps_v = 1e-3``, where a 1-ulp change of the start moves the wheel spin by 1e-6 within 2 s in numpy alone) no two
 implementations agree to that level.

@@ -35,7 +35,7 @@ Two presets:
       C_alpha(F_z0) = 62 000 N/rad, i.e. C_alpha / F_z ~ 14 /rad (0.24 /deg; Gillespie, *Fundamentals of
       Vehicle Dynamics*, 1992, ch. 10: cornering coefficients ~0.2 /deg for passenger tires), chosen so
       the understeer gradient in the linear range stays ~1 deg/g as with Rajamani's 80 000 N/rad
-      (measured 0.87 deg/g on constant-radius runs, tests/test_ackermann3d_limit.py);
+      (measured 0.87 deg/g on constant-radius runs, tests/models/plants/test_ackermann3d_limit.py);
     * friction load sensitivity k = 0.05 (mu drops 5 % per +100 % load; Magic Formula
       ``-p_Dy2 / p_Dy1`` ~ 0.05-0.15, Pacejka 2012; Milliken & Milliken, *Race Car Vehicle Dynamics*,
       1995, ch. 2, show the same trend);
@@ -43,7 +43,7 @@ Two presets:
       = 70.9 and 42.0 kN m/rad, 63 % front (road sedans ~55-70 % front), total roll gradient ~4.3
       deg/g (Gillespie: 3-7 deg/g for passenger cars).
 
-    Measured on a 50 m circle with a 0.1 m/s^2 speed ramp (tests/test_ackermann3d_limit.py): holds
+    Measured on a 50 m circle with a 0.1 m/s^2 speed ramp (tests/models/plants/test_ackermann3d_limit.py): holds
     8.08 m/s^2 (0.915 mu g), then runs wide with |sideslip| < 3 deg instead of spinning.
 """
 from __future__ import annotations
