@@ -136,23 +136,17 @@ def test_a_defective_file_names_the_file_and_the_key(good, tmp_path, name, meta_
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize(("content", "error"), [
-    (b"not a zip archive", r"not a simulation result file"),
-    (None, r"no such result file"),
-])
-def test_not_a_result_file(tmp_path, content, error):
-    f = tmp_path / "junk.npz"
-    if content is not None:
-        f.write_bytes(content)
-    with pytest.raises(InputError, match=rf"junk\.npz: {error}"):
-        SimulationResult.load(f)
-
-
-def test_truncated_file(good, tmp_path):
-    f = tmp_path / "truncated.npz"
-    f.write_bytes(good.read_bytes()[:2000])
+def test_missing_junk_and_truncated_files(good, tmp_path):
+    with pytest.raises(InputError, match=r"gone\.npz: no such result file"):
+        SimulationResult.load(tmp_path / "gone.npz")
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip archive")
+    with pytest.raises(InputError, match=r"junk\.npz: not a simulation result file"):
+        SimulationResult.load(junk)
+    cut = tmp_path / "truncated.npz"
+    cut.write_bytes(good.read_bytes()[:2000])
     with pytest.raises(InputError, match=r"truncated\.npz: not a simulation result"):
-        SimulationResult.load(f)
+        SimulationResult.load(cut)
 
 
 def test_old_file_without_message_loads(good, tmp_path):
