@@ -22,7 +22,7 @@ import numpy as np
 from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
-from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
+from mpc_tracking.models.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.condensed import CondensedDAQP
 from mpc_tracking.mpc.disturbance import ModelDisturbance
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
@@ -148,7 +148,7 @@ class SpatialMPC(SafeguardsMixin):
         elif st.prediction_model == "kinematic":
             model = KinematicPrediction(self.vehicle)
         else:
-            from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+            from mpc_tracking.models.spatial_dynamic import DynamicParams
 
             model = DynamicPrediction(DynamicParams.bmw_320i())
         if model.SPEED_IN_STATE and st.delay > 0:

@@ -264,7 +264,7 @@ class MPCSettings:
                               ("solver", SOLVERS)):
             if getattr(self, name) not in allowed:
                 raise SettingsError(f"MPCSettings.{name}: expected one of {allowed}, got {getattr(self, name)!r}")
-        from mpc_tracking.models.prediction.spatial_bicycle import DISCRETIZATIONS
+        from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
 
         if self.discretization not in DISCRETIZATIONS:
             raise SettingsError(

@@ -30,3 +30,17 @@ def test_from_import_of_a_moved_module():
 def test_unknown_module_still_fails():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("mpc_tracking.models.no_such_module")
+
+
+@pytest.mark.parametrize("old", sorted(MOVED_MODULES))
+def test_old_path_has_a_type_stub_naming_the_moved_module(old):
+    """Type checkers do not run the import hook: each old path has a ``.pyi`` that re-exports the moved module."""
+    from pathlib import Path
+
+    import mpc_tracking
+
+    rel = Path(*old.split(".")[1:])
+    stub = Path(mpc_tracking.__file__).parent.joinpath(rel.with_suffix(".pyi"))
+    if not stub.is_file():
+        stub = Path(mpc_tracking.__file__).parent.joinpath(rel, "__init__.pyi")
+    assert f"from {MOVED_MODULES[old]} import *" in stub.read_text()
