@@ -28,7 +28,7 @@ import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
 
 import mpc_tracking as mt
-from mpc_tracking.models.ackermann3d import batch_numba
+from mpc_tracking.models.plants.ackermann3d import batch_numba
 
 PRESETS = {  # preset: (single-car input, start speed [m/s], batch torque per wheel [N m])
     "rc_car": ([0.1, 0.0, 0.0, 0.02, 0.02], 1.0, 0.02),
@@ -38,7 +38,7 @@ TARGETS = {"batch_rc_car_numba_car_steps_per_s": 3e6, "single_car_numba_steps_pe
 
 _COMPILE_SNIPPET = (
     "import json, numpy as np\n"
-    "from mpc_tracking.models.ackermann3d import batch_numba as bn\n"
+    "from mpc_tracking.models.plants.ackermann3d import batch_numba as bn\n"
     "bn.load_kernels()\n"
     "print(json.dumps(bn.compile_seconds()))\n"
 )

@@ -1,4 +1,4 @@
-"""A user's own paths, end to end: the path zoo of ``tests/test_path_zoo.py`` as a table.
+"""A user's own paths, end to end: the path zoo of ``tests/paths/test_io_zoo.py`` as a table.
 
 Each case is written as a plain x, y[, w_right, w_left] CSV, loaded with ``load_path`` (corner
 polygons recognised and rounded, noisy traces smoothed, loops recognised) and driven one lap (or
@@ -20,8 +20,8 @@ from _provenance import RESULTS, dumps, finish, provenance, save_json
 
 import mpc_tracking as mt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_path_zoo import ZOO, _write  # the cases live with their test
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "paths"))
+from test_io_zoo import ZOO, _write  # the cases live with their test
 
 
 class _Collect(logging.Handler):

@@ -43,7 +43,7 @@ from mpc_tracking.models import (
     register_model,
     reload_plugins,
 )
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.controller import SpatialMPC
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.paths import Projection, ReferencePath, wrap_angle

@@ -169,7 +169,7 @@ class WheelTorquePI(Actuator):
     (F < 0) is spread over all four wheels in proportion to their normal loads when the car's
     ``brakes`` are ``"all"`` (the default), else it goes through the driven wheels. Needs a plant
     with ``vehicle`` (Ackermann3DParams) and ``tire_forces()``, i.e.
-    :class:`~mpc_tracking.models.ackermann3d.car.Ackermann3D`.
+    :class:`~mpc_tracking.models.plants.ackermann3d.car.Ackermann3D`.
     """
 
     name = "wheel_torque_pi"

@@ -54,7 +54,7 @@ class FuzzCase:
 
 
 def _vehicle(scale: str):
-    from mpc_tracking.models.spatial_bicycle import VehicleParams
+    from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 
     return VehicleParams.rc_car() if scale == "rc" else VehicleParams()
 

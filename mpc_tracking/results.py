@@ -1,7 +1,6 @@
 """SimulationResult: the logged time series of a closed-loop run, its metrics, save/load."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -313,8 +312,12 @@ class SimulationResult:
         return animate(self, out, **kwargs)
 
     def save(self, filename: str | Path) -> Path:
-        """Write the run to a compressed ``.npz`` (series, horizons, outcome, info as JSON)."""
-        filename = Path(filename)
+        """Write the run to a compressed ``.npz`` (series, horizons, outcome, info as JSON).
+
+        The format is :mod:`mpc_tracking.result_file`'s; :meth:`load` reads it back.
+        """
+        from mpc_tracking.result_file import write_result
+
         meta = {
             "reason": self.reason.value,
             "message": self.message,
@@ -322,22 +325,8 @@ class SimulationResult:
             "lap_times": self.lap_times,
             "info": self.info,
         }
-        # values typed Any: numpy 2.x stubs let ``**kwds`` of savez_compressed bind its ``allow_pickle: bool``,
-        # so a dict of arrays is rejected although no key here is ``allow_pickle``
-        arrays: dict[str, Any] = {f"series_{k}": v for k, v in self.series.items()}
-        if self.path is not None:
-            p = self.path
-            arrays.update(
-                path_s=p.s, path_x=p.x, path_y=p.y, path_psi=p.psi, path_kappa=p.kappa,
-                path_wl=p.width_left, path_wr=p.width_right,
-            )
-            meta["path"] = {"name": p.name, "closed": p.closed, "length": p.length}
-        if self.vehicle is not None:
-            from dataclasses import asdict
-
-            meta["vehicle"] = asdict(self.vehicle)
-        np.savez_compressed(filename, horizon_xy=self.horizon_xy, meta=json.dumps(meta, default=str), **arrays)
-        return filename
+        return write_result(filename, series=self.series, horizon_xy=self.horizon_xy, meta=meta, path=self.path,
+                            vehicle=self.vehicle)
 
     @classmethod
     def load(cls, filename: str | Path) -> SimulationResult:
@@ -350,113 +339,15 @@ class SimulationResult:
             metadata key (every series of :data:`SERIES`), a wrong dtype (text or objects where
             numbers belong), series of different lengths, predicted horizons that do not match
             them, an inconsistent path; also a file beyond the limits of
-            :func:`mpc_tracking.fileio.read_npz`.
+            :func:`mpc_tracking.fileio.read_npz` (see :func:`mpc_tracking.result_file.read_result`).
         """
-        from mpc_tracking.fileio import read_npz
+        from mpc_tracking.result_file import defect, read_result
 
-        filename = Path(filename)
-        if not filename.is_file():
-            raise InputError(f"{filename}: no such result file")
-        what = "simulation result written by SimulationResult.save"
-
-        def bad(key: str, problem: str) -> InputError:
-            return InputError(f"{filename}: {key}: {problem} (not a {what})")
-
-        z = read_npz(filename, what="simulation result file")
-        if "meta" not in z:
-            raise bad("meta", "missing")
+        fields = read_result(filename, SERIES)
         try:
-            meta = json.loads(str(z["meta"][()]) if z["meta"].ndim == 0 else "")
-        except ValueError:
-            raise bad("meta", "not the JSON text of the run's outcome") from None
-        if not isinstance(meta, dict):
-            raise bad("meta", f"expected a JSON object, got {type(meta).__name__}")
-        for key, types in (("reason", str), ("laps_completed", int), ("lap_times", list), ("info", dict),
-                           ("message", str)):
-            if key not in meta:
-                if key == "message":
-                    continue
-                raise bad(f"meta.{key}", "missing")
-            if not isinstance(meta[key], types) or isinstance(meta[key], bool):
-                raise bad(f"meta.{key}", f"expected {types.__name__}, got {type(meta[key]).__name__}")
-        if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in meta["lap_times"]):
-            raise bad("meta.lap_times", "expected a list of numbers")
-        info = meta["info"]
-        period = info.get("control_period")
-        if period is not None and (isinstance(period, bool) or not isinstance(period, (int, float))
-                                   or not (np.isfinite(period) and period > 0)):
-            raise bad("meta.info.control_period", f"expected a period > 0 s, got {period!r}")
-        for key, types, name in (("obstacles", list, "a list"), ("scenario", dict, "a mapping")):
-            if info.get(key) is not None and not isinstance(info[key], types):
-                raise bad(f"meta.info.{key}", f"expected {name}, got {type(info[key]).__name__}")
-        if not all(isinstance(o, dict) for o in info.get("obstacles") or []):
-            raise bad("meta.info.obstacles", "expected a list of obstacle mappings")
-
-        def numeric(key: str, ndim: int) -> np.ndarray:
-            a = z[key]
-            if not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-                raise bad(key, f"expected numbers, got dtype {a.dtype}")
-            if a.ndim != ndim:
-                raise bad(key, f"expected a {ndim}-D array, got shape {a.shape}")
-            return a
-
-        missing = [k for k in SERIES if f"series_{k}" not in z]
-        if missing:
-            more = f" (and {len(missing) - 1} more of the {len(SERIES)} series)" if len(missing) > 1 else ""
-            raise bad(f"series_{missing[0]}", f"missing{more}")
-        series = {k[7:]: numeric(k, 1) for k in z if k.startswith("series_")}
-        n = series["t"].size
-        for k, a in series.items():
-            if a.size != n:
-                raise bad(f"series_{k}", f"{a.size} samples, but series_t has {n}")
-        if "horizon_xy" not in z:
-            raise bad("horizon_xy", "missing")
-        horizon = numeric("horizon_xy", 3)
-        if horizon.shape[0] != n or horizon.shape[2] != 2:
-            raise bad("horizon_xy", f"expected shape ({n}, N+1, 2) for {n} steps, got {horizon.shape}")
-        path = None
-        path_keys = ("path_s", "path_x", "path_y", "path_psi", "path_kappa", "path_wl", "path_wr")
-        if any(k in z for k in path_keys):
-            absent = [k for k in path_keys if k not in z]
-            if absent:
-                raise bad(absent[0], "missing (the other path arrays are there)")
-            arrays = {k: numeric(k, 1) for k in path_keys}
-            m = arrays["path_s"].size
-            for k, a in arrays.items():
-                if a.size != m:
-                    raise bad(k, f"{a.size} waypoints, but path_s has {m}")
-            pm = meta.get("path")
-            if not isinstance(pm, dict) or not all(k in pm for k in ("closed", "length", "name")):
-                raise bad("meta.path", "expected the path's name, closed and length")
-            from mpc_tracking.paths.reference_path import ReferencePath
-
-            try:
-                path = ReferencePath.from_waypoints(
-                    arrays["path_s"], arrays["path_x"], arrays["path_y"], arrays["path_psi"], arrays["path_kappa"],
-                    width_left=np.where(np.isfinite(arrays["path_wl"]), arrays["path_wl"], 1e9),
-                    width_right=np.where(np.isfinite(arrays["path_wr"]), arrays["path_wr"], 1e9),
-                    closed=pm["closed"], length=pm["length"], name=pm["name"],
-                )
-            except (InputError, TypeError, ValueError) as exc:
-                raise bad("path", " ".join(str(exc).split())) from None
-        vehicle = None
-        if "vehicle" in meta:
-            from mpc_tracking.models.spatial_bicycle import VehicleParams
-
-            if not isinstance(meta["vehicle"], dict):
-                raise bad("meta.vehicle", f"expected a mapping, got {type(meta['vehicle']).__name__}")
-            try:
-                vehicle = VehicleParams(**meta["vehicle"])
-            except (InputError, TypeError, ValueError) as exc:
-                raise bad("meta.vehicle", " ".join(str(exc).split())) from None
-        try:
-            return cls(
-                series=series, horizon_xy=horizon, reason=meta["reason"], laps_completed=meta["laps_completed"],
-                lap_times=meta["lap_times"], info=meta["info"], path=path, vehicle=vehicle,
-                message=meta.get("message", ""),
-            )
+            return cls(**fields)
         except InputError as exc:
-            raise bad("meta.reason", " ".join(str(exc).split())) from None
+            raise defect(filename, "meta.reason", exc) from None
 
 
 def _as_outcome(reason: Any, result: SimulationResult) -> Outcome:

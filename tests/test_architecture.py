@@ -20,6 +20,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.scenario", "mpc_tracking.fuzz"},
     {"mpc_tracking.simulation"},
     {"mpc_tracking.results"},
+    {"mpc_tracking.result_file"},
     {"mpc_tracking.viz"},
     {"mpc_tracking.identification"},
     {"mpc_tracking.actuation"},
@@ -62,6 +63,21 @@ def test_imports_flow_down_the_layers(graphs):
 def test_no_import_cycles_between_modules(graphs):
     g, modules, _ = graphs
     assert g.cycles(modules) == []
+
+
+def _models_part(module: str) -> str | None:
+    """``mpc_tracking.models.plants.x`` -> ``plants``; None outside ``mpc_tracking.models.*``."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["mpc_tracking", "models"] else None
+
+
+def test_plants_and_prediction_models_do_not_import_each_other(graphs):
+    """The plants (what the car does) and the MPC's prediction models (what it believes) share only
+    ``models.base`` and ``models.integrators``; neither imports the other."""
+    _, modules, _ = graphs
+    crossing = sorted((src, dst) for src, deps in modules.items() for dst in deps
+                      if {_models_part(src), _models_part(dst)} == {"plants", "prediction"})
+    assert crossing == []
 
 
 def test_the_checker_sees_a_cycle_and_an_upward_edge(graphs):

@@ -61,7 +61,7 @@ fig, axes = plot_path_view(path, v_max=12.0, a_y_max=4.0)
 # %%
 # The controller
 # --------------
-# :class:`~mpc_tracking.models.spatial_bicycle.VehicleParams` is the car as the controller sees
+# :class:`~mpc_tracking.models.prediction.spatial_bicycle.VehicleParams` is the car as the controller sees
 # it (wheelbase 2.7 m, a 4.5 m x 1.8 m body by default);
 # :class:`~mpc_tracking.mpc.MPCSettings` holds the horizon (30 steps of ``ds``), the limits
 # and the weights, and is checked when it is built. The

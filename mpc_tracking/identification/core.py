@@ -40,7 +40,7 @@ from mpc_tracking.identification.fit import (
 )
 from mpc_tracking.identification.report import ERROR_KEYS, predict_errors
 from mpc_tracking.identification.vehicle_file import VehicleFile, plain
-from mpc_tracking.models.spatial_dynamic import DynamicParams
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
 __all__ = ["identify", "IdentificationResult", "plant_geometry", "GEOMETRY_KEYS"]
 

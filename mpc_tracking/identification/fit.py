@@ -11,7 +11,7 @@ simulated over the recorded speed commands of the straight-line runs from their 
 from the plateaus of the measured acceleration.
 
 **Tyres** (:func:`fit_lateral`): an equation-error fit of the dynamic bicycle's lateral and yaw
-equations (:mod:`mpc_tracking.models.spatial_dynamic`) on measured derivatives (Savitzky-Golay)::
+equations (:mod:`mpc_tracking.models.prediction.spatial_dynamic`) on measured derivatives (Savitzky-Golay)::
 
     v_y' + r v_x          = (F_yf cos delta + F_yr) / m
     I_z r'                = l_f F_yf cos delta - l_r F_yr

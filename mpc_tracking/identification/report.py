@@ -1,7 +1,7 @@
 """How well the fitted model predicts manoeuvres: one-step and open-loop errors.
 
 The model is what the controller predicts with: the dynamic bicycle
-(:func:`~mpc_tracking.models.spatial_dynamic.temporal_derivatives`, blended to the kinematic
+(:func:`~mpc_tracking.models.prediction.spatial_dynamic.temporal_derivatives`, blended to the kinematic
 bicycle at low speed) driven by the recorded steering command and, through the fitted first-order
 speed loop ``a_x = clip((v_cmd - v_x) / tau, -decel_max, accel_max)``, by the recorded speed command.
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from mpc_tracking.identification.fit import LongitudinalFit, derivative
 from mpc_tracking.identification.manoeuvres import Recording
-from mpc_tracking.models.spatial_dynamic import DynamicParams, temporal_derivatives
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams, temporal_derivatives
 
 __all__ = ["predict_errors", "ERROR_KEYS"]
 

@@ -1,6 +1,6 @@
 """A plant whose truth is the dynamic bicycle itself: the identification's known-answer test bench.
 
-:class:`DynamicBicyclePlant` integrates :func:`~mpc_tracking.models.spatial_dynamic.temporal_derivatives`
+:class:`DynamicBicyclePlant` integrates :func:`~mpc_tracking.models.prediction.spatial_dynamic.temporal_derivatives`
 in time (planar pose of the centre of gravity plus ``v_x, v_y, r``) behind a first-order speed loop
 with saturated acceleration::
 
@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
-from mpc_tracking.models.spatial_dynamic import DynamicParams, temporal_derivatives
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams, temporal_derivatives
 
 __all__ = ["DynamicBicyclePlant"]
 
@@ -39,8 +39,8 @@ class DynamicBicyclePlant(MotionModel):
 
     State ``(x, y, psi, v_x, v_y, r)``: CG position [m], yaw [rad], body velocities of the CG [m/s]
     and yaw rate [rad/s]; input ``(v_cmd, delta)`` [m/s, rad]. Parameters: every field of
-    :class:`~mpc_tracking.models.spatial_dynamic.DynamicParams` (default:
-    :meth:`~mpc_tracking.models.spatial_dynamic.DynamicParams.bmw_320i`, tyre shape C = 1.3, E = 0)
+    :class:`~mpc_tracking.models.prediction.spatial_dynamic.DynamicParams` (default:
+    :meth:`~mpc_tracking.models.prediction.spatial_dynamic.DynamicParams.bmw_320i`, tyre shape C = 1.3, E = 0)
     plus ``tau``, ``accel_max``, ``decel_max`` of the speed loop. ``vehicle_params`` is the
     ``DynamicParams``. The pose origin is the CG, so ``reference_offset = l_r``.
     """

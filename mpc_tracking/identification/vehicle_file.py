@@ -27,7 +27,7 @@ import yaml
 
 from mpc_tracking.errors import MPCTrackingError, VehicleFileError
 from mpc_tracking.fileio import read_yaml
-from mpc_tracking.models.spatial_dynamic import DynamicParams
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
 __all__ = ["VehicleFile", "load_vehicle_file", "FORMAT", "REQUIRED_DYNAMIC"]
 

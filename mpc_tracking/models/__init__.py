@@ -4,22 +4,32 @@ Built-in plants register by name at import; third-party plants register through 
 entry-point group ``mpc_tracking.models`` (the entry point names a :class:`MotionModel`
 subclass). A plugin whose entry point fails to import is reported (see :func:`plugin_errors`)
 and skipped; the others stay usable.
+
+The plants live in :mod:`mpc_tracking.models.plants`, the MPC's spatial prediction models in
+:mod:`mpc_tracking.models.prediction`. The module paths of before that split
+(``mpc_tracking.models.spatial_dynamic``, ``mpc_tracking.models.ackermann3d``, ...) still import:
+each is an alias of the moved module (:data:`MOVED_MODULES`), the same module object.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
 import logging
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from importlib import metadata
+from types import ModuleType
 from typing import Any
 
 from mpc_tracking.errors import ModelError, UnknownModelError
-from mpc_tracking.models.ackermann3d.batch import Ackermann3DBatch
-from mpc_tracking.models.ackermann3d.car import Ackermann3D
-from mpc_tracking.models.ackermann3d.params import Ackermann3DParams
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
-from mpc_tracking.models.kinematic_bicycle import KinematicBicycle
-from mpc_tracking.models.simple_car import SimpleCar
-from mpc_tracking.models.unicycle import Unicycle
+from mpc_tracking.models.plants.ackermann3d.batch import Ackermann3DBatch
+from mpc_tracking.models.plants.ackermann3d.car import Ackermann3D
+from mpc_tracking.models.plants.ackermann3d.params import Ackermann3DParams
+from mpc_tracking.models.plants.kinematic_bicycle import KinematicBicycle
+from mpc_tracking.models.plants.simple_car import SimpleCar
+from mpc_tracking.models.plants.unicycle import Unicycle
 
 __all__ = [
     "MotionModel",
@@ -38,6 +48,7 @@ __all__ = [
     "available_models",
     "plugin_errors",
     "ENTRY_POINT_GROUP",
+    "MOVED_MODULES",
 ]
 
 logger = logging.getLogger(__name__)
@@ -121,3 +132,50 @@ def create_model(
 
 for _cls in (KinematicBicycle, Unicycle, SimpleCar, Ackermann3D):
     register_model(_cls)
+
+
+#: old module path -> where the module lives now (the old path imports the new module)
+MOVED_MODULES: dict[str, str] = {
+    f"{__name__}.{old}": f"{__name__}.{new}"
+    for old, new in {
+        "kinematic_bicycle": "plants.kinematic_bicycle",
+        "unicycle": "plants.unicycle",
+        "simple_car": "plants.simple_car",
+        "ackermann3d": "plants.ackermann3d",
+        "spatial_bicycle": "prediction.spatial_bicycle",
+        "spatial_dynamic": "prediction.spatial_dynamic",
+        "apriori": "prediction.apriori",
+        "tyre_fit": "prediction.tyre_fit",
+    }.items()
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module path of :data:`MOVED_MODULES` (or a submodule of one) as the moved module."""
+
+    @staticmethod
+    def _target(fullname: str) -> str | None:
+        for old, new in MOVED_MODULES.items():
+            if fullname == old or fullname.startswith(old + "."):
+                return new + fullname[len(old):]
+        return None
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if self._target(fullname) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        target = self._target(spec.name)
+        if target is None:
+            raise ImportError(f"{spec.name} is not a moved module", name=spec.name)
+        return importlib.import_module(target)
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The moved module has run already (``create_module`` imported it)."""
+
+
+if not any(isinstance(finder, _MovedModuleFinder) for finder in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModuleFinder())  # before the path finder: no second copy of a submodule

@@ -37,7 +37,7 @@ The step, written out (N = horizon, ``ds`` = prediction step, T = control period
 
 What is shared with the controller (reused, not re-derived): the path's own interpolation
 (:meth:`ReferencePath.interpolate`), the spatial bicycle's linearization
-(:func:`mpc_tracking.models.spatial_bicycle.linearize`), the path's forward-backward speed profile
+(:func:`mpc_tracking.models.prediction.spatial_bicycle.linearize`), the path's forward-backward speed profile
 (:func:`mpc_tracking.paths.speed_profile.speed_profile`) for the whole-path ceilings, the corridor
 provider's ``bounds()``, and the constants ``SLACK_QUAD`` and ``REF_SLOPE`` of
 :mod:`mpc_tracking.mpc.qp`. Everything else (grid, operating point, horizon speed profile, rate
@@ -53,12 +53,12 @@ import cvxpy as cp
 import numpy as np
 
 from mpc_tracking.errors import InputError, SolverError
-from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.models.prediction import spatial_bicycle as sb
 from mpc_tracking.mpc.qp import REF_SLOPE, SLACK_QUAD  # constants of the formulation, shared on purpose
 from mpc_tracking.paths.speed_profile import speed_profile
 
 if TYPE_CHECKING:
-    from mpc_tracking.models.spatial_bicycle import VehicleParams
+    from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
     from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
     from mpc_tracking.paths.reference_path import ReferencePath
 

@@ -13,7 +13,7 @@ import numpy as np
 import osqp
 
 from mpc_tracking.models.prediction import KinematicPrediction, PredictionModel
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference, speed_limit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from mpc_tracking.models import spatial_bicycle as sb
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction import spatial_bicycle as sb
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.sampler import PathSampler, window_reduce
 from mpc_tracking.paths.speed_profile import lateral_speed_limit, speed_profile
 

@@ -27,6 +27,7 @@ from mpc_tracking.paths._checks import (
     _check_waypoint_budget,
     _distinct_mask,
 )
+from mpc_tracking.paths.builder import report_fit
 
 __all__ = ["round_corners", "corner_path"]
 
@@ -254,5 +255,5 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
     else:
         path = cls.from_waypoints(s, x, y, psi, kappa, width_left=wl_s, width_right=wr_s,
                                   closed=closed, length=length, name=name)
-    path._report_fit(pts, np.flatnonzero(keep), "points", warn=False)  # the corner cut, for the record
+    report_fit(path, pts, np.flatnonzero(keep), "points", warn=False)  # the corner cut, for the record
     return path

@@ -1,73 +1,32 @@
 """Reference paths: uniform arc-length waypoints with heading, curvature and track widths.
 
 A :class:`ReferencePath` is built from either a dense centre line (optionally with
-left/right track widths) or from a handful of corner points that are filled and smoothed.
-Both go through one parametric cubic smoothing spline (periodic for closed paths), from
-which heading and curvature are taken analytically, so curvature is smooth and has no seam
-artefact on closed loops.
+left/right track widths) or from a handful of corner points that are filled and smoothed;
+the construction (resampling, smoothing, the width and geometry checks, the fit report) is
+:mod:`mpc_tracking.paths.builder`'s. This module is the query object: interpolation at any
+``s``, projection (:mod:`mpc_tracking.paths.projection`), widths and points at an offset.
 
 Conventions: SI units, heading 0 along +x and counter-clockwise positive, lateral error
 ``e_y`` positive to the left of the path, arc length ``s`` in metres from the first waypoint.
 """
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import numpy as np
-from scipy import interpolate
-from scipy.integrate import cumulative_simpson
 from scipy.spatial import cKDTree
 
 from mpc_tracking.errors import PathError
-from mpc_tracking.paths._checks import (
-    _as_points,
-    _as_widths,
-    _check_count,
-    _check_ds,
-    _check_ds_fits,
-    _check_length,
-    _check_not_collinear_loop,
-    _check_positive,
-    _check_reversal,
-    _check_waypoint_budget,
-    _distinct_mask,
-    _warn_corridor,
-)
+from mpc_tracking.paths import builder
+from mpc_tracking.paths._checks import _check_positive
+from mpc_tracking.paths.builder import fit_tolerance
 from mpc_tracking.paths.corners import corner_path
+from mpc_tracking.paths.geometry import offset_point
 from mpc_tracking.paths.interpolation import LinearTable
-from mpc_tracking.paths.polyline import corner_vertices, polyline_distance
 from mpc_tracking.paths.projection import ProjectionMixin
-from mpc_tracking.paths.smoothing import smooth_points
 from mpc_tracking.paths.summary import describe_path, fit_smoothing, format_description
 
 __all__ = ["ReferencePath", "fit_tolerance"]
-
-logger = logging.getLogger(__name__)
-
-
-def fit_tolerance(smoothing: float) -> float:
-    """Largest deviation [m] of a fitted centre line from its input polyline before a warning:
-    0.25 m, or 5 × the smoothing RMS when that is larger (a smoothed noisy trace strays by a few
-    RMS at its worst point)."""
-    return max(0.25, 5.0 * float(smoothing))
-
-
-
-def _warn_irregular_spacing(pts: np.ndarray, closed: bool, input_index: np.ndarray, name: str) -> None:
-    """Warn when one gap between input points is over 20× their median spacing (a missing stretch,
-    or two paths in one file): the spline bridges it with a free-form curve."""
-    if len(pts) < 8:
-        return
-    ring = np.vstack([pts, pts[:1]]) if closed else pts
-    step = np.hypot(*np.diff(ring, axis=0).T)
-    med = float(np.median(step))
-    i = int(np.argmax(step))
-    if step[i] > 20.0 * med:
-        j = (i + 1) % len(pts)
-        logger.warning("%s: the input points are spaced very irregularly: %.4g m between input points %d and %d, "
-                       "%.0f× the median spacing %.4g m; the spline bridges the gap with a free-form curve",
-                       name, step[i], int(input_index[i]), int(input_index[j]), step[i] / med, med)
 
 
 class ReferencePath(ProjectionMixin):
@@ -116,6 +75,25 @@ class ReferencePath(ProjectionMixin):
     """
 
     obstacles: tuple = ()
+    # the waypoint arrays and figures the builder (:mod:`mpc_tracking.paths.builder`) fills
+    name: str
+    closed: bool
+    smoothing: float
+    s: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+    psi: np.ndarray
+    kappa: np.ndarray
+    width_left: np.ndarray
+    width_right: np.ndarray
+    v_ref: np.ndarray | None
+    raw_kappa: np.ndarray | None
+    length: float
+    ds: float
+    input_spacing: float
+    fit_deviation: float
+    fit_deviation_index: int
+    _tck: Any
 
     def __init__(
         self,
@@ -130,21 +108,8 @@ class ReferencePath(ProjectionMixin):
         v_ref: Any = None,
         name: str = "path",
     ) -> None:
-        pts = _as_points(x, y, "ReferencePath(x, y)")
-        ds = _check_ds(ds, "ds")
-        if not np.isfinite(smoothing) or smoothing < 0:
-            raise PathError(f"smoothing: expected a finite RMS deviation >= 0 m, got {smoothing}")
-        wl = _as_widths(width_left, len(pts), "width_left")
-        wr = _as_widths(width_right, len(pts), "width_right")
-        vr = None
-        if v_ref is not None:
-            vr = np.asarray(v_ref, dtype=float).reshape(-1)
-            if vr.size != len(pts) or not np.all(np.isfinite(vr)) or np.any(vr < 0):
-                raise PathError(f"v_ref: expected {len(pts)} finite speeds >= 0 m/s")
-        self.name = str(name)
-        self.closed = bool(closed)
-        self.smoothing = float(smoothing)
-        self._build(pts, wl, wr, vr, ds)
+        builder.init_from_points(self, x, y, width_left=width_left, width_right=width_right, ds=ds, closed=closed,
+                                 smoothing=smoothing, v_ref=v_ref, name=name)
 
     @classmethod
     def from_corners(
@@ -211,39 +176,9 @@ class ReferencePath(ProjectionMixin):
         No resampling or smoothing is done, so writing and reading back is lossless.
         ``length`` is the total length for closed paths (default: ``s[-1] + (s[1] - s[0])``).
         """
-        arrays = [np.asarray(a, dtype=float).reshape(-1) for a in (s, x, y, psi, kappa)]
-        n = arrays[0].size
-        if any(a.size != n for a in arrays) or n < 2:
-            raise PathError("from_waypoints: s, x, y, psi, kappa must have the same length >= 2")
-        if not all(np.all(np.isfinite(a)) for a in arrays):
-            raise PathError("from_waypoints: s, x, y, psi, kappa must be finite")
-        span = float(arrays[0][-1] - arrays[0][0])
-        if length is not None and not (np.isfinite(length) and length >= span * (1.0 - 1e-12)):
-            raise PathError(f"from_waypoints: length: expected a finite total length >= s[-1] - s[0] = {span:.6g} m, "
-                            f"got {length!r}")
-        sa = arrays[0]
-        d = np.diff(sa)
-        if np.any(d <= 0):
-            raise PathError("from_waypoints: s must be strictly increasing")
         self = cls.__new__(cls)
-        self.name = str(name)
-        self.closed = bool(closed)
-        self.smoothing = 0.0
-        self.s = sa - sa[0]
-        self.x, self.y, self.psi, self.kappa = arrays[1:]
-        self.ds = float(np.mean(d))
-        self.input_spacing = self.ds
-        self.length = float(length) if length is not None else float(self.s[-1] + (self.ds if closed else 0.0))
-        self.width_left = _as_widths(width_left, n, "width_left")
-        self.width_right = _as_widths(width_right, n, "width_right")
-        self.width_left = np.full(n, np.inf) if self.width_left is None else self.width_left
-        self.width_right = np.full(n, np.inf) if self.width_right is None else self.width_right
-        self.v_ref = None if v_ref is None else np.asarray(v_ref, dtype=float).reshape(-1)
-        self.raw_kappa = self.kappa.copy()
-        self._tck = None
-        self.fit_deviation, self.fit_deviation_index = 0.0, 0
-        self._check_geometry("from_waypoints")
-        self._finish()
+        builder.init_from_waypoints(self, s, x, y, psi, kappa, width_left=width_left, width_right=width_right,
+                                    v_ref=v_ref, closed=closed, length=length, name=name)
         return self
 
     @classmethod
@@ -255,130 +190,7 @@ class ReferencePath(ProjectionMixin):
         return fit_smoothing(lambda sm: cls(x, y, smoothing=sm, **kwargs), target,
                              noise_window=noise_window, max_smoothing=max_smoothing)
 
-    # ------------------------------------------------------------------ construction
-    def _build(self, pts, wl, wr, vr, ds):
-        keep = _distinct_mask(pts, self.closed)
-        pts = pts[keep]
-        x_in, y_in = pts[:, 0].copy(), pts[:, 1].copy()
-        wl = None if wl is None else wl[keep]
-        wr = None if wr is None else wr[keep]
-        vr = None if vr is None else vr[keep]
-        name = "ReferencePath(x, y)"
-        _check_count(pts, self.closed, name)
-        if self.closed:
-            _check_not_collinear_loop(pts, name)
-        scale = float(np.abs(pts).max())
-        n_in = len(pts)
-        self.input_spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
-        _warn_irregular_spacing(pts, self.closed, np.flatnonzero(keep), name)
-        if self.smoothing > 0:
-            pts = smooth_points(pts, self.closed, self.smoothing)
-        ring = np.vstack([pts, pts[:1]]) if self.closed else pts
-        chord = np.hypot(*np.diff(ring, axis=0).T)
-        u_in = np.concatenate([[0.0], np.cumsum(chord)])
-        total_chord = u_in[-1]
-        _check_length(total_chord, scale, name)
-        _check_waypoint_budget(ds, total_chord, "ds")  # before allocating the arc-length grid
-        u_in = u_in / total_chord
-        k = min(3, len(ring) - 1)
-        try:
-            tck, _ = interpolate.splprep(
-                [ring[:, 0], ring[:, 1]], u=u_in, k=k, s=0.0, per=int(self.closed), quiet=2
-            )
-        except Exception as exc:  # FITPACK reports malformed input with bare errors
-            raise PathError(f"ReferencePath(x, y): spline fit failed ({exc})") from exc
-        self._tck = tck
-        # arc length s(u) on a fine grid, Simpson's rule
-        m = int(max(16 * n_in, 4000, 8 * total_chord / ds))
-        m += m % 2 == 0  # odd count for Simpson
-        uf = np.linspace(0.0, 1.0, m)
-        dx, dy = interpolate.splev(uf, tck, der=1)
-        speed = np.hypot(dx, dy)
-        sf = cumulative_simpson(speed, x=uf, initial=0.0)
-        length = float(sf[-1])
-        _check_length(length, scale, name)
-        _check_ds_fits(ds, length, self.closed, "ds")
-        if self.closed:
-            n = max(3, round(length / ds))
-            s_new = np.arange(n) * (length / n)
-        else:
-            n = max(2, round(length / ds) + 1)
-            s_new = np.linspace(0.0, length, n)
-        u_new = np.interp(s_new, sf, uf)
-        x, y = interpolate.splev(u_new, tck)
-        d1x, d1y = interpolate.splev(u_new, tck, der=1)
-        if k >= 2:
-            d2x, d2y = interpolate.splev(u_new, tck, der=2)
-        else:
-            d2x = d2y = np.zeros_like(u_new)
-        self.s = s_new
-        self.x, self.y = np.asarray(x), np.asarray(y)
-        self.psi = np.unwrap(np.arctan2(d1y, d1x))
-        self.kappa = (d1x * d2y - d1y * d2x) / np.hypot(d1x, d1y) ** 3
-        self.length = length
-        self.ds = float(s_new[1] - s_new[0])
-        u_src = u_in
-        self.width_left = self._resample(u_src, wl, u_new, np.inf)
-        self.width_right = self._resample(u_src, wr, u_new, np.inf)
-        self.v_ref = None if vr is None else self._resample(u_src, vr, u_new, np.nan)
-        # curvature of the interpolating polyline of the input, for noise reporting
-        self.raw_kappa = None
-        input_index = np.flatnonzero(keep)
-
-        def near(i: int) -> str:
-            j = int(np.clip(np.searchsorted(u_in, u_new[i]), 0, len(input_index) - 1))
-            return f"near input point {int(input_index[j])}"
-
-        self._check_geometry(name, near)
-        self._finish()
-        self._report_fit(np.column_stack([x_in, y_in]), input_index, name)
-
-    def _report_fit(self, pts: np.ndarray, input_index: np.ndarray, name: str, *, warn: bool = True) -> None:
-        """Measure how far the waypoints stray from the input polyline (``pts``) and say so.
-
-        Sets :attr:`fit_deviation` and :attr:`fit_deviation_index`; a warning beyond
-        :func:`fit_tolerance` (with ``warn``) names the input point, and when the points look
-        like the corners of a polygon, says how to round them instead.
-        """
-        wp = self.xy
-        d_path = polyline_distance(wp, pts, self.closed)  # waypoints -> input polyline
-        d_pts = polyline_distance(pts, wp, self.closed)  # input points -> waypoints polyline
-        i_path, i_pts = int(np.argmax(d_path)), int(np.argmax(d_pts))
-        if d_path[i_path] >= d_pts[i_pts]:
-            dev = float(d_path[i_path])
-            j = int(np.argmin(np.hypot(*(pts - wp[i_path]).T)))
-        else:
-            dev, j = float(d_pts[i_pts]), i_pts
-        self.fit_deviation = dev
-        self.fit_deviation_index = int(input_index[j])
-        where = f"near input point {self.fit_deviation_index} ({pts[j, 0]:.6g}, {pts[j, 1]:.6g})"
-        tol = fit_tolerance(self.smoothing)
-        if not warn or dev <= tol:
-            logger.info("path %r: the fit strays at most %.3g m from the input polyline (%s)", self.name, dev, where)
-            return
-        hint = ""
-        if corner_vertices(pts, self.closed) is not None:
-            hint = ("; the points look like the corners of a polygon: round them with "
-                    "ReferencePath.from_corners(points, radius=...) (files: load_path(..., corner_radius=...))")
-        logger.warning("%s: the fitted centre line strays %.3g m from the polyline through the input points %s "
-                       "(tolerance %.3g m)%s", name if name != "ReferencePath(x, y)" else f"path {self.name!r}",
-                       dev, where, tol, hint)
-
-    def _check_geometry(self, name: str, near=None) -> None:
-        """Reversal (error) and corridor-vs-curvature (warning) checks on the waypoints."""
-        if self.closed and len(self.s) >= 3:
-            _check_not_collinear_loop(np.column_stack([self.x, self.y]), name)
-        _check_length(self.length, float(max(np.abs(self.x).max(), np.abs(self.y).max())), name)
-        _check_reversal(self.s, self.x, self.y, self.length, self.closed, name, near)
-        _warn_corridor(self.s, self.kappa, self.width_left, self.width_right, f"path {self.name!r}")
-
-    def _resample(self, u_src, values, u_new, default):
-        if values is None:
-            return np.full(u_new.shape, default)
-        if self.closed:
-            return np.interp(u_new, u_src, np.append(values, values[0]))
-        return np.interp(u_new, u_src, values)
-
+    # ------------------------------------------------------------------ query tables
     def _finish(self) -> None:
         """Derived arrays used by interpolation and projection."""
         n = self.s.size
@@ -498,8 +310,7 @@ class ReferencePath(ProjectionMixin):
         ndarray, shape (..., 2) [m]
         """
         q = self.interpolate(s)
-        e_y = np.asarray(e_y, dtype=float)
-        return np.stack([q["x"] - e_y * np.sin(q["psi"]), q["y"] + e_y * np.cos(q["psi"])], axis=-1)
+        return offset_point(q["x"], q["y"], q["psi"], e_y)
 
     def describe(self, noise_window: float | None = None) -> dict[str, Any]:
         """Summary: length, closed, min radius, max ``|kappa|``, curvature noise, widths, waypoint count.

@@ -167,7 +167,7 @@ def _obstacle(o, where: str) -> CircleObstacle | PolygonObstacle:
 
 
 def _build_vehicle(sc):
-    from mpc_tracking.models.spatial_bicycle import VehicleParams
+    from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 
     vc = sc.vehicle
     base = VehicleParams.rc_car() if vc.preset == "rc_car" else VehicleParams()
@@ -182,8 +182,8 @@ def _build_vehicle(sc):
 def _matching_preset(cls: Any, params: dict[str, Any], vehicle: Any, where: str) -> None:
     """For the 3D car: pick the preset whose wheelbase is nearest the vehicle's when none is given
     (in place, logged), and warn when a given preset's car is far from the vehicle the MPC plans for."""
-    from mpc_tracking.models.ackermann3d import Ackermann3D
-    from mpc_tracking.models.ackermann3d.params import PRESETS
+    from mpc_tracking.models.plants.ackermann3d import Ackermann3D
+    from mpc_tracking.models.plants.ackermann3d.params import PRESETS
 
     if not (isinstance(cls, type) and issubclass(cls, Ackermann3D)):
         return
@@ -297,9 +297,9 @@ def _prediction(settings: Any, plant: Any, actuator: Any, vehicle_file: Any = No
     one, and whose speed lead comes from the actuator when it declares one, else from the file."""
     if settings.prediction_model != "dynamic":
         return None
-    from mpc_tracking.models.ackermann3d import Ackermann3D
+    from mpc_tracking.models.plants.ackermann3d import Ackermann3D
     from mpc_tracking.models.prediction import DynamicPrediction, dynamic_params_from_ackermann3d
-    from mpc_tracking.models.spatial_dynamic import DynamicParams
+    from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
     if vehicle_file is not None:
         # the lead of a speed loop we configure is known exactly (1 / kp of a PI actuator); the

@@ -95,7 +95,7 @@ class _Scene:
         self.r = result
         self.veh = result.vehicle
         if self.veh is None:
-            from mpc_tracking.models.spatial_bicycle import VehicleParams
+            from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 
             self.veh = VehicleParams()
         x0, x1 = np.nanmin(result.path.x), np.nanmax(result.path.x)

@@ -1,0 +1,2 @@
+"""Type stub of an old module path: it imports the moved module (``mpc_tracking.models.MOVED_MODULES``)."""
+from mpc_tracking.models.plants.ackermann3d import *  # noqa: F403

@@ -1,0 +1,560 @@
+"""Spatial dynamic bicycle: a prediction model with tyre forces, arc length s as the independent variable.
+
+State ``x = (e_y, e_psi, t, v_x, v_y, r)``: lateral error [m] (positive left) and heading error
+[rad] of the reference point, time [s], body-frame longitudinal and lateral velocity of the centre of
+gravity (CG) [m/s] and yaw rate [rad/s]; input ``u = (a_x, delta)``: longitudinal acceleration
+command [m/s²] and front steering angle [rad]; ``kappa`` is the path curvature [1/m] at the current
+arc length. Parameters: :class:`DynamicParams`.
+
+**Reference point.** ``e_y, e_psi, t`` refer to the *rear axle*, the point that
+:mod:`~mpc_tracking.models.prediction.spatial_bicycle`, the MPC's corridor/footprint code and the simulation
+track. The rear axle moves with body velocity ``(v_x, v_yr)``, ``v_yr = v_y - l_r r``, so::
+
+    s_dot   = (v̄_x cos e_psi - v_yr sin e_psi) / (1 - kappa e_y)
+    e_y_dot =  v̄_x sin e_psi + v_yr cos e_psi
+    e_psi_dot = r - kappa s_dot,        t_dot = 1
+
+(this is the textbook CG formula with ``v_y`` replaced by the reference point's lateral velocity).
+In the kinematic limit ``v_yr = 0`` and these reduce exactly to the kinematic spatial bicycle.
+
+**Body dynamics** (time domain, single track, no aerodynamic or rolling drag)::
+
+    v_x_dot = a_x - F_yf sin(delta) / m + r v_y
+    v_y_dot = (F_yf cos(delta) + F_yr) / m - r v_x
+    r_dot   = (l_f F_yf cos(delta) - l_r F_yr) / I_z
+
+with slip angles ``alpha_f = delta - atan((v_y + l_f r) / v̄_x)``, ``alpha_r = -atan((v_y - l_r r) / v̄_x)``
+and normal loads with longitudinal load transfer from the command ``a_x``::
+
+    F_zf = m (g l_r - a_x h_cg) / (l_f + l_r),    F_zr = m (g l_f + a_x h_cg) / (l_f + l_r)
+
+(positive while ``-g l_f / h_cg < a_x < g l_r / h_cg``; :func:`check_domain` tests it).
+
+**Tyre model: simplified Pacejka magic formula** (pure lateral slip, no camber, no combined slip)::
+
+    F_y = D mu F_z sin(C atan(B alpha - E (B alpha - atan(B alpha))))
+
+Chosen over the Fiala/brush model because it is smooth everywhere (Fiala has a kink where the
+contact patch fully slides, which spoils the analytic Jacobians the LTV-MPC linearizes with), it
+saturates at ``D mu F_z`` and (for C > 1) falls off beyond the peak slip, and it is exactly CommonRoad's own lateral
+formula at zero camber, so its published coefficients are used as they are
+(:meth:`DynamicParams.bmw_320i`). The cornering stiffness is ``B C D mu F_z`` [N/rad]; the peak
+factor ``D`` per axle (default 1) lets an axle peak below ``mu F_z``.
+
+**Low speed.** The dynamic model divides by ``v_x`` and is stiff at low speed, so the velocity
+derivatives blend to a kinematic bicycle with a C² smootherstep weight ``w(v_x)`` (0 below
+``v_blend_low``, 1 above ``v_blend_high``)::
+
+    x_dot = w x_dot_dynamic + (1 - w) x_dot_kinematic       (v_x, v_y, r rows)
+
+The kinematic part holds ``v_x_dot = a_x`` and pulls ``v_y, r`` with time constant ``tau_kin`` onto
+the kinematic values ``v_y = l_r tan(delta) v_x / L``, ``r = tan(delta) v_x / L`` (plus their
+feed-forward ``d/dt`` at constant delta, so a state on them stays on them while ``v_x`` changes).
+Every division by ``v_x`` uses ``v̄_x = floor(v_x)``, a C¹ floor at ``v_floor``
+(``v̄_x = v_x`` for ``v_x >= 2 v_floor``, ``v_floor + v_x²/(4 v_floor)`` on ``[0, 2 v_floor]``,
+``v_floor`` below 0); validation keeps ``v_blend_low >= 2 v_floor`` so the dynamic part is exact
+wherever its weight is not zero. ``v̄_x`` is also used in ``s_dot``: below ``2 v_floor`` the spatial
+model advances as if the car rolled at ``v̄_x`` (finite ``dt/ds``, no division by zero at standstill).
+
+**Spatial form.** ``f(x, u, kappa) = x_dot / s_dot`` (so ``dt/ds = 1 / s_dot``); the Jacobians are
+analytic (chain rule through every term above). All functions are vectorized over leading
+dimensions: ``x`` (..., 6), ``u`` (..., 2), ``kappa`` (...), and mirror
+:mod:`~mpc_tracking.models.prediction.spatial_bicycle` (same names, signatures and return conventions).
+
+The dynamic model is stiff: the lateral/yaw modes decay at about ``(C_αf + C_αr) / (m v_x)`` [1/s],
+i.e. ``(C_αf + C_αr) / (m v_x²)`` [1/m] in s (BMW 320i: ≈ 1.0 /m at 15 m/s, ≈ 9 /m at 5 m/s), so a
+step ``ds`` must resolve that for the explicit discretizations to be stable.
+
+Examples
+--------
+>>> import numpy as np
+>>> p = DynamicParams.bmw_320i()
+>>> x = np.array([0.0, 0.0, 0.0, 15.0, 0.0, 0.0])       # straight ahead at 15 m/s
+>>> f = derivatives(x, [0.0, 0.0], 0.0, p)
+>>> [float(v) for v in np.round(f, 6)]                    # only time advances: dt/ds = 1/15
+[0.0, 0.0, 0.066667, 0.0, 0.0, 0.0]
+>>> A, B, c = linearize(np.tile(x, (30, 1)), np.zeros((30, 2)), np.zeros(30), 0.2, p, "rk4")
+>>> A.shape, B.shape, c.shape
+((30, 6, 6), (30, 6, 2), (30, 6))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mpc_tracking.errors import InputError, ModelError
+from mpc_tracking.models.integrators import INTEGRATORS, affine_step
+from mpc_tracking.models.prediction.spatial_bicycle import DISCRETIZATIONS
+from mpc_tracking.models.prediction.spatial_bicycle import spatial_to_temporal as spatial_to_temporal
+from mpc_tracking.models.prediction.spatial_bicycle import temporal_to_spatial as temporal_to_spatial
+
+__all__ = [
+    "STATE_NAMES",
+    "INPUT_NAMES",
+    "IDX_EY",
+    "IDX_EPSI",
+    "IDX_T",
+    "IDX_VX",
+    "IDX_VY",
+    "IDX_R",
+    "IDX_AX",
+    "IDX_DELTA",
+    "DynamicParams",
+    "derivatives",
+    "jacobians",
+    "temporal_derivatives",
+    "linearize",
+    "discrete_step",
+    "blend_weight",
+    "check_domain",
+]
+
+STATE_NAMES = ("e_y", "e_psi", "t", "v_x", "v_y", "r")
+INPUT_NAMES = ("a_x", "delta")
+IDX_EY, IDX_EPSI, IDX_T, IDX_VX, IDX_VY, IDX_R = 0, 1, 2, 3, 4, 5
+IDX_AX, IDX_DELTA = 0, 1
+
+_NX, _NU = len(STATE_NAMES), len(INPUT_NAMES)
+# columns of the stacked Jacobian d/d(x, u)
+_VX, _VY, _R = IDX_VX, IDX_VY, IDX_R
+_AX, _D = _NX + IDX_AX, _NX + IDX_DELTA
+
+_INF = float("inf")
+#: field -> (lower bound, lower bound allowed, upper bound, upper bound allowed, unit)
+_RANGES: dict[str, tuple[float, bool, float, bool, str]] = {
+    "mass": (0.0, False, _INF, False, "kg"),
+    "I_z": (0.0, False, _INF, False, "kg m^2"),
+    "l_f": (0.0, False, _INF, False, "m"),
+    "l_r": (0.0, False, _INF, False, "m"),
+    "h_cg": (0.0, True, _INF, False, "m"),
+    "mu": (0.0, False, _INF, False, "-"),
+    "tyre_B_f": (0.0, False, _INF, False, "1/rad"),
+    "tyre_C_f": (0.0, False, 2.0, False, "-"),
+    "tyre_B_r": (0.0, False, _INF, False, "1/rad"),
+    "tyre_C_r": (0.0, False, 2.0, False, "-"),
+    "tyre_D_f": (0.0, False, _INF, False, "-"),
+    "tyre_D_r": (0.0, False, _INF, False, "-"),
+    "tyre_E_f": (-_INF, False, 1.0, True, "-"),
+    "tyre_E_r": (-_INF, False, 1.0, True, "-"),
+    "v_floor": (0.0, False, _INF, False, "m/s"),
+    "v_blend_low": (0.0, False, _INF, False, "m/s"),
+    "v_blend_high": (0.0, False, _INF, False, "m/s"),
+    "tau_kin": (0.0, False, _INF, False, "s"),
+    "g": (0.0, False, _INF, False, "m/s^2"),
+}
+
+
+def _range_text(lo: float, lo_ok: bool, hi: float, hi_ok: bool) -> str:
+    left = ("[" if lo_ok else "(") + (f"{lo:g}" if np.isfinite(lo) else "-inf")
+    right = (f"{hi:g}" if np.isfinite(hi) else "inf") + ("]" if hi_ok else ")")
+    return f"a number in {left}, {right}"
+
+
+@dataclass(frozen=True)
+class DynamicParams:
+    """Parameters of the spatial dynamic bicycle, validated on construction.
+
+    Attributes
+    ----------
+    mass : float
+        Vehicle mass m [kg], > 0.
+    I_z : float
+        Yaw moment of inertia about the CG [kg m²], > 0.
+    l_f : float
+        CG to front axle [m], > 0.
+    l_r : float
+        CG to rear axle [m], > 0 (the reference point of ``e_y``, ``e_psi`` is the rear axle).
+    h_cg : float
+        CG height above ground for the longitudinal load transfer [m], >= 0.
+    mu : float
+        Tyre-road friction coefficient [-], > 0: the peak lateral force of an axle is ``D mu F_z``.
+    tyre_B_f, tyre_B_r : float
+        Pacejka stiffness factor B of the front / rear axle [1/rad], > 0.
+    tyre_C_f, tyre_C_r : float
+        Pacejka shape factor C [-], in (0, 2) (the force keeps the sign of the slip angle).
+    tyre_E_f, tyre_E_r : float
+        Pacejka curvature factor E [-], <= 1 (default 0).
+    tyre_D_f, tyre_D_r : float
+        Peak factor of each axle [-], > 0 (default 1): the axle's peak force is ``D mu F_z``. An
+        axle whose wheels share the load unequally in a corner (lateral load transfer with
+        load-sensitive tyres) peaks below ``mu F_z``; ``D_f < D_r`` makes the front axle saturate
+        first, as a road car that understeers at the limit.
+    v_floor : float
+        Floor of ``v_x`` wherever it divides [m/s], > 0 (default 0.5).
+    v_blend_low, v_blend_high : float
+        Below ``v_blend_low`` the velocity dynamics are the kinematic bicycle's, above
+        ``v_blend_high`` the tyre model's, smootherstep in between [m/s];
+        ``2 v_floor <= v_blend_low < v_blend_high`` (defaults 2 and 5).
+    tau_kin : float
+        Time constant with which the kinematic part pulls ``v_y``, ``r`` onto their kinematic
+        values [s], > 0 (default 0.1).
+    g : float
+        Gravitational acceleration [m/s²], > 0 (default 9.81, as CommonRoad).
+    """
+
+    mass: float
+    I_z: float
+    l_f: float
+    l_r: float
+    h_cg: float
+    mu: float
+    tyre_B_f: float
+    tyre_C_f: float
+    tyre_B_r: float
+    tyre_C_r: float
+    tyre_E_f: float = 0.0
+    tyre_E_r: float = 0.0
+    tyre_D_f: float = 1.0
+    tyre_D_r: float = 1.0
+    v_floor: float = 0.5
+    v_blend_low: float = 2.0
+    v_blend_high: float = 5.0
+    tau_kin: float = 0.1
+    g: float = 9.81
+
+    def __post_init__(self) -> None:
+        for name, (lo, lo_ok, hi, hi_ok, unit) in _RANGES.items():
+            v = getattr(self, name)
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+            ok = ok and (v >= lo if lo_ok else v > lo) and (v <= hi if hi_ok else v < hi)
+            if not ok:
+                raise ModelError(
+                    f"DynamicParams.{name}: expected {_range_text(lo, lo_ok, hi, hi_ok)} [{unit}], got {v!r}"
+                )
+        if self.v_blend_low < 2.0 * self.v_floor:
+            raise ModelError(
+                f"DynamicParams.v_blend_low: expected >= 2 v_floor = {2.0 * self.v_floor:g} [m/s] "
+                f"(the tyre model must see the unfloored v_x), got {self.v_blend_low!r}"
+            )
+        if self.v_blend_high <= self.v_blend_low:
+            raise ModelError(
+                f"DynamicParams.v_blend_high: expected > v_blend_low = {self.v_blend_low:g} [m/s], "
+                f"got {self.v_blend_high!r}"
+            )
+
+    @classmethod
+    def bmw_320i(cls) -> DynamicParams:
+        """The BMW 320i sedan of CommonRoad (vehicle id 2).
+
+        Source: the PyPI package ``commonroad-vehicle-models`` 3.0.2 (module ``vehiclemodels``),
+        files ``parameters/parameters_vehicle2.yaml`` (m, I_z, a = l_f, b = l_r, h_cg) and
+        ``parameters/parameters_tire.yaml`` (MF lateral coefficients p_cy1, p_dy1, p_ey1, p_ky1,
+        shared by all CommonRoad vehicles). B follows CommonRoad's ``formula_lateral`` with
+        ``K_y = p_ky1 F_z``: ``B = |p_ky1| / (p_cy1 p_dy1)``, i.e. cornering stiffness ``21.92 F_z``
+        [N/rad] per axle, the same as its single-track model's ``mu C_S F_z``. CommonRoad's
+        single-track model uses the sprung-mass CG height ``h_s = 0.61373004`` m for the load
+        transfer; this preset uses the total-mass CG height ``h_cg``. Blend speeds are this module's
+        defaults. The body is 4.508 m x 1.61 m (not part of these parameters).
+        """
+        # commonroad-vehicle-models 3.0.2, vehiclemodels/parameters/parameters_tire.yaml
+        p_cy1, p_dy1, p_ey1, p_ky1 = 1.3507, 1.0489, -0.0074722, -21.92
+        b = -p_ky1 / (p_cy1 * p_dy1)
+        # commonroad-vehicle-models 3.0.2, vehiclemodels/parameters/parameters_vehicle2.yaml
+        return cls(
+            mass=1093.2952334674046,  # m
+            I_z=1791.5995300122856,  # I_z
+            l_f=1.1561957064,  # a
+            l_r=1.4227170936,  # b
+            h_cg=0.5748689544000001,  # h_cg
+            mu=p_dy1,
+            tyre_B_f=b,
+            tyre_C_f=p_cy1,
+            tyre_E_f=p_ey1,
+            tyre_B_r=b,
+            tyre_C_r=p_cy1,
+            tyre_E_r=p_ey1,
+        )
+
+    @property
+    def wheelbase(self) -> float:
+        """L = l_f + l_r [m]."""
+        return self.l_f + self.l_r
+
+    @property
+    def static_loads(self) -> tuple[float, float]:
+        """Normal loads (F_zf, F_zr) at ``a_x = 0`` [N]."""
+        L = self.wheelbase
+        return self.mass * self.g * self.l_r / L, self.mass * self.g * self.l_f / L
+
+    @property
+    def cornering_stiffness(self) -> tuple[float, float]:
+        """Axle cornering stiffnesses (C_αf, C_αr) = B C D mu F_z at the static loads [N/rad]."""
+        fzf, fzr = self.static_loads
+        return (self.tyre_B_f * self.tyre_C_f * self.tyre_D_f * self.mu * fzf,
+                self.tyre_B_r * self.tyre_C_r * self.tyre_D_r * self.mu * fzr)
+
+
+def _smooth_floor(v, v0):
+    """C¹ floor of ``v`` at ``v0``, and its derivative."""
+    vc = np.clip(v, 0.0, 2.0 * v0)
+    low = v < 2.0 * v0
+    return np.where(low, v0 + vc * vc / (4.0 * v0), v), np.where(low, vc / (2.0 * v0), 1.0)
+
+
+def _smootherstep(v, lo, hi):
+    """C² step from 0 (v <= lo) to 1 (v >= hi), and its derivative."""
+    t = np.clip((v - lo) / (hi - lo), 0.0, 1.0)
+    w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
+    dw = 30.0 * t * t * (1.0 - t) ** 2 / (hi - lo)
+    return w, dw
+
+
+def blend_weight(v_x: Any, params: DynamicParams) -> np.ndarray:
+    """Weight ``w(v_x)`` of the tyre model (1 - w: kinematic bicycle), shape of ``v_x``."""
+    return np.asarray(_smootherstep(np.asarray(v_x, dtype=float), params.v_blend_low, params.v_blend_high)[0])
+
+
+def _pacejka(alpha, B, C, E):
+    """Normalized lateral force F_y / (mu F_z) and its slope d/d alpha [1/rad]."""
+    ba = B * alpha
+    psi = ba - E * (ba - np.arctan(ba))
+    dpsi = B * (1.0 - E + E / (1.0 + ba * ba))
+    phi = C * np.arctan(psi)
+    return np.sin(phi), np.cos(phi) * C / (1.0 + psi * psi) * dpsi
+
+
+def _evaluate(x, u, kappa, p: DynamicParams, spatial: bool, jac: bool):
+    """x_dot (or f = x_dot / s_dot) and, if ``jac``, its Jacobian d/d(x, u), shape (..., 6, 8)."""
+    x = np.asarray(x, dtype=float)
+    u = np.asarray(u, dtype=float)
+    k = np.asarray(kappa, dtype=float)
+    ey, ep, vx, vy, r = x[..., IDX_EY], x[..., IDX_EPSI], x[..., IDX_VX], x[..., IDX_VY], x[..., IDX_R]
+    ax, d = u[..., IDX_AX], u[..., IDX_DELTA]
+    shape = np.broadcast_shapes(ey.shape, ax.shape, k.shape)
+    m, L, lf, lr = p.mass, p.wheelbase, p.l_f, p.l_r
+
+    # --- reference point (rear axle) kinematics
+    gk = 1.0 - ey * k
+    ce, se = np.cos(ep), np.sin(ep)
+    vyr = vy - lr * r
+    vf, dvf = _smooth_floor(vx, p.v_floor)
+    sdot = (vf * ce - vyr * se) / gk
+    # --- dynamic part: slip angles, loads, tyre forces
+    qf = (vy + lf * r) / vf
+    qr = vyr / vf
+    af = d - np.arctan(qf)
+    ar = -np.arctan(qr)
+    fzf = m * (p.g * lr - ax * p.h_cg) / L
+    fzr = m * (p.g * lf + ax * p.h_cg) / L
+    phif, dphif = _pacejka(af, p.tyre_B_f, p.tyre_C_f, p.tyre_E_f)
+    phir, dphir = _pacejka(ar, p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
+    mu_f, mu_r = p.mu * p.tyre_D_f, p.mu * p.tyre_D_r
+    fyf = mu_f * fzf * phif
+    fyr = mu_r * fzr * phir
+    cd, sd = np.cos(d), np.sin(d)
+    dyn = (ax - fyf * sd / m + r * vy, (fyf * cd + fyr) / m - r * vx, (lf * fyf * cd - lr * fyr) / p.I_z)
+    # --- kinematic part
+    td = np.tan(d)
+    rho = td / L
+    tau = p.tau_kin
+    kin = (ax + 0.0 * vx, lr * rho * ax + (lr * rho * vx - vy) / tau, rho * ax + (rho * vx - r) / tau)
+    w, dw = _smootherstep(vx, p.v_blend_low, p.v_blend_high)
+
+    xdot = np.empty((*shape, _NX))
+    xdot[..., IDX_EY] = vf * se + vyr * ce
+    xdot[..., IDX_EPSI] = r - k * sdot
+    xdot[..., IDX_T] = 1.0
+    for row, a_dyn, a_kin in zip((IDX_VX, IDX_VY, IDX_R), dyn, kin, strict=True):
+        xdot[..., row] = w * a_dyn + (1.0 - w) * a_kin
+    if spatial:
+        xdot /= sdot[..., None]
+    if not jac:
+        return xdot, None
+
+    nz = _NX + _NU
+    # d s_dot
+    dS = np.zeros((*shape, nz))
+    dS[..., IDX_EY] = sdot * k / gk
+    dS[..., IDX_EPSI] = (-vf * se - vyr * ce) / gk
+    dS[..., _VX] = dvf * ce / gk
+    dS[..., _VY] = -se / gk
+    dS[..., _R] = lr * se / gk
+    D = np.zeros((*shape, _NX, nz))
+    D[..., IDX_EY, IDX_EPSI] = vf * ce - vyr * se
+    D[..., IDX_EY, _VX] = dvf * se
+    D[..., IDX_EY, _VY] = ce
+    D[..., IDX_EY, _R] = -lr * ce
+    D[..., IDX_EPSI, :] = -k[..., None] * dS
+    D[..., IDX_EPSI, _R] += 1.0
+    # dynamic part: gradients of the slip angles and forces
+    inv_vf = 1.0 / vf
+    cf = 1.0 / (1.0 + qf * qf)
+    cr = 1.0 / (1.0 + qr * qr)
+    dAf = np.zeros((*shape, nz))
+    dAf[..., _VX] = cf * qf * dvf * inv_vf
+    dAf[..., _VY] = -cf * inv_vf
+    dAf[..., _R] = -cf * lf * inv_vf
+    dAf[..., _D] = 1.0
+    dAr = np.zeros((*shape, nz))
+    dAr[..., _VX] = cr * qr * dvf * inv_vf
+    dAr[..., _VY] = -cr * inv_vf
+    dAr[..., _R] = cr * lr * inv_vf
+    dfz = m * p.h_cg / L  # d F_zr / d a_x = -d F_zf / d a_x
+    dFyf = (mu_f * fzf * dphif)[..., None] * dAf
+    dFyf[..., _AX] -= mu_f * phif * dfz
+    dFyr = (mu_r * fzr * dphir)[..., None] * dAr
+    dFyr[..., _AX] += mu_r * phir * dfz
+    dDyn = np.zeros((*shape, 3, nz))
+    dDyn[..., 0, :] = -(sd / m)[..., None] * dFyf
+    dDyn[..., 0, _AX] += 1.0
+    dDyn[..., 0, _D] -= fyf * cd / m
+    dDyn[..., 0, _VY] += r
+    dDyn[..., 0, _R] += vy
+    dDyn[..., 1, :] = ((cd / m)[..., None] * dFyf + dFyr / m)
+    dDyn[..., 1, _D] -= fyf * sd / m
+    dDyn[..., 1, _VX] -= r
+    dDyn[..., 1, _R] -= vx
+    dDyn[..., 2, :] = (lf * cd / p.I_z)[..., None] * dFyf - (lr / p.I_z) * dFyr
+    dDyn[..., 2, _D] -= lf * fyf * sd / p.I_z
+    # kinematic part
+    drho = (1.0 + td * td) / L
+    dKin = np.zeros((*shape, 3, nz))
+    dKin[..., 0, _AX] = 1.0
+    dKin[..., 1, _AX] = lr * rho
+    dKin[..., 1, _D] = lr * drho * (ax + vx / tau)
+    dKin[..., 1, _VX] = lr * rho / tau
+    dKin[..., 1, _VY] = -1.0 / tau
+    dKin[..., 2, _AX] = rho
+    dKin[..., 2, _D] = drho * (ax + vx / tau)
+    dKin[..., 2, _VX] = rho / tau
+    dKin[..., 2, _R] = -1.0 / tau
+    wb = w[..., None, None]
+    D[..., IDX_VX:, :] = wb * dDyn + (1.0 - wb) * dKin
+    for i, (a_dyn, a_kin) in enumerate(zip(dyn, kin, strict=True)):
+        D[..., IDX_VX + i, _VX] += dw * (a_dyn - a_kin)
+    if spatial:
+        # f = x_dot / s_dot  =>  df = (d x_dot - f d s_dot) / s_dot
+        D -= xdot[..., :, None] * dS[..., None, :]
+        D /= sdot[..., None, None]
+    return xdot, D
+
+
+def derivatives(x: Any, u: Any, kappa: Any, params: DynamicParams) -> np.ndarray:
+    """Spatial derivatives d/ds of ``(e_y, e_psi, t, v_x, v_y, r)``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., 6)
+        State ``(e_y [m], e_psi [rad], t [s], v_x [m/s], v_y [m/s], r [rad/s])``.
+    u : array_like, shape (..., 2)
+        Input ``(a_x [m/s²], delta [rad])``.
+    kappa : array_like, shape (...)
+        Path curvature [1/m].
+    params : DynamicParams
+
+    Returns
+    -------
+    ndarray, shape (..., 6)
+        ``(de_y/ds [-], de_psi/ds [rad/m], dt/ds [s/m], dv_x/ds [1/s], dv_y/ds [1/s], dr/ds [rad/(s m)])``.
+    """
+    return _evaluate(x, u, kappa, params, spatial=True, jac=False)[0]
+
+
+def jacobians(x: Any, u: Any, kappa: Any, params: DynamicParams) -> tuple[np.ndarray, np.ndarray]:
+    """Analytic Jacobians of :func:`derivatives`.
+
+    Returns
+    -------
+    Jx : ndarray, shape (..., 6, 6)
+        ``d f / d x``.
+    Ju : ndarray, shape (..., 6, 2)
+        ``d f / d u``.
+    """
+    _, J = _evaluate(x, u, kappa, params, spatial=True, jac=True)
+    return J[..., :_NX], J[..., _NX:]
+
+
+def temporal_derivatives(x: Any, u: Any, kappa: Any, params: DynamicParams) -> np.ndarray:
+    """Time derivatives d/dt of the state (same shapes as :func:`derivatives`; ``dt/dt = 1``).
+
+    ``derivatives = temporal_derivatives / s_dot``; the ``v_x, v_y, r`` rows are the single-track
+    body dynamics (blended to the kinematic bicycle at low speed).
+    """
+    return _evaluate(x, u, kappa, params, spatial=False, jac=False)[0]
+
+
+def check_domain(x: Any, u: Any, kappa: Any, params: DynamicParams, where: str = "state") -> None:
+    """Raise :class:`InputError` outside the model's domain.
+
+    The domain: ``1 - e_y kappa > 0``, ``|e_psi| < pi/2``, ``s_dot > 0`` (the reference point moves
+    forward along the path) and positive normal loads on both axles
+    (``-g l_f / h_cg < a_x < g l_r / h_cg``). The message names the first offending index along the
+    leading axis (the horizon index).
+    """
+    x = np.asarray(x, dtype=float)
+    u = np.asarray(u, dtype=float)
+    k = np.asarray(kappa, dtype=float)
+    ey, ep, vx, vy, r = x[..., IDX_EY], x[..., IDX_EPSI], x[..., IDX_VX], x[..., IDX_VY], x[..., IDX_R]
+    ax = u[..., IDX_AX]
+    g = np.atleast_1d(1.0 - ey * k)
+    vf, _ = _smooth_floor(vx, params.v_floor)
+    sdot = np.atleast_1d((vf * np.cos(ep) - (vy - params.l_r * r) * np.sin(ep)) / g)
+    h = params.h_cg
+    checks = [
+        (g <= 0.0, "1 - e_y*kappa <= 0 (the car is beyond the centre of curvature)"),
+        (np.atleast_1d(np.abs(ep) >= 0.5 * np.pi), "|e_psi| >= pi/2: the car faces away from the path"),
+        (sdot <= 0.0, "s_dot <= 0: the reference point does not move forward along the path"),
+        (np.atleast_1d(ax * h >= params.g * params.l_r), "a_x >= g l_r / h_cg: the front axle lifts off"),
+        (np.atleast_1d(-ax * h >= params.g * params.l_f), "a_x <= -g l_f / h_cg: the rear axle lifts off"),
+    ]
+    for bad, what in checks:
+        if bad.any():
+            i = int(np.flatnonzero(bad.ravel())[0])
+            raise InputError(f"{where}: outside the model's domain at horizon index {i}: {what}")
+
+
+def discrete_step(x: Any, u: Any, kappa: Any, ds: Any, params: DynamicParams, method: str = "rk4") -> np.ndarray:
+    """Advance the nonlinear spatial model by ``ds`` metres (``u`` and ``kappa`` constant over the step).
+
+    Shapes as :func:`derivatives`; ``method`` is ``"euler"`` or ``"rk4"``.
+    """
+    if method not in DISCRETIZATIONS:
+        raise InputError(f"method: expected one of {DISCRETIZATIONS}, got {method!r}")
+    return INTEGRATORS[method](lambda x_, u_: derivatives(x_, u_, kappa, params), np.asarray(x, dtype=float), u, ds)
+
+
+def linearize(
+    x_op: Any,
+    u_op: Any,
+    kappa: Any,
+    ds: Any,
+    params: DynamicParams,
+    method: str = "euler",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Discrete affine model ``x_next ~= A x + B u + f`` around an operating point.
+
+    Parameters
+    ----------
+    x_op : array_like, shape (..., 6)
+        Operating state.
+    u_op : array_like, shape (..., 2)
+        Operating input.
+    kappa : array_like, shape (...)
+        Path curvature over the step [1/m].
+    ds : float or array_like, shape (...)
+        Step length [m].
+    params : DynamicParams
+    method : {"euler", "rk4"}
+        ``"euler"``: A = I + ds Jx. ``"rk4"``: exact sensitivities of one RK4 step
+        (:func:`discrete_step`).
+
+    Returns
+    -------
+    A : ndarray, shape (..., 6, 6)
+    B : ndarray, shape (..., 6, 2)
+    f : ndarray, shape (..., 6)
+        Affine term so that the model is exact at the operating point:
+        ``F(x_op, u_op) = A x_op + B u_op + f``.
+    """
+    x_op = np.asarray(x_op, dtype=float)
+    u_op = np.asarray(u_op, dtype=float)
+    if method not in DISCRETIZATIONS:
+        raise InputError(f"discretization: expected one of {DISCRETIZATIONS}, got {method!r}")
+
+    def fj(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        f0, J = _evaluate(x, u_op, kappa, params, spatial=True, jac=True)
+        return f0, J[..., :_NX], J[..., _NX:]
+
+    return affine_step(fj, x_op, u_op, ds, method)
