@@ -407,7 +407,7 @@ def test_shifted_operating_point_is_the_linear_interpolation_of_the_last_plan():
     st = mt.MPCSettings(horizon=10, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
     mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), st)
     mpc.solve((3.0, 0.5, 0.0))
-    prev = mpc._prev
+    prev = mpc.safeguards.last_plan
     for shift in (0.0, 0.1, 0.49, 0.5, 0.77, 1.3, 4.99, 5.0):
         s_new = mpc._grid(prev.s[0] + shift)
         fast = mpc._shift_uniform(prev.s, s_new)
@@ -418,5 +418,5 @@ def test_shifted_operating_point_is_the_linear_interpolation_of_the_last_plan():
     line = mt.ReferencePath([0.0, 30.0], [0.0, 0.0], ds=0.5, width_left=3.0, width_right=3.0)
     end = mt.SpatialMPC(line, mt.VehicleParams(), st)
     end.solve((26.0, 0.0, 0.0))
-    assert end._shift_uniform(end._prev.s, end._grid(26.2)) is None  # the grid is clamped at 30 m
+    assert end._shift_uniform(end.safeguards.last_plan.s, end._grid(26.2)) is None  # the grid is clamped at 30 m
     assert end.solve((26.2, 0.0, 0.0)).success
