@@ -68,6 +68,7 @@ class BackendResult:
     z : ndarray, shape (n,), or None
         The solution in the sparse layout (states, inputs, slacks), None when the solve failed
         (no usable solution: infeasible, limit reached, non-finite values, solver exception).
+        It may be a buffer the back end overwrites at its next solve: copy what you keep.
     status : Status or None
         :attr:`Status.SOLVED` or :attr:`Status.SOLVED_INACCURATE` with a solution; None without.
     iterations : int
