@@ -18,7 +18,7 @@ from mpc_tracking.mpc.sampler import PathSample
 __all__ = ["StepInput"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class StepInput:
     """One step's prediction grid, path sample, operating point and measurement.
 

@@ -59,7 +59,7 @@ class QPStructure:
     slack_quad: float
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class BackendResult:
     """The outcome of one solve.
 
