@@ -113,17 +113,19 @@ def parts(N: int, repeats: int = 2000) -> dict:
     mpc.solve((3.0, 0.5, 0.0), measured=meas)
     mpc.solve((3.3, 0.45, 0.0), measured=meas)
     state = (3.6, 0.4, 0.0)
-    x0, x_op, u_op, u_ref, q, s_grid, _lim, _s0, x_ref = mpc._prepare(state, meas)
+    step = mpc._prepare(state, meas)
+    q, s_grid = step.q, step.s_grid
     d, z = mpc.data, np.zeros(mpc.layout.n)
     calls = {
         "solve (whole step)": lambda: mpc.solve(state, measured=meas),
         "prepare": lambda: mpc._prepare(state, meas),
         "  path sample": lambda: mpc._sampler.sample(s_grid),
         "  reference operating point": lambda: mpc._reference_op(q),
-        "  shifted operating point": lambda: mpc._shifted_op(mpc._prev, s_grid),
-        "QP numbers (build)": lambda: mpc.qp.build(x0, x_op, u_op, u_ref, q, s_grid, 0.0, mpc._u_prev, x_ref),
-        "  linearization": lambda: mpc.qp.linearize(x_op, u_op, q.kappa, s_grid),
-        "solution check": lambda: mpc._constraint_violation(d, z),
+        "  shifted operating point": lambda: mpc._shifted_op(mpc.safeguards.last_plan, s_grid),
+        "QP numbers (build)": lambda: mpc.qp.build(step.x0, step.x_op, step.u_op, step.u_ref, q, s_grid, 0.0,
+                                                   mpc._u_prev, step.x_ref),
+        "  linearization": lambda: mpc.qp.linearize(step.x_op, step.u_op, q.kappa, s_grid),
+        "solution check": lambda: mpc.safeguards.check_solution(d, z),
         "osqp update (refactorisation)": lambda: mpc.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data),
         "osqp solve (warm, same data)": lambda: mpc.solver.solve(raise_error=False),
     }

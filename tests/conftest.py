@@ -35,3 +35,16 @@ def shared_dir() -> Path:
     if not (SHARED / "tracks").is_dir():
         pytest.skip("../shared/tracks not found: real-track tests need the shared data folder")
     return SHARED
+
+
+def _registered_backends() -> tuple[str, ...]:
+    from mpc_tracking.mpc import backends
+
+    return backends.available()
+
+
+@pytest.fixture(params=_registered_backends())
+def backend(request) -> str:
+    """The name of each registered QP back end (``MPCSettings(solver=backend)``): a controller test
+    that takes this fixture runs once per back end (OSQP, DAQP, and any registered later)."""
+    return request.param

@@ -1,4 +1,4 @@
-"""Spatial LTV-MPC on OSQP: set up once, updated in place every step.
+"""Spatial LTV-MPC: the QP set up once, updated in place every step.
 
 Every step the controller
 
@@ -7,9 +7,14 @@ Every step the controller
 3. linearizes the spatial bicycle model about the previous solution shifted along s (or the
    reference) -- vectorized over the horizon,
 4. writes the new A_k/B_k entries, cost vector and bounds into the fixed-pattern QP, and
-5. solves it warm-started, checking OSQP's status (osqp 1.x returns finite garbage for
-   infeasible problems). On failure the previous plan is reused for at most
-   ``max_fallback_steps`` steps, then the command becomes a safe stop.
+5. solves it warm-started with its QP back end (:mod:`mpc_tracking.mpc.backends`, named by
+   ``MPCSettings.solver``), checking the back end's status and the solution against the QP's
+   rows (osqp 1.x returns finite garbage for infeasible problems). On failure the previous plan
+   is reused for at most ``max_fallback_steps`` steps, then the command becomes a safe stop
+   (:class:`~mpc_tracking.mpc.safeguards.Safeguards`).
+
+The step's data travels as a :class:`~mpc_tracking.mpc.step.StepInput`, its result is an
+:class:`~mpc_tracking.mpc.settings.MPCSolution`.
 """
 from __future__ import annotations
 
@@ -23,15 +28,16 @@ from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc.condensed import CondensedDAQP
+from mpc_tracking.mpc import backends
+from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.disturbance import ModelDisturbance
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
-from mpc_tracking.mpc.safeguards import SafeguardsMixin
+from mpc_tracking.mpc.safeguards import Safeguards
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
-from mpc_tracking.mpc.solvers import setup_osqp, solve_condensed, solve_osqp
+from mpc_tracking.mpc.step import StepInput
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
@@ -41,7 +47,7 @@ __all__ = ["SpatialMPC"]
 logger = logging.getLogger(__name__)
 
 
-class SpatialMPC(SafeguardsMixin):
+class SpatialMPC:
     """Model predictive path tracker in the spatial domain.
 
     Parameters
@@ -59,6 +65,16 @@ class SpatialMPC(SafeguardsMixin):
         <mpc_tracking.models.spatial_dynamic.DynamicParams.bmw_320i>` scaled to nothing (dynamic:
         pass a :class:`~mpc_tracking.models.prediction.DynamicPrediction` with your car's
         parameters).
+
+    Attributes
+    ----------
+    backend : QPBackend
+        The QP back end ``settings.solver`` names (:mod:`mpc_tracking.mpc.backends`); replaceable,
+        e.g. by a :class:`~mpc_tracking.mpc.backends.FaultInjection` wrapping it.
+    safeguards : Safeguards
+        Rejoin, solution check, fallback and safe stop, with their state (last plan, failures).
+    disturbance : ModelDisturbance or None
+        The disturbance estimate (``settings.disturbance_observer``).
 
     Examples
     --------
@@ -113,9 +129,10 @@ class SpatialMPC(SafeguardsMixin):
         #: offset-free tracking (``settings.disturbance_observer``): the disturbance estimate, or None
         self.disturbance = (ModelDisturbance(model, st, self._kappa_at, path.length if path.closed else None)
                             if st.disturbance_observer else None)
+        self.safeguards = Safeguards(st, model, path, self.vehicle, self._sampler,
+                                     self.layout.A_matrix(self.data.A_data.copy()), self._shifted_op)
         self.reset()
-        self._setup_solver()
-        self._init_checks()
+        self.backend: QPBackend = self._setup_backend()
         self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up
@@ -156,42 +173,35 @@ class SpatialMPC(SafeguardsMixin):
                                 "delay yet; use delay = 0")
         return model
 
-    def _setup_solver(self) -> None:
-        st = self.settings
-        self._condensed: CondensedDAQP | None = None
-        if st.solver == "daqp":
-            self.solver: Any = CondensedDAQP(
-                self.layout, self.P, self.data.A_data, st.slack_weight, self.qp.slack_quad, iter_limit=st.max_iter,
-                time_limit=st.max_solve_time, warm_start=st.warm_start != "none")
-            self._condensed = self.solver
-            return
-        # a representative first linearization for OSQP's scaling
+    def _setup_backend(self) -> QPBackend:
+        """The back end ``settings.solver`` names, set up on the QP's structure with a representative
+        first linearization (on the reference at s = 0: OSQP scales its problem with it)."""
+        cls = backends.get(self.settings.solver)
         s_grid = self._grid(0.0)
         q = self._sampler.sample(s_grid)
         x_op, u_op = self._reference_op(q)
         A, B, _f = self.qp.linearize(x_op, u_op, q.kappa, s_grid)
         self.layout.fill_dynamics(self.data.A_data, A, B)
-        setup_data = self.data.A_data.copy()
-        dyn = np.concatenate([self.layout.dyn_pos_A, self.layout.dyn_pos_B])
-        tiny = setup_data[dyn] == 0.0
-        setup_data[dyn[tiny]] = 1e-12  # keep structural zeros through set-up
-        self.solver = setup_osqp(self.P, self.layout.A_matrix(setup_data), st)
+        return cls(QPStructure(self.layout, self.P, self.data.A_data.copy(), self.qp.slack_quad), self.settings)
 
-    def _init_checks(self) -> None:
-        """Constant helpers of the per-step checks (a matrix to validate solutions, |kappa|max)."""
-        self._A_check = self.layout.A_matrix(self.data.A_data.copy())
-        self._kappa_max = float(np.max(np.abs(self.path.kappa)))
+    @property
+    def solver(self) -> Any:
+        """The back end's native solver object (``osqp.OSQP``, :class:`~mpc_tracking.mpc.condensed.CondensedDAQP`);
+        for inspection and fault injection (setting it replaces the back end's)."""
+        return self.backend.solver
+
+    @solver.setter
+    def solver(self, value: Any) -> None:
+        self.backend.solver = value
 
     def reset(self) -> None:
-        """Forget the previous plan and command (e.g. before a new run)."""
-        self._prev: MPCSolution | None = None
+        """Forget the previous plan and command, the safeguards' state and the disturbance
+        estimate (e.g. before a new run); the back end keeps its set-up."""
         self._u_prev: np.ndarray | None = None  # first input of the last plan (the rate rows start there)
         self._cmd_prev: np.ndarray | None = None  # last command (v [m/s], delta [rad]) sent to the plant
         self._v_now: float | None = None  # measured speed of this step (models with the speed as a state)
-        self._fail_count = 0
-        self._rejoining = False  # outside the model's domain: steering back geometrically (mpc.rejoin)
-        self._v_measured: float | None = None  # the car's speed, when the caller measured it
         self.n_steps = 0
+        self.safeguards.reset()
         if self.disturbance is not None:
             self.disturbance.reset()
 
@@ -244,7 +254,7 @@ class SpatialMPC(SafeguardsMixin):
         Parameters
         ----------
         prev : MPCSolution
-            The last successful plan (``self._prev``; ``self._prev_table`` holds its x and u).
+            The last successful plan (``safeguards.last_plan``; ``self._prev_table`` holds its x and u).
         s_grid : ndarray, shape (N+1,)
             The new prediction grid [m].
 
@@ -300,18 +310,17 @@ class SpatialMPC(SafeguardsMixin):
         return predict_over_delay(self._sampler, self.vehicle, s0, x0, self._u_prev, self.settings.delay, self.ds)
 
     # ------------------------------------------------------------------ solve
-    def _prepare(
-        self, state: Any, measured: Measurement | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, PathSample, np.ndarray, np.ndarray, float,
-               np.ndarray]:
-        """Measured state -> prediction grid, path sample and operating point of this step.
+    @staticmethod
+    def _unpack_state(state: Any) -> tuple[Any, Any, Any]:
+        """``(s, e_y, e_psi)`` of a Projection or a sequence of three numbers."""
+        return (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
 
-        Returns ``(x0 (nx,), x_op (N+1, nx), u_op (N, nu), u_ref (N, nu), q, s_grid (N+1,) [m],
-        e_y limit (N+1,) [m], s0 [m], x_ref (N+1, nx))``, ``x0`` and ``s0`` after the delay prediction.
-        """
-        s0, e_y, e_psi = (state.s, state.e_y, state.e_psi) if isinstance(state, Projection) else state
+    def _prepare(self, state: Any, measured: Measurement | None = None, t: float = 0.0) -> StepInput:
+        """Measured state -> this step's prediction grid, path sample and operating point
+        (:class:`~mpc_tracking.mpc.step.StepInput`, ``x0`` and ``s0`` after the delay prediction)."""
+        s0, e_y, e_psi = self._unpack_state(state)
         x0 = self.model.initial_state(e_y, e_psi, measured)
-        self._measured = (float(s0), x0.copy())  # before the delay prediction (the disturbance estimate's input)
+        s_measured, x_measured = float(s0), x0.copy()  # before the delay prediction (the disturbance estimate's input)
         self._v_now = float(x0[self.model.I_SPEED]) if self.model.SPEED_IN_STATE else None
         s0 = float(s0)
         if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
@@ -328,15 +337,18 @@ class SpatialMPC(SafeguardsMixin):
         if abs(x0[1]) >= 0.5 * np.pi:
             raise InputError(f"state: |e_psi| = {abs(x0[1]):.3f} rad >= pi/2; the car faces away from the path")
         x_ref_op, u_ref = self._reference_op(q)
-        if self.linearization == "previous" and self._prev is not None:
-            x_op, u_op = self._shifted_op(self._prev, s_grid)
+        prev = self.safeguards.last_plan
+        if self.linearization == "previous" and prev is not None:
+            x_op, u_op = self._shifted_op(prev, s_grid)
         else:
             x_op, u_op = x_ref_op.copy(), u_ref.copy()
         x_op[0] = x0
         # keep the operating point inside the model's domain
         lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
         self._clamp_op(x_op, u_op, lim)
-        return x0, x_op, u_op, u_ref, q, s_grid, lim, s0, x_ref_op
+        v_measured = float(measured["speed"]) if measured and "speed" in measured else None
+        return StepInput(x0=x0, x_op=x_op, u_op=u_op, u_ref=u_ref, x_ref=x_ref_op, q=q, s_grid=s_grid, e_y_limit=lim,
+                         s0=s0, t=float(t), s_measured=s_measured, x_measured=x_measured, v_measured=v_measured)
 
     def _clamp_op(self, x_op: np.ndarray, u_op: np.ndarray, lim: np.ndarray) -> None:
         """Keep an operating point inside the model's domain, in place: |e_y| < 0.95/|kappa|,
@@ -354,29 +366,20 @@ class SpatialMPC(SafeguardsMixin):
 
         The controller's internal memory (previous plan and command) is not changed.
         """
-        x0, x_op, u_op, u_ref, q, s_grid, _, _, x_ref = self._prepare(state)
-        self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t, x_ref=x_ref)
+        self.build_qp(self._prepare(state, t=t))
         return self.step_problem()
 
     def step_problem(self) -> StepProblem:
         """Copy of the semantic data of the QP last built (see :class:`~mpc_tracking.mpc.qp.StepQP`)."""
         return self.qp.problem()
 
-    def build_qp(
-        self,
-        x0: np.ndarray,
-        x_op: np.ndarray,
-        u_op: np.ndarray,
-        u_ref: np.ndarray,
-        q: PathSample,
-        s_grid: np.ndarray,
-        t_now: float = 0.0,
-        x_ref: np.ndarray | None = None,
-    ) -> QPData:
-        """Fill the QP data for one step (delegates to :meth:`StepQP.build`)."""
-        d = self.qp.build(x0, x_op, u_op, u_ref, q, s_grid, t_now, self._u_prev, x_ref)
+    def build_qp(self, step: StepInput) -> QPData:
+        """Fill the QP data for one step (delegates to :meth:`StepQP.build`; the disturbance
+        estimate, when there is one, shifts the dynamics' affine terms)."""
+        d = self.qp.build(step.x0, step.x_op, step.u_op, step.u_ref, step.q, step.s_grid, step.t, self._u_prev,
+                          step.x_ref)
         if self.disturbance is not None:
-            self.disturbance.shift_dynamics(self.qp, x_op)
+            self.disturbance.shift_dynamics(self.qp, step)
         return d
 
     def solve(self, state: Any, t: float = 0.0, measured: Measurement | None = None) -> MPCSolution:
@@ -390,62 +393,57 @@ class SpatialMPC(SafeguardsMixin):
             Current time [s] (moving obstacles are evaluated at ``t`` + predicted time).
         measured : dict, optional
             Further measurements the prediction model needs (the dynamic model: body-frame
-            velocities ``v_x, v_y`` [m/s] of the reference point and yaw rate ``r`` [rad/s]).
+            velocities ``v_x, v_y`` [m/s] of the reference point and yaw rate ``r`` [rad/s]);
+            ``speed`` [m/s], the car's speed, is where a safe stop starts braking from.
 
         Returns
         -------
         MPCSolution
         """
         t_start = time.perf_counter()
-        self._v_measured = float(measured["speed"]) if measured and "speed" in measured else None
-        if self.settings.rejoin and self._needs_rejoin(state):
-            return self._rejoin(state, t_start)
-        x0, x_op, u_op, u_ref, q, s_grid, lim, s0, x_ref = self._prepare(state, measured)
+        guard = self.safeguards
+        if self.settings.rejoin:
+            s0, e_y, e_psi = self._unpack_state(state)
+            if guard.needs_rejoin(s0, e_y, e_psi, self.n_steps):
+                s_grid = self._grid(float(s0))
+                d_prev = None if self._cmd_prev is None else float(self._cmd_prev[1])
+                self.n_steps += 1
+                return self._applied(guard.rejoin(s0, e_y, e_psi, s_grid, self._sampler.sample(s_grid), d_prev,
+                                                  t_start))
+        step = self._prepare(state, measured, t)
         if self.disturbance is not None:
-            self.disturbance.observe(*self._measured, self._u_prev)
-        st = self.settings
-        iters_total, solve_time = 0, 0.0
-        z = None
-        for it in range(st.iterations):
-            z, status, iters, stime = self._solve_qp(x0, x_op, u_op, u_ref, q, s_grid, t, x_ref)
-            iters_total += iters
-            solve_time += stime
-            if z is None:
-                break
-            if it + 1 < st.iterations:
-                x_op, u_op = (a.copy() for a in self._unpack(z))
-                self._clamp_op(x_op, u_op, lim)
+            self.disturbance.observe(step, self._u_prev)
+        res = self._solve_iterations(step)
         self.n_steps += 1
-        if z is None:
-            return self._fallback(status, iters_total, solve_time, t_start, s0)
+        z = res.z
+        if z is None or res.status is None:
+            return self._applied(guard.fallback(step, res.message, res.iterations, res.solve_time, t_start,
+                                                self._cmd_prev))
         X, U = self._unpack(z)
         X, U = X.copy(), U.copy()
-        lay = self.layout
-        spsi, cpsi = np.sin(q.psi), np.cos(q.psi)
+        q = step.q
         e_y = X[:, self.model.I_EY]
-        xy = np.column_stack([q.x - e_y * spsi, q.y + e_y * cpsi])
-        name = status
+        xy = np.column_stack([q.x - e_y * np.sin(q.psi), q.y + e_y * np.cos(q.psi)])
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,
             delta=delta_cmd,
-            status=name,
-            solver_status=name.value,
+            status=res.status,
+            solver_status=res.message,
             success=True,
-            iterations=iters_total,
-            solve_time=solve_time,
+            iterations=res.iterations,
+            solve_time=res.solve_time,
             step_time=0.0,
-            s=s_grid,
+            s=step.s_grid,
             x=X,
             u=U,
             xy=xy,
-            corridor_violation=max(0.0, float(z[lay.isl0 :].max())),
+            corridor_violation=max(0.0, float(z[self.layout.isl0 :].max())),
             fallback_steps=0,
             lb=self.qp.lb,
             ub=self.qp.ub,
         )
-        self._fail_count = 0
-        self._prev = sol
+        guard.solved(sol)
         table, NX = self._prev_table, self.nx
         table[:, :NX] = X
         table[:-1, NX:] = U
@@ -455,42 +453,56 @@ class SpatialMPC(SafeguardsMixin):
         sol.step_time = time.perf_counter() - t_start
         return sol
 
+    def _applied(self, sol: MPCSolution) -> MPCSolution:
+        """Remember a rejoin or fallback step's command as the one sent (the rate rows start there)."""
+        self._u_prev = sol.u[0].copy()
+        self._cmd_prev = np.array([sol.v, sol.delta])
+        return sol
+
+    def _solve_iterations(self, step: StepInput) -> BackendResult:
+        """``settings.iterations`` solves, each re-linearized about the last solution (``step.x_op``,
+        ``step.u_op`` replaced); the last result, with iterations and solve times summed."""
+        n_it = self.settings.iterations
+        res = self._solve_qp(step)
+        if n_it == 1 or res.z is None:
+            return res
+        iters, stime = res.iterations, res.solve_time
+        for _ in range(n_it - 1):
+            x_op, u_op = (a.copy() for a in self._unpack(res.z))
+            self._clamp_op(x_op, u_op, step.e_y_limit)
+            step.x_op, step.u_op = x_op, u_op
+            res = self._solve_qp(step)
+            iters += res.iterations
+            stime += res.solve_time
+            if res.z is None:
+                break
+        res.iterations, res.solve_time = iters, stime
+        return res
+
     def _unpack(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
         return z[: lay.nX].reshape(self.N + 1, self.nx), z[lay.nX : lay.nX + lay.nU].reshape(self.N, self.nu)
 
-    def _solve_qp(
-        self,
-        x0: np.ndarray,
-        x_op: np.ndarray,
-        u_op: np.ndarray,
-        u_ref: np.ndarray,
-        q: PathSample,
-        s_grid: np.ndarray,
-        t_now: float,
-        x_ref: np.ndarray | None = None,
-    ) -> tuple[np.ndarray | None, Any, int, float]:
-        """Build and solve one QP: ``(z or None on failure, Status or failure text, iterations, solve time [s])``
-        (:mod:`mpc_tracking.mpc.solvers`); a solution that violates the QP's rows is a failure."""
-        d = self.build_qp(x0, x_op, u_op, u_ref, q, s_grid, t_now, x_ref)
+    def _solve_qp(self, step: StepInput) -> BackendResult:
+        """Build and solve one QP with the back end; a solution that violates the QP's rows is a
+        failure (:meth:`Safeguards.check_solution <mpc_tracking.mpc.safeguards.Safeguards.check_solution>`)."""
+        d = self.build_qp(step)
         if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
-            return None, "non-finite QP data", 0, 0.0
-        if self._condensed is not None:
-            A, B, _f = self.qp.dynamics
-            z, status, iters, stime = solve_condensed(self._condensed, A, B, d, self.n_steps)
-        else:
-            warm = None
-            if self.settings.warm_start == "shift" and self._prev is not None:
-                warm = np.zeros(self.layout.n)
-                warm[: self.layout.nX] = x_op.reshape(-1)
-                warm[self.layout.nX : self.layout.nX + self.layout.nU] = u_op.reshape(-1)
-            z, status, iters, stime = solve_osqp(self.solver, d, self.n_steps, warm)
-        if z is None:
-            return None, status, iters, stime
-        worst = self._constraint_violation(d, z)
+            return BackendResult(None, None, 0, 0.0, "non-finite QP data")
+        warm = None
+        if self.settings.warm_start == "shift" and self.safeguards.last_plan is not None:
+            lay = self.layout
+            warm = np.zeros(lay.n)
+            warm[: lay.nX] = step.x_op.reshape(-1)
+            warm[lay.nX : lay.nX + lay.nU] = step.u_op.reshape(-1)
+        A, B, _f = self.qp.dynamics
+        res = self.backend.solve(d, A, B, warm_x=warm, step=self.n_steps)
+        if res.z is None:
+            return res
+        worst = self.safeguards.check_solution(d, res.z)
         if worst is not None:
             logger.warning("MPC step %d: the %s solver reported %s but the solution violates row %d by %.3g; "
-                           "not applied", self.n_steps, self.settings.solver, status.value, *worst)
-            return None, "solution violates the constraints", iters, stime
-        return z, status, iters, stime
+                           "not applied", self.n_steps, self.backend.name, res.message, *worst)
+            return BackendResult(None, None, res.iterations, res.solve_time, "solution violates the constraints")
+        return res

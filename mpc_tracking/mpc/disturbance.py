@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mpc_tracking.models.prediction import PredictionModel
     from mpc_tracking.mpc.qp import StepQP
     from mpc_tracking.mpc.settings import MPCSettings
+    from mpc_tracking.mpc.step import StepInput
 
 __all__ = ["DisturbanceEstimator", "ModelDisturbance", "DRIFT_ANGLE_MAX", "OBSERVED_STATES"]
 
@@ -178,13 +179,15 @@ class ModelDisturbance:
         b[m.I_EPSI] = self.settings.disturbance_max / v
         return b
 
-    def observe(self, s: float, x: np.ndarray, u_applied: np.ndarray | None) -> np.ndarray:
-        """Update the estimate with the state ``x`` (nx,) measured at arc length ``s`` [m].
+    def observe(self, step: StepInput, u_applied: np.ndarray | None) -> np.ndarray:
+        """Update the estimate with the step's measured state (``step.x_measured`` (nx,) at the arc
+        length ``step.s_measured`` [m], before any delay prediction).
 
         ``u_applied`` (nu,) is the input of the plan the car drove on since the last call (None:
         no update, e.g. the first step). Returns the estimate.
         """
-        x = np.asarray(x, dtype=float)
+        s = step.s_measured
+        x = np.asarray(step.x_measured, dtype=float)
         last, self._last = self._last, (float(s), x.copy())
         if last is None or u_applied is None:
             return self.d
@@ -218,9 +221,10 @@ class ModelDisturbance:
         constant ``d`` in the state derivative (exact to second order in ``dt``)."""
         return 0.5 * dt[:, None] * (self.d[None, :] + A @ self.d)
 
-    def shift_dynamics(self, qp: StepQP, x_op: np.ndarray) -> None:
-        """Add :meth:`offsets` to the dynamics of the QP just built (its ``f`` and the equality rows)."""
+    def shift_dynamics(self, qp: StepQP, step: StepInput) -> None:
+        """Add :meth:`offsets` to the dynamics of the QP just built from ``step`` (its ``f`` and the
+        equality rows; the step durations from the time column of ``step.x_op``)."""
         if not self.d.any():
             return
         A = qp.dynamics[0]
-        qp.add_affine(self.offsets(np.maximum(np.diff(x_op[:, self.model.I_T]), 0.0), A))
+        qp.add_affine(self.offsets(np.maximum(np.diff(step.x_op[:, self.model.I_T]), 0.0), A))

@@ -28,9 +28,9 @@ def _run(obstacles, **mpc_kw):
     return path, veh, mt.simulate(path, mpc, plant, laps=1, t_max=12.0)
 
 
-def test_static_obstacle_on_the_centre_line_is_passed_with_the_body_clear():
+def test_static_obstacle_on_the_centre_line_is_passed_with_the_body_clear(backend):
     obstacle = CircleObstacle((15.0, -20.0), 1.0)  # on the bottom straight, on the centre line
-    path, veh, res = _run([obstacle])
+    path, veh, res = _run([obstacle], solver=backend)
     assert res.reason in ("completed", "time_limit")
     assert res.s.max() > 60.0  # drove past it
     d = _rect_circle_distance(res.x, res.y, res.yaw, veh, 15.0, -20.0)
@@ -40,10 +40,10 @@ def test_static_obstacle_on_the_centre_line_is_passed_with_the_body_clear():
     assert res.metrics["infeasible_steps"] == 0
 
 
-def test_moving_obstacle_is_evaluated_at_the_predicted_time():
+def test_moving_obstacle_is_evaluated_at_the_predicted_time(backend):
     # crosses the straight ahead of the car from the right to the left edge
     mover = MovingCircle((25.0, -24.0), 0.8, velocity=(0.0, 1.0), t0=0.0)
-    path, veh, res = _run([mover])
+    path, veh, res = _run([mover], solver=backend)
     cx = 25.0 + 0.0 * res.t
     cy = -24.0 + 1.0 * res.t
     d = _rect_circle_distance(res.x, res.y, res.yaw, veh, cx, cy)

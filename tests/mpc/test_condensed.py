@@ -177,7 +177,7 @@ def test_an_unsuitable_warm_start_falls_back_to_a_cold_start():
     mpc = _built(st)
     cold = _built(st.replace(warm_start="none"))
     state = (5.3, 0.35, 0.04)
-    mpc._condensed._prev_active = np.arange(mpc._condensed._sense0.size)
+    mpc.solver._prev_active = np.arange(mpc.solver._sense0.size)  # the back end's CondensedDAQP
     sol, ref = mpc.solve(state), cold.solve(state)
     assert sol.status == mt.Status.SOLVED
     np.testing.assert_allclose(sol.u, ref.u, atol=1e-9)

@@ -1,16 +1,19 @@
-"""SpatialMPC: settings validation, closed-loop convergence, cross-checks (cvxpy, LQR), fallback policy."""
+"""SpatialMPC: settings validation, closed-loop convergence, cross-checks (cvxpy, LQR), fallback policy.
+
+The controller tests take the ``backend`` fixture (tests/conftest.py): each runs once per registered
+QP back end (``mpc_tracking.mpc.backends.available()``).
+"""
 from __future__ import annotations
 
 import logging
-from types import SimpleNamespace
 
 import numpy as np
-import osqp
 import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.mpc.backends import FaultInjection
 from mpc_tracking.mpc.cvxpy_ref import CvxpyMPC
 
 
@@ -52,10 +55,10 @@ def test_settings_replace_validates_and_suggests():
 
 
 # ---------------------------------------------------------------- closed loop
-def test_closed_loop_on_circle_converges_from_offset():
+def test_closed_loop_on_circle_converges_from_offset(backend):
     path = circle_path()
     veh = mt.VehicleParams()
-    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=30, v_max=8.0))
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=30, v_max=8.0, solver=backend))
     plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
     res = mt.simulate(path, mpc, plant, e_y0=0.5, laps=1)
     assert res.reason == "completed"
@@ -65,11 +68,11 @@ def test_closed_loop_on_circle_converges_from_offset():
     assert res.metrics["infeasible_steps"] == 0
 
 
-def test_open_path_shorter_than_horizon_finishes_gracefully():
+def test_open_path_shorter_than_horizon_finishes_gracefully(backend):
     x = np.linspace(0, 30, 61)
     path = mt.ReferencePath(x, 0.02 * x**2 / 30, ds=0.5, width_left=3, width_right=3)
     veh = mt.VehicleParams()
-    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=100, v_max=5.0))  # 50 m horizon on a 30 m path
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=100, v_max=5.0, solver=backend))  # 50 m horizon on a 30 m path
     plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
     res = mt.simulate(path, mpc, plant, e_y0=0.3)
     assert res.reason == "end_of_path"
@@ -77,9 +80,9 @@ def test_open_path_shorter_than_horizon_finishes_gracefully():
     assert abs(res.e_y[-1]) < 0.05
 
 
-def test_state_outside_domain_is_reported_without_rejoin():
+def test_state_outside_domain_is_reported_without_rejoin(backend):
     path = circle_path(R=5.0, width=20.0)
-    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, rejoin=False))
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, rejoin=False, solver=backend))
     with pytest.raises(InputError, match="horizon index 0"):
         mpc.solve((1.0, 5.5, 0.0))
     with pytest.raises(InputError, match="e_psi"):
@@ -102,13 +105,13 @@ def _random_path(rng, closed):
     return mt.ReferencePath(x, y, closed=closed, ds=0.5, width_left=rng.uniform(1.2, 2.5), width_right=rng.uniform(1.2, 2.5))
 
 
-def test_osqp_matches_cvxpy_on_50_random_instances():
+def test_backend_matches_cvxpy_on_50_random_instances(backend):
     rng = np.random.default_rng(2026)
     N = 15
     veh = mt.VehicleParams()
     settings = mt.MPCSettings(
         horizon=N, v_max=12.0, a_y_max=3.0, delta_rate_max=0.4, accel_max=2.0, decel_max=4.0,
-        eps_abs=1e-7, eps_rel=1e-7, max_iter=20000, slack_weight=50.0,
+        eps_abs=1e-7, eps_rel=1e-7, max_iter=20000, slack_weight=50.0, solver=backend,
     )
     worst = 0.0
     active = {"corridor": 0, "rate": 0, "speed": 0}
@@ -131,7 +134,7 @@ def test_osqp_matches_cvxpy_on_50_random_instances():
             du = np.diff(np.vstack([sp["u_prev"], sol.u]), axis=0)
             active["rate"] += int(np.any(np.abs(du[:, 1]) >= np.abs(sp["rate_hi"][:, 1]) - 1e-6))
             active["speed"] += int(np.any(sol.u[:, 0] >= sp["v_hi"] - 1e-6))
-    assert worst < 2e-4, worst  # measured 3.6e-5
+    assert worst < 2e-4, worst  # measured 3.6e-5 (OSQP)
     # the instances really exercise the constraints
     assert all(v > 0 for v in active.values()), active
 
@@ -157,7 +160,7 @@ def _tv_lqr_first_input(sp):
 
 
 @pytest.mark.parametrize("kappa_R", [30.0, 1e9])
-def test_unconstrained_mpc_equals_finite_horizon_lqr(kappa_R):
+def test_unconstrained_mpc_equals_finite_horizon_lqr(kappa_R, backend):
     """No constraint active: the MPC's first input is the (TV) LQR feedback on the same linearization.
 
     On a straight line (R = 1e9) the model is LTI and this is the textbook finite-horizon LQR.
@@ -167,7 +170,7 @@ def test_unconstrained_mpc_equals_finite_horizon_lqr(kappa_R):
     veh = mt.VehicleParams()
     st = mt.MPCSettings(horizon=20, v_max=8.0, a_y_max=100.0, R_rate=(0.0, 0.0), linearization="reference",
                         Q=(2.0, 1.0, 0.0), R=(0.5, 3.0), terminal_weight=4.0, eps_abs=1e-9, eps_rel=1e-9,
-                        max_iter=50000)
+                        max_iter=50000, solver=backend)
     mpc = mt.SpatialMPC(path, veh, st)
     state = (10.0, 0.3, -0.05)
     sp = mpc.prepare_qp(state)
@@ -190,10 +193,11 @@ def test_unconstrained_mpc_equals_finite_horizon_lqr(kappa_R):
 
 
 # ---------------------------------------------------------------- modes
-def test_time_optimal_is_faster_than_tracking_and_cuts_corners():
+def test_time_optimal_is_faster_than_tracking_and_cuts_corners(backend):
     path = mt.load_path("oval", ds=1.0)
     veh = mt.VehicleParams()
-    base = mt.MPCSettings(horizon=30, ds=1.0, v_max=15.0, a_y_max=5.0, delta_rate_max=0.8, accel_max=4.0, decel_max=6.0)
+    base = mt.MPCSettings(horizon=30, ds=1.0, v_max=15.0, a_y_max=5.0, delta_rate_max=0.8, accel_max=4.0, decel_max=6.0,
+                          solver=backend)
     out = {}
     for mode, extra in (("tracking", {}), ("time_optimal", {"Q": (0.05, 1.0, 0.0), "time_weight": 20.0})):
         mpc = mt.SpatialMPC(path, veh, base.replace(mode=mode, **extra))
@@ -213,35 +217,12 @@ def test_time_optimal_is_faster_than_tracking_and_cuts_corners():
 
 
 # ---------------------------------------------------------------- failure policy
-class _FakeSolver:
-    """Wraps an OSQP solver; fails on the step numbers in `fail`, returning finite garbage."""
-
-    def __init__(self, real, fail, nan_steps=()):
-        self.real, self.fail, self.nan_steps, self.k = real, set(fail), set(nan_steps), 0
-
-    def update(self, **kw):
-        return self.real.update(**kw)
-
-    def warm_start(self, **kw):
-        return self.real.warm_start(**kw)
-
-    def solve(self, raise_error=False):
-        k, self.k = self.k, self.k + 1
-        res = self.real.solve(raise_error=False)
-        if k in self.fail:
-            info = SimpleNamespace(status_val=osqp.SolverStatus.OSQP_PRIMAL_INFEASIBLE, status="primal infeasible",
-                                   iter=25, run_time=1e-4)
-            return SimpleNamespace(x=np.full_like(res.x, 1e3), info=info)
-        if k in self.nan_steps:
-            return SimpleNamespace(x=np.full_like(res.x, np.nan), info=res.info)
-        return res
-
-
-def test_injected_failures_follow_the_fallback_policy():
+def test_injected_failures_follow_the_fallback_policy(backend):
     path = circle_path()
-    st = mt.MPCSettings(horizon=20, v_max=8.0, max_fallback_steps=3, brake_decel=2.0, control_period=0.1)
+    st = mt.MPCSettings(horizon=20, v_max=8.0, max_fallback_steps=3, brake_decel=2.0, control_period=0.1,
+                        solver=backend)
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
-    mpc.solver = _FakeSolver(mpc.solver, fail=[2, 3, 4, 5, 6], nan_steps=[8])
+    mpc.backend = FaultInjection(mpc.backend, fail=[2, 3, 4, 5, 6], corrupt=[8])
     statuses, vs = [], []
     for k in range(10):
         sol = mpc.solve((0.4 * k, 0.0, 0.0))
@@ -258,18 +239,23 @@ def test_injected_failures_follow_the_fallback_policy():
     assert vs[6] == pytest.approx(vs[5] - 2.0 * 0.1)
 
 
-def test_failures_in_closed_loop_are_logged_and_run_ends_with_safe_stop():
+def test_a_finite_garbage_solved_solution_is_not_applied(backend):
     path = circle_path()
-    st = mt.MPCSettings(horizon=20, v_max=4.0, max_fallback_steps=2, brake_decel=8.0, control_period=0.1)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=8.0, solver=backend))
+    mpc.backend = FaultInjection(mpc.backend, corrupt=[1], corrupt_value=1e3)
+    assert mpc.solve((0.0, 0.0, 0.0)).status == "solved"
+    bad = mpc.solve((0.4, 0.0, 0.0))
+    assert bad.status == "fallback" and "violates" in bad.solver_status
+    assert abs(bad.v) <= 8.0 + 1e-9 and abs(bad.delta) <= 0.5  # the previous plan, not 1e3
+
+
+def test_failures_in_closed_loop_are_logged_and_run_ends_with_safe_stop(backend):
+    path = circle_path()
+    st = mt.MPCSettings(horizon=20, v_max=4.0, max_fallback_steps=2, brake_decel=8.0, control_period=0.1,
+                        solver=backend)
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
-    real = mpc.solver
-
-    class AlwaysFailAfter5(_FakeSolver):
-        pass
-
-    fake = AlwaysFailAfter5(real, fail=range(5, 10_000))
-    # simulate() resets the controller but keeps its solver object
-    mpc.solver = fake
+    # simulate() resets the controller but keeps its back end
+    mpc.backend = FaultInjection(mpc.backend, fail=lambda k: k >= 5)
     plant = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
     res = mt.simulate(path, mpc, plant)
     assert res.reason == "safe_stop"
@@ -283,9 +269,9 @@ def test_failures_in_closed_loop_are_logged_and_run_ends_with_safe_stop():
 
 # ---------------------------------------------------------------- options
 @pytest.mark.parametrize("warm", ["solver", "shift", "none"])
-def test_warm_start_options_give_the_same_plan(warm):
+def test_warm_start_options_give_the_same_plan(warm, backend):
     path = circle_path()
-    st = mt.MPCSettings(horizon=20, v_max=8.0, warm_start=warm, eps_abs=1e-7, eps_rel=1e-7)
+    st = mt.MPCSettings(horizon=20, v_max=8.0, warm_start=warm, eps_abs=1e-7, eps_rel=1e-7, solver=backend)
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
     mpc.solve((0.0, 0.3, 0.0))
     sol = mpc.solve((0.4, 0.25, 0.01))
@@ -295,25 +281,26 @@ def test_warm_start_options_give_the_same_plan(warm):
 
 
 @pytest.mark.parametrize("disc", ["euler", "rk4"])
-def test_discretizations_and_iterations_track(disc):
+def test_discretizations_and_iterations_track(disc, backend):
     path = circle_path()
     veh = mt.VehicleParams()
-    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=20, v_max=8.0, discretization=disc, iterations=2))
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=20, v_max=8.0, discretization=disc, iterations=2,
+                                                  solver=backend))
     plant = mt.create_model("kinematic_bicycle", {"wheelbase": veh.wheelbase})
     res = mt.simulate(path, mpc, plant, e_y0=0.5, t_max=8.0)
     assert np.abs(res.e_y[res.t > 5]).max() < 0.02
 
 
-def test_delay_compensation_predicts_forward():
+def test_delay_compensation_predicts_forward(backend):
     path = circle_path()
-    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=8.0, delay=0.2))
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=8.0, delay=0.2, solver=backend))
     first = mpc.solve((5.0, 0.0, 0.0))
     second = mpc.solve((5.0, 0.0, 0.0))
     assert first.s[0] == pytest.approx(5.0)
     assert second.s[0] == pytest.approx(5.0 + first.v * 0.2, rel=1e-6)
 
 
-def test_corridor_provider_moves_reference_into_free_gap():
+def test_corridor_provider_moves_reference_into_free_gap(backend):
     path = circle_path(R=40.0, width=4.0)
 
     class Blocked:
@@ -323,7 +310,7 @@ def test_corridor_provider_moves_reference_into_free_gap():
             return lb, ub
 
     veh = mt.VehicleParams()
-    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=50, v_max=6.0), corridor=Blocked())
+    mpc = mt.SpatialMPC(path, veh, mt.MPCSettings(horizon=50, v_max=6.0, solver=backend), corridor=Blocked())
     sol = mpc.solve((0.0, 0.0, 0.0))
     # the whole body (rear overhang .. front bumper) stays right of the blocked part
     body_overlaps = (sol.s + veh.front_extent > 14.5) & (sol.s - veh.rear_overhang < 19.5)
@@ -332,7 +319,7 @@ def test_corridor_provider_moves_reference_into_free_gap():
     assert sol.corridor_violation < 1e-3
 
 
-def test_corridor_is_evaluated_at_the_predicted_time():
+def test_corridor_is_evaluated_at_the_predicted_time(backend):
     path = circle_path(R=40.0, width=4.0)
     seen = []
 
@@ -341,7 +328,8 @@ def test_corridor_is_evaluated_at_the_predicted_time():
             seen.append((np.array(s), np.array(t), e_y0))
             return np.full(s.shape, -4.0), np.full(s.shape, 4.0)
 
-    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=6.0), corridor=Recorder())
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=6.0, solver=backend),
+                        corridor=Recorder())
     mpc.solve((0.0, 0.3, 0.0), t=10.0)
     mpc.solve((0.3, 0.3, 0.0), t=10.05)
     assert len(seen) == 4  # time-varying provider: asked twice per step (front arrives, rear leaves)
@@ -399,15 +387,15 @@ def test_horizon_has_an_upper_bound():
         mt.MPCSettings(horizon=100_000_000)
 
 
-def test_shifted_operating_point_is_the_linear_interpolation_of_the_last_plan():
+def test_shifted_operating_point_is_the_linear_interpolation_of_the_last_plan(backend):
     """The uniform-grid shortcut gives the numbers of LinearTable on the last plan, for any shift
     within the horizon, and steps aside where the grids are not uniform (an open path's end)."""
     from mpc_tracking.paths.interpolation import LinearTable
 
-    st = mt.MPCSettings(horizon=10, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
+    st = mt.MPCSettings(horizon=10, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0, solver=backend)
     mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), st)
     mpc.solve((3.0, 0.5, 0.0))
-    prev = mpc._prev
+    prev = mpc.safeguards.last_plan
     for shift in (0.0, 0.1, 0.49, 0.5, 0.77, 1.3, 4.99, 5.0):
         s_new = mpc._grid(prev.s[0] + shift)
         fast = mpc._shift_uniform(prev.s, s_new)
@@ -418,5 +406,5 @@ def test_shifted_operating_point_is_the_linear_interpolation_of_the_last_plan():
     line = mt.ReferencePath([0.0, 30.0], [0.0, 0.0], ds=0.5, width_left=3.0, width_right=3.0)
     end = mt.SpatialMPC(line, mt.VehicleParams(), st)
     end.solve((26.0, 0.0, 0.0))
-    assert end._shift_uniform(end._prev.s, end._grid(26.2)) is None  # the grid is clamped at 30 m
+    assert end._shift_uniform(end.safeguards.last_plan.s, end._grid(26.2)) is None  # the grid is clamped at 30 m
     assert end.solve((26.2, 0.0, 0.0)).success

@@ -146,7 +146,7 @@ def test_estimate_enters_every_prediction_step():
     d = np.array([0.05, 0.01, 0.0])
     mpc.disturbance.d[:] = d
     prob = mpc.prepare_qp(state)
-    x0, x_op, *_ = mpc._prepare(state)
+    x_op = mpc._prepare(state).x_op
     dt = np.diff(x_op[:, 2])
     expected = 0.5 * dt[:, None] * (d + prob.A @ d)
     np.testing.assert_allclose(prob.f - f0, expected, rtol=1e-12, atol=1e-15)

@@ -4,7 +4,10 @@
   curvature) the car is steered back by pure pursuit and the MPC takes over again.
 - A "solved" status with garbage values, or an exception inside the solver, becomes the
   fallback path; the safe stop brakes at ``brake_decel`` from the measured speed from the
-  very first step on.
+  very first step on, on its own ramp, whatever the plant's lag.
+
+Tests that take the ``backend`` fixture run on every registered QP back end; the ones in the
+"OSQP only" section reach into the OSQP object (its statuses, Ctrl-C handling, time limit).
 """
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ import osqp
 import pytest
 
 import mpc_tracking as mt
+from mpc_tracking.mpc.backends import FaultInjection
 from mpc_tracking.mpc.rejoin import back_in_domain, outside_domain, pure_pursuit
+from mpc_tracking.mpc.safeguards import safe_stop_speed
 
 
 def _oval(widths: bool = True):
@@ -36,9 +41,10 @@ def _run(path, settings=None, **kw):
 
 # ------------------------------------------------------------------ rejoin
 @pytest.mark.parametrize("e_y0, e_psi0", [(2.0, 2.6), (-3.0, -2.0), (0.0, np.pi - 0.1), (3.0, -1.45)])
-def test_a_car_facing_away_is_brought_back_and_completes_the_lap(e_y0, e_psi0):
+def test_a_car_facing_away_is_brought_back_and_completes_the_lap(e_y0, e_psi0, backend):
     path = _oval(widths=False)
-    mpc, res = _run(path, e_y0=e_y0, e_psi0=e_psi0, t_max=60.0)
+    mpc, res = _run(path, mt.MPCSettings(horizon=20, v_max=10.0, solver=backend), e_y0=e_y0, e_psi0=e_psi0,
+                    t_max=60.0)
     m = res.metrics
     assert m["reason"] == "completed", res.summary()
     assert m["rejoin_steps"] > 0 and m["infeasible_steps"] == 0
@@ -87,7 +93,69 @@ def test_domain_hysteresis_and_pure_pursuit_geometry():
     assert d == pytest.approx(0.1 - 0.02)
 
 
-# ------------------------------------------------------------------ defensive solving
+# ------------------------------------------------------------------ safe stop (every back end)
+def _stop_run(plant, backend, fail_from=60, brake_decel=3.0, v_max=12.0):
+    """A closed loop whose every solve fails from call ``fail_from`` on (no fallback steps): the stop."""
+    path = _oval()
+    st = mt.MPCSettings(horizon=20, v_max=v_max, max_fallback_steps=0, brake_decel=brake_decel, solver=backend)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    mpc.backend = FaultInjection(mpc.backend, fail=lambda k: k >= fail_from)
+    res = mt.simulate(path, mpc, plant, t_max=fail_from * st.control_period + 30.0)
+    i0 = int(np.argmax(res.series["status"] == mt.Status.SAFE_STOP.code))
+    assert i0 == fail_from and np.all(res.series["status"][i0:] == mt.Status.SAFE_STOP.code)
+    return res, i0, st
+
+
+@pytest.mark.parametrize("plant_name, params", [
+    ("kinematic_bicycle", {"speed_time_constant": 1.0}),  # a speed that lags its command by 1 s
+    ("ackermann3d", {"preset": "sedan"}),  # the 3D car: drive-train lag and tyres
+])
+def test_the_safe_stop_brakes_at_brake_decel_whatever_the_plant_lag(plant_name, params, backend):
+    """The command ramps down at brake_decel from the first safe-stop step on, never rising, never
+    above v_max, and the lagging car's deceleration builds up to brake_decel. (A command recomputed
+    from the measured speed, v_measured - brake_decel dt, followed the lagging car: it braked at
+    brake_decel dt / tau = 0.15 m/s^2 on the bicycle and 0.8 m/s^2 on the 3D car, and could rise.)"""
+    res, i0, st = _stop_run(mt.create_model(plant_name, params), backend)
+    cmd, v, t = res.v_cmd[i0:], res.v[i0:], res.t[i0:]
+    step = st.brake_decel * st.control_period
+    assert cmd[0] <= min(v[0], res.v_cmd[i0 - 1], st.v_max) - step + 1e-9  # from below the car and the command
+    assert np.all(np.diff(cmd) <= 1e-12)  # monotone non-increasing
+    moving = cmd[1:] > 0
+    np.testing.assert_allclose(np.diff(cmd)[moving], -step, rtol=1e-9)  # exactly brake_decel while it ramps
+    # the car's deceleration over the last 0.5 s of the ramp: the lag has built up to brake_decel
+    ramp_end = t[1:][moving][-1]
+    late = (t >= ramp_end - 0.5) & (t <= ramp_end)
+    realized = -np.polyfit(t[late], v[late], 1)[0]
+    assert realized == pytest.approx(st.brake_decel, rel=0.1), realized
+    assert res.reason == "safe_stop", res.summary()
+
+
+def test_safe_stop_ramp_starts_below_the_car_and_the_command_and_never_rises():
+    dec, dt = 3.0, 0.05
+    assert safe_stop_speed(None, 9.0, 10.0, 12.0, dec, dt) == pytest.approx(9.0 - 0.15)  # the car is slower
+    assert safe_stop_speed(None, 12.3, 11.0, 12.0, dec, dt) == pytest.approx(11.0 - 0.15)  # the command is lower
+    assert safe_stop_speed(None, 13.0, None, 12.0, dec, dt) == pytest.approx(12.0 - 0.15)  # never above v_max
+    assert safe_stop_speed(None, None, None, 12.0, dec, dt) == 0.0
+    assert safe_stop_speed(5.0, 11.0, 11.0, 12.0, dec, dt) == pytest.approx(4.85)  # on the ramp: measurements unused
+    assert safe_stop_speed(0.1, 3.0, 3.0, 12.0, dec, dt) == 0.0
+
+
+def test_safe_stop_on_the_first_step_brakes_from_the_measured_speed(backend):
+    path = _oval()
+    st = mt.MPCSettings(horizon=20, v_max=10.0, max_fallback_steps=0, brake_decel=3.0, solver=backend)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    mpc.backend = FaultInjection(mpc.backend, fail=lambda k: True)
+    res = mt.simulate(path, mpc, mt.create_model("kinematic_bicycle"), v0=8.0, t_max=10.0)
+    assert res.series["status"][0] == mt.Status.SAFE_STOP.code
+    assert res.v_cmd[0] == pytest.approx(8.0 - 3.0 * 0.05)  # not 0 at once
+    stop_time = res.t[-1] - res.t[0]
+    assert stop_time == pytest.approx(8.0 / 3.0, abs=0.2)  # braked at brake_decel to a stop
+    assert res.reason == "safe_stop"
+
+
+# ------------------------------------------------------------------ defensive solving (OSQP only)
+# These reach into the OSQP object (mpc.solver is osqp.OSQP): its statuses, exceptions, Ctrl-C
+# handling and time limit. The DAQP counterparts are in tests/test_condensed.py.
 def _fake_result(x, status=osqp.SolverStatus.OSQP_SOLVED):
     info = SimpleNamespace(status_val=status, status="solved", iter=25, run_time=1e-4)
     return SimpleNamespace(x=x, info=info)
@@ -127,19 +195,6 @@ def test_solver_exception_becomes_the_fallback_and_then_a_safe_stop():
     assert np.all(codes[20:23] == mt.Status.FALLBACK.code)
     assert np.all(codes[23:] == mt.Status.SAFE_STOP.code)
     assert res.reason == "safe_stop"  # the run ended cleanly, the exception did not escape
-
-
-def test_safe_stop_on_the_first_step_brakes_from_the_measured_speed():
-    path = _oval()
-    st = mt.MPCSettings(horizon=20, v_max=10.0, max_fallback_steps=0, brake_decel=3.0)
-    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
-    mpc.solver.solve = lambda raise_error=False: _fake_result(None, osqp.SolverStatus.OSQP_PRIMAL_INFEASIBLE)
-    res = mt.simulate(path, mpc, mt.create_model("kinematic_bicycle"), v0=8.0, t_max=10.0)
-    assert res.series["status"][0] == mt.Status.SAFE_STOP.code
-    assert res.v_cmd[0] == pytest.approx(8.0 - 3.0 * 0.05)  # not 0 at once
-    stop_time = res.t[-1] - res.t[0]
-    assert stop_time == pytest.approx(8.0 / 3.0, abs=0.2)  # braked at brake_decel to a stop
-    assert res.reason == "safe_stop"
 
 
 def test_max_solve_time_hit_takes_the_fallback_path():

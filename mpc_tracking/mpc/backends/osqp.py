@@ -1,0 +1,102 @@
+"""OSQP's ADMM on the sparse QP (``MPCSettings.solver = "osqp"``, the default): set up once on the
+full sparsity pattern, then ``update(q, l, u, Ax)`` and a warm-started ``solve()`` per step."""
+from __future__ import annotations
+
+import logging
+import signal
+import time
+
+import numpy as np
+import osqp
+
+from mpc_tracking.errors import SolverError
+from mpc_tracking.mpc.backends.base import BackendResult, QPBackend, QPStructure
+from mpc_tracking.mpc.layout import QPData
+from mpc_tracking.mpc.qp import INF
+from mpc_tracking.mpc.settings import MPCSettings, Status
+
+__all__ = ["OSQPBackend", "STATUS_TABLE"]
+
+logger = logging.getLogger("mpc_tracking.mpc.controller")  # messages read as the controller's
+
+_S = osqp.SolverStatus
+#: OSQP's statuses onto the controller's: a usable solution, or None (no solution); unlisted: None
+STATUS_TABLE: dict[int, Status | None] = {
+    _S.OSQP_SOLVED: Status.SOLVED,
+    _S.OSQP_SOLVED_INACCURATE: Status.SOLVED_INACCURATE,
+    _S.OSQP_PRIMAL_INFEASIBLE: None,
+    _S.OSQP_PRIMAL_INFEASIBLE_INACCURATE: None,
+    _S.OSQP_DUAL_INFEASIBLE: None,
+    _S.OSQP_DUAL_INFEASIBLE_INACCURATE: None,
+    _S.OSQP_MAX_ITER_REACHED: None,
+    _S.OSQP_TIME_LIMIT_REACHED: None,
+    _S.OSQP_NON_CVX: None,
+    _S.OSQP_SIGINT: None,  # handed back as KeyboardInterrupt (see OSQPBackend.solve)
+    _S.OSQP_UNSOLVED: None,
+}
+_SIGINT_RETRIES = 3  # re-solves after OSQP caught a Ctrl-C that this process ignores
+
+
+def _sigint_ignored() -> bool:
+    """True in a process that ignores Ctrl-C (a sweep worker): OSQP still stops a solve on it."""
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+class OSQPBackend(QPBackend):
+    """OSQP set up once on the cost ``P`` and the constraint matrix with every structural entry
+    present (zeros of the representative linearization kept as 1e-12), with the settings'
+    tolerances, limits and warm start; ``q, l, u`` and the matrix data come with each step.
+
+    OSQP catches Ctrl-C during a solve and returns: that is handed back as ``KeyboardInterrupt``
+    (the CLI ends with exit 130, keeping what was written), except in a process that ignores
+    Ctrl-C (a sweep worker, which got the group's Ctrl-C meant for its parent), which solves again.
+    """
+
+    name = "osqp"
+
+    def __init__(self, structure: QPStructure, settings: MPCSettings) -> None:
+        lay, st = structure.layout, settings
+        setup_data = structure.A_data.copy()
+        dyn = np.concatenate([lay.dyn_pos_A, lay.dyn_pos_B])
+        tiny = setup_data[dyn] == 0.0
+        setup_data[dyn[tiny]] = 1e-12  # keep structural zeros through set-up
+        A = lay.A_matrix(setup_data)
+        n, m = A.shape[1], A.shape[0]
+        self.solver = osqp.OSQP()
+        try:
+            self.solver.setup(
+                structure.P, np.zeros(n), A, np.full(m, -INF), np.full(m, INF),
+                verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
+                warm_starting=st.warm_start != "none", check_termination=10,
+                time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
+            )
+        except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
+            raise SolverError(f"OSQP set-up failed: {exc}") from exc
+
+    def solve(self, data: QPData, A: np.ndarray, B: np.ndarray, *, warm_x: np.ndarray | None = None,
+              step: int = 0) -> BackendResult:
+        """Update the solver with the step's numbers and solve (``A``, ``B`` are in ``data`` already)."""
+        t0 = time.perf_counter()
+        solver = self.solver
+        try:
+            solver.update(q=data.q, l=data.l, u=data.u, Ax=data.A_data)
+            if warm_x is not None:
+                solver.warm_start(x=warm_x)
+            res = solver.solve(raise_error=False)
+            for _ in range(_SIGINT_RETRIES):
+                if res.info.status_val != _S.OSQP_SIGINT or not _sigint_ignored():
+                    break
+                logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
+                res = solver.solve(raise_error=False)
+            info = res.info
+            code, x, iters, stime = info.status_val, res.x, int(info.iter), float(info.run_time)
+        except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
+            logger.warning("MPC step %d: the solver raised %s: %s", step, type(exc).__name__, exc)
+            return BackendResult(None, None, 0, time.perf_counter() - t0, f"solver exception ({type(exc).__name__})")
+        if code == _S.OSQP_SIGINT and not _sigint_ignored():
+            raise KeyboardInterrupt
+        status = STATUS_TABLE.get(code)
+        if status is None or x is None or not np.isfinite(x).all():
+            logger.warning("MPC step %d: OSQP status %s", step, info.status)
+            return BackendResult(None, None, iters, stime, str(info.status))
+        return BackendResult(x, status, iters, stime, status.value)
