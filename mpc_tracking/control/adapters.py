@@ -159,7 +159,7 @@ class CvxpyController:
     def solve(self, state: Projection, t: float = 0.0, measured: Mapping[str, float] | None = None) -> MPCSolution:
         """Solve the reference's step QP and return it as an :class:`MPCSolution`."""
         t0 = time.perf_counter()
-        s0 = float(state.s) if hasattr(state, "s") else float(state[0])
+        s0 = float(state.s) if hasattr(state, "s") else float(next(iter(state)))
         kw = self._measured_kw(measured, s0)
         if self.solver is not None:
             kw["solver"] = self.solver

@@ -120,15 +120,17 @@ class PurePursuit(GeometricController):
         the point ``l_d`` ahead along the path when the whole stretch is farther (the car is far off)."""
         path = self.path
         step = 0.25 * min(path.ds, l_d)
-        span = l_d + 2.0 * float(np.hypot(*(path.point_at(np.array([s]))[0] - rear)))
-        n = int(math.ceil(span / step)) + 1
+        # an arc of length l_d has a shorter chord: search up to twice as far (a path that turns back
+        # within 2 l_d has no point at l_d beyond its turn, and the end of the search is aimed at)
+        span = 2.0 * (l_d + float(np.hypot(*(path.point_at(np.array([s]))[0] - rear))))
+        n = math.ceil(span / step) + 1
         s_grid = s + step * np.arange(n)
         if not path.closed:
             s_grid = np.minimum(s_grid, path.length)
         pts = path.point_at(s_grid)
         dist = np.hypot(pts[:, 0] - rear[0], pts[:, 1] - rear[1])
         beyond = np.nonzero(dist >= l_d)[0]
-        if beyond.size == 0:  # the path ends within l_d: aim at its end
+        if beyond.size == 0:  # the path ends (or turns back) within l_d: aim at the last point searched
             return pts[-1]
         i = int(beyond[0])
         if i == 0:
