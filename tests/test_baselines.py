@@ -193,3 +193,59 @@ def test_stanley_yaw_damping_asks_for_the_yaw_rate_and_uses_it():
     a = damped.solve(proj, measured={"speed": 4.0, "r": 4.0 / 20.0 + 0.1})  # turning 0.1 rad/s too fast
     b = plain.solve(proj, measured={"speed": 4.0, "r": 4.0 / 20.0 + 0.1})
     assert a.delta - b.delta == pytest.approx(-0.1 * 0.1, abs=2e-4)
+
+
+# ---------------------------------------------------------------------- scenarios: controller.type
+@pytest.mark.parametrize("kind", ["mpc", "pure_pursuit", "stanley"])
+def test_a_scenario_selects_the_controller(kind):
+    sc = mt.default_scenario().with_overrides({"controller.type": kind, "simulation.t_max": 1.0,
+                                               "controller.v_max": 7.0})
+    r = mt.run_scenario(sc)
+    assert r.info["controller"] == kind and r.info["scenario"]["controller"]["type"] == kind
+    assert np.nanmax(r.series["v_cmd"]) <= 7.0 + 1e-9  # the MPC's limit, for the baselines too
+
+
+def test_a_scenario_passes_the_baselines_gains_and_the_mpc_limits():
+    from mpc_tracking.scenario.build import build
+
+    sc = mt.default_scenario().with_overrides({
+        "controller.type": "pure_pursuit", "controller.pure_pursuit.lookahead_gain": 0.8,
+        "controller.pure_pursuit.lookahead_max": 12.0, "controller.delta_max": 0.4, "controller.control_period": 0.02})
+    _path, ctrl, _plant_, _act, kw = build(sc)
+    assert isinstance(ctrl, mt.PurePursuit)
+    assert ctrl.params == mt.PurePursuitParams(lookahead_gain=0.8, lookahead_max=12.0)
+    assert ctrl.limits.delta_max == 0.4 and ctrl.control_period == 0.02 == kw["control_period"]
+    sc = sc.with_overrides({"controller.type": "stanley", "controller.stanley.softening": 0.5})
+    assert build(sc)[1].params == mt.StanleyParams(softening=0.5)
+
+
+def test_an_unknown_controller_type_names_the_key_line_and_valid_types(tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("name: bad\ncontroller:\n  horizon: 10\n  type: lqr\n")
+    with pytest.raises(mt.ScenarioError, match=r"bad\.yaml:4: controller\.type: expected one of "
+                                               r"\['mpc', 'pure_pursuit', 'stanley'\], got 'lqr'"):
+        mt.load_scenario(f)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("  stanley:\n    gain: 0\n", r"bad\.yaml:5: controller\.stanley\.gain: expected a number > 0"),
+    ("  pure_pursuit:\n    lookahed: 1\n", r"bad\.yaml:5: unknown key 'lookahed' in controller\.pure_pursuit"),
+])
+def test_bad_baseline_gains_name_the_key_and_line(tmp_path, text, words):
+    f = tmp_path / "bad.yaml"
+    f.write_text("name: bad\ncontroller:\n  type: stanley\n" + text)
+    with pytest.raises(mt.ScenarioError, match=words):
+        mt.load_scenario(f)
+
+
+def test_check_validates_a_baseline_scenario(tmp_path, capsys):
+    from mpc_tracking.cli.main import main
+
+    f = tmp_path / "pp.yaml"
+    f.write_text("name: pp\ncontroller:\n  type: pure_pursuit\n  pure_pursuit:\n    lookahead_min: 5.0\n"
+                 "    lookahead_max: 4.0\n")
+    assert main(["check", str(f)]) == 2
+    assert "lookahead_min <= lookahead_max" in capsys.readouterr().err
+    f.write_text("name: pp\ncontroller:\n  type: stanley\n  stanley:\n    gain: 3.0\n")
+    assert main(["check", str(f)]) == 0
+    assert "type: stanley" in capsys.readouterr().out

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -51,10 +51,12 @@ class PurePursuitParams:
         ``L_max`` [m], >= ``L_min``.
     """
 
-    lookahead_gain: float = 0.4
-    lookahead_offset: float | None = None
-    lookahead_min: float | None = None
-    lookahead_max: float = 30.0
+    lookahead_gain: float = field(default=0.4, metadata={"doc": "look-ahead per unit speed k [s]", "ge": 0.0})
+    lookahead_offset: float | None = field(default=None, metadata={
+        "doc": "look-ahead at rest L_0 [m] (default: wheelbase + 1 m)", "ge": 0.0})
+    lookahead_min: float | None = field(default=None, metadata={
+        "doc": "shortest look-ahead [m] (default: the wheelbase)", "gt": 0.0})
+    lookahead_max: float = field(default=30.0, metadata={"doc": "longest look-ahead [m]", "gt": 0.0})
 
     def __post_init__(self) -> None:
         check_gain(self.lookahead_gain, "PurePursuitParams.lookahead_gain", allow_zero=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -50,9 +50,10 @@ class StanleyParams:
         ``k_yaw`` [s], >= 0: yaw-rate damping (0: off; > 0 needs the measured yaw rate).
     """
 
-    gain: float = 2.5
-    softening: float = 1.0
-    yaw_damping: float = 0.0
+    gain: float = field(default=2.5, metadata={"doc": "cross-track gain k [1/s]", "gt": 0.0})
+    softening: float = field(default=1.0, metadata={"doc": "softening speed v_soft [m/s]", "ge": 0.0})
+    yaw_damping: float = field(default=0.0, metadata={
+        "doc": "yaw-rate damping k_yaw [s] (0: off; > 0 measures the yaw rate)", "ge": 0.0})
 
     def __post_init__(self) -> None:
         check_gain(self.gain, "StanleyParams.gain")

@@ -129,9 +129,10 @@ def _set_dotted(data: dict, key: str, value: Any) -> None:
 def _check_controller(sc: Scenario, loc: Location) -> None:
     """Construct MPCSettings once so bad values are reported with the file and line."""
     from mpc_tracking.mpc.settings import MPCSettings
+    from mpc_tracking.scenario.schema import mpc_settings_kwargs
 
     try:
-        MPCSettings(**asdict(sc.controller))
+        MPCSettings(**mpc_settings_kwargs(sc.controller))
     except MPCTrackingError as exc:
         msg = str(exc)
         key = "controller"

@@ -24,7 +24,7 @@ __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
     "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
     "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS",
-    "scenario_keys",
+    "scenario_keys", "mpc_settings_kwargs", "BASELINE_KEYS",
 ]
 
 #: path file formats (``read_<format>`` in :mod:`mpc_tracking.paths.io`)
@@ -193,6 +193,33 @@ def _controller_fields() -> list[tuple[str, Any, Any]]:
     return out
 
 
+#: keys of the controller section that are not MPCSettings fields: the controller type and the baselines' gains
+BASELINE_KEYS = ("type", "pure_pursuit", "stanley")
+
+
+def _baseline_fields() -> list[tuple[str, Any, Any]]:
+    """``controller.type`` and one section per baseline (``controller.pure_pursuit``, ``controller.stanley``),
+    made from the fields of its parameter dataclass (defaults, and the docs and bounds in their metadata)."""
+    from mpc_tracking.control import CONTROLLER_TYPES, PurePursuitParams, StanleyParams
+
+    out: list[tuple[str, Any, Any]] = [
+        ("type", Any, _f("mpc", "str", "the controller: the MPC or a geometric baseline (whose gains are in "
+                         "controller.<type>; the limits are the MPC's fields)", CONTROLLER_TYPES))]
+    for key, params in (("pure_pursuit", PurePursuitParams), ("stanley", StanleyParams)):
+        section = make_dataclass(f"{params.__name__}Config", [
+            (f.name, Any, _f(f.default, "float?" if f.default is None else "float", f.metadata.get("doc", ""),
+                             gt=f.metadata.get("gt"), ge=f.metadata.get("ge")))
+            for f in fields(params)])
+        section.__doc__ = f"Gains of the {key} baseline (:class:`~mpc_tracking.control.{params.__name__}`)."
+        out.append((key, Any, field(default_factory=section, metadata={"kind": "section"})))
+    return out
+
+
+def mpc_settings_kwargs(controller: Any) -> dict[str, Any]:
+    """The :class:`MPCSettings` keyword arguments of a controller section (without :data:`BASELINE_KEYS`)."""
+    return {f.name: getattr(controller, f.name) for f in fields(controller) if f.name not in BASELINE_KEYS}
+
+
 if TYPE_CHECKING:
 
     @dataclass
@@ -204,8 +231,9 @@ if TYPE_CHECKING:
 
 else:
     #: the MPC settings (one field per :class:`~mpc_tracking.mpc.settings.MPCSettings` field)
-    ControllerConfig = make_dataclass("ControllerConfig", _controller_fields())
-    ControllerConfig.__doc__ = "MPC settings: the fields of MPCSettings, same names and defaults."
+    ControllerConfig = make_dataclass("ControllerConfig", _controller_fields() + _baseline_fields())
+    ControllerConfig.__doc__ = ("The controller: its type, the MPC settings (the fields of MPCSettings, same names "
+                                "and defaults) and the baselines' gains.")
 
 
 @dataclass
