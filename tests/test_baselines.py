@@ -249,3 +249,13 @@ def test_check_validates_a_baseline_scenario(tmp_path, capsys):
     f.write_text("name: pp\ncontroller:\n  type: stanley\n  stanley:\n    gain: 3.0\n")
     assert main(["check", str(f)]) == 0
     assert "type: stanley" in capsys.readouterr().out
+
+
+def test_a_sweep_grids_over_the_controller_type():
+    short = mt.default_scenario().with_overrides({"simulation.t_max": 2.0})
+    res = mt.sweep(short, {"controller.type": ["mpc", "pure_pursuit", "stanley"]}, executor="serial",
+                   progress=False)
+    rows = {row["controller.type"]: row for row in res.rows}
+    assert set(rows) == {"mpc", "pure_pursuit", "stanley"}
+    assert all(row["status"] == "ok" for row in rows.values())
+    assert rows["pure_pursuit"]["rms_e_y"] != rows["mpc"]["rms_e_y"]  # the type reached the run
