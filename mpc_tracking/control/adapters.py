@@ -13,6 +13,7 @@ close the loop too (slowly: the cross-check's problem is built in cvxpy every st
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -199,12 +200,11 @@ def as_controller(obj: Any) -> Controller:
     """
     if isinstance(obj, SpatialMPC):
         return SpatialMPCController(obj)
-    from mpc_tracking.mpc.cvxpy_ref import CvxpyMPC
-
-    if isinstance(obj, CvxpyMPC):
-        return CvxpyController(obj)
     if isinstance(obj, Controller):
         return obj
+    cvxpy_ref = sys.modules.get("mpc_tracking.mpc.cvxpy_ref")  # not imported: obj cannot be one (no cvxpy import)
+    if cvxpy_ref is not None and isinstance(obj, cvxpy_ref.CvxpyMPC):
+        return CvxpyController(obj)
     members = ("path", "vehicle", "control_period", "measures", "horizon", "speed_range", "reset", "solve",
                "reference_input", "describe")
     missing = [m for m in members if not hasattr(obj, m)]
