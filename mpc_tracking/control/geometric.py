@@ -159,7 +159,7 @@ class GeometricController:
         return np.array([float(self.speed_at(s0)), math.atan(self.vehicle.wheelbase * kappa)])
 
     def describe(self) -> dict[str, Any]:
-        """``{"controller": name, "mode": name}`` and the parameters."""
+        """``{"controller": name, "mode": name}`` (``"pure_pursuit"``, ``"stanley"``)."""
         return {"controller": self.name, "mode": self.name}
 
     def solve(self, state: Projection, t: float = 0.0, measured: Mapping[str, float] | None = None) -> ControlCommand:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -112,10 +111,6 @@ class PurePursuit(GeometricController):
     def lookahead(self, speed: float) -> float:
         """``L_d = clip(k v + L_0, L_min, L_max)`` [m] at speed ``speed`` [m/s]."""
         return min(max(self.params.lookahead_gain * abs(speed) + self._offset, self._l_min), self._l_max)
-
-    def describe(self) -> dict[str, Any]:
-        """``{"controller": "pure_pursuit", "mode": "pure_pursuit"}``."""
-        return {"controller": self.name, "mode": self.name}
 
     def _target(self, s: float, rear: np.ndarray, l_d: float) -> np.ndarray:
         """The first path point ahead of ``s`` at distance ``l_d`` from ``rear`` (linear between samples);

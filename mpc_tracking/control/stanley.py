@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -104,10 +103,6 @@ class Stanley(GeometricController):
         """Forget the last command and the front axle's arc length."""
         super().reset()
         self._s_front: float | None = None
-
-    def describe(self) -> dict[str, Any]:
-        """``{"controller": "stanley", "mode": "stanley"}``."""
-        return {"controller": self.name, "mode": self.name}
 
     def _steer(self, s: float, e_y: float, e_psi: float, speed: float,
                measured: Mapping[str, float]) -> tuple[float, np.ndarray]:
