@@ -2,6 +2,15 @@
 from __future__ import annotations
 
 from mpc_tracking.actuation import ACTUATORS, Actuator, make_actuator, register_actuator
+from mpc_tracking.control import (
+    ControlCommand,
+    Controller,
+    PurePursuit,
+    PurePursuitParams,
+    Stanley,
+    StanleyParams,
+    TrackingLimits,
+)
 from mpc_tracking.environment import (
     CircleObstacle,
     MovingCircle,
@@ -72,4 +81,5 @@ __all__ = [
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
     "sweep", "SweepResult", "ClusterError",
     "identify", "IdentificationResult", "VehicleFile", "load_vehicle_file", "IdentificationError", "VehicleFileError",
+    "Controller", "ControlCommand", "PurePursuit", "PurePursuitParams", "Stanley", "StanleyParams", "TrackingLimits",
 ]

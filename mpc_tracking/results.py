@@ -184,13 +184,15 @@ class SimulationResult:
         solver times in milliseconds.
         """
         m = self.metrics
+        # a baseline controller (info["controller"]: pure_pursuit, stanley) has no solver: its time is the command's
+        timed = "MPC solve time " if self.info.get("controller", "mpc") in ("mpc", "cvxpy") else "command time   "
         lines = [
             f"outcome            {m['reason']} (laps completed: {m['laps_completed']})"
             + (f": {self.message}" if self.message else ""),
             (f"lap time           {m['lap_time']:.2f} s" if self.lap_times
              else f"duration           {m['duration']:.2f} s"),
             f"lateral error      RMS {m['rms_e_y']:.3f} m, max {m['max_abs_e_y']:.3f} m",
-            f"MPC solve time     median {m['solve_time_median'] * 1e3:.3f} ms, p95 {m['solve_time_p95'] * 1e3:.3f} ms "
+            f"{timed}    median {m['solve_time_median'] * 1e3:.3f} ms, p95 {m['solve_time_p95'] * 1e3:.3f} ms "
             f"(whole step median {m['step_time_median'] * 1e3:.3f} ms)",
             f"infeasible steps   {m['infeasible_steps']} of {m['steps']}",
         ]

@@ -21,7 +21,7 @@ API = DOCS / "api"
 DEMOS = sorted(p.stem for p in (ROOT / "demos").glob("*.py") if not p.stem.startswith("_"))
 #: the modules whose ``__all__`` the API reference documents, name by name
 PUBLIC = [
-    "mpc_tracking.paths", "mpc_tracking.environment", "mpc_tracking.mpc", "mpc_tracking.models",
+    "mpc_tracking.paths", "mpc_tracking.environment", "mpc_tracking.mpc", "mpc_tracking.control", "mpc_tracking.models",
     "mpc_tracking.models.prediction", "mpc_tracking.actuation", "mpc_tracking.simulation",
     "mpc_tracking.results", "mpc_tracking.viz.plotting", "mpc_tracking.viz.animation", "mpc_tracking.viz.notebook",
     "mpc_tracking.scenario", "mpc_tracking.tuning", "mpc_tracking.identification", "mpc_tracking.errors",

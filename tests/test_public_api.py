@@ -24,6 +24,8 @@ BASELINE = {
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
     "sweep", "SweepResult", "ClusterError",
     "identify", "IdentificationResult", "VehicleFile", "load_vehicle_file", "IdentificationError", "VehicleFileError",
+    # any controller in the loop (issue 19)
+    "Controller", "ControlCommand", "PurePursuit", "PurePursuitParams", "Stanley", "StanleyParams", "TrackingLimits",
 }
 
 

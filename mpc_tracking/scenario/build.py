@@ -2,8 +2,10 @@
 
 :func:`build` maps the sections onto :class:`ReferencePath` (bundled name, file or corner
 points, speed profile), :class:`VehicleParams`, the corridor (:mod:`mpc_tracking.environment.corridor`:
-obstacles, occupancy grid, obstacles a path file carries), the plant and its actuator, and
-:class:`SpatialMPC` with the controller settings.
+obstacles, occupancy grid, obstacles a path file carries), the plant and its actuator, and the
+controller ``controller.type`` names: :class:`SpatialMPC` with the controller settings, or a
+geometric baseline (:class:`~mpc_tracking.control.PurePursuit`, :class:`~mpc_tracking.control.Stanley`)
+with its gains from ``controller.<type>`` and the MPC's limits (:func:`_build_controller`).
 """
 from __future__ import annotations
 
@@ -317,6 +319,32 @@ def _prediction(settings: Any, plant: Any, actuator: Any, vehicle_file: Any = No
     return DynamicPrediction(params, speed_lag=actuator.speed_lag)
 
 
+def _build_controller(sc, path, vehicle, settings, corridor, prediction) -> Any:
+    """The controller ``controller.type`` names (``prediction()``: the MPC's prediction model, built only for it).
+
+    A baseline takes its gains from ``controller.pure_pursuit`` / ``controller.stanley`` and its limits
+    (control period, speeds, a_y, accelerations, steering) from the controller's MPC fields; it follows
+    the path and ignores a corridor's obstacles (logged).
+    """
+    kind = sc.controller.type
+    if kind == "mpc":
+        from mpc_tracking.mpc.controller import SpatialMPC
+
+        return SpatialMPC(path, vehicle, settings, corridor=corridor, prediction=prediction())
+    from mpc_tracking import control
+
+    cls, params_cls = {"pure_pursuit": (control.PurePursuit, control.PurePursuitParams),
+                       "stanley": (control.Stanley, control.StanleyParams)}[kind]
+    try:
+        params = params_cls(**asdict(getattr(sc.controller, kind)))
+    except MPCTrackingError as exc:
+        raise ScenarioError(f"{sc.source}: controller.{kind}: {exc}") from None
+    if corridor is not None:
+        logger.warning("%s: controller.type %r follows the path and does not avoid the corridor's obstacles",
+                       sc.source, kind)
+    return cls(path, vehicle, params, control.TrackingLimits.from_settings(settings))
+
+
 def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     """Construct the objects of a run.
 
@@ -332,7 +360,8 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     Returns
     -------
     path : ReferencePath
-    mpc : SpatialMPC
+    mpc : SpatialMPC, PurePursuit or Stanley
+        The controller ``controller.type`` names.
     plant : MotionModel
     actuator : Actuator
     sim_kwargs : dict
@@ -340,7 +369,6 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
         laps, t_max, s0, e_y0, e_psi0, v0, corridor_tolerance).
     """
     from mpc_tracking.actuation import default_actuator, make_actuator
-    from mpc_tracking.mpc.controller import SpatialMPC
     from mpc_tracking.scenario.schema import ScenarioBase, mpc_settings
 
     if not isinstance(scenario, ScenarioBase):
@@ -382,8 +410,8 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
                     settings, plant, actuator, vf)
     if vf is not None:
         part(lambda: _check_limits(scenario, settings, vf), settings, vf)
-    mpc = part(lambda: SpatialMPC(path, vehicle, settings, corridor=corridor,
-                                  prediction=_prediction(settings, plant, actuator, vf)),
+    mpc = part(lambda: _build_controller(scenario, path, vehicle, settings, corridor,
+                                         lambda: _prediction(settings, plant, actuator, vf)),
                path, vehicle, settings, corridor, plant, actuator, vf)
     sim_kwargs = dict(asdict(sim).items())
     sim_kwargs["control_period"] = None if settings is failed else settings.control_period

@@ -28,7 +28,7 @@ __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
     "PlantConfig", "ActuationConfig", "ControllerConfig", "SimulationConfig", "AnimationConfig",
     "OutputsConfig", "ScenarioBase", "validate", "compose_marks", "Location", "PLOT_KINDS", "PATH_FORMATS",
-    "scenario_keys", "SECTION_GROUPS", "canonical_key", "mpc_settings",
+    "scenario_keys", "SECTION_GROUPS", "canonical_key", "mpc_settings", "BASELINE_KEYS",
 ]
 
 #: path file formats (``read_<format>`` in :mod:`mpc_tracking.paths.io`)
@@ -176,6 +176,28 @@ def _controller_fields() -> list[tuple[str, Any, Any]]:
     return out
 
 
+#: keys of the controller section that are not MPCSettings fields: the controller type and the baselines' gains
+BASELINE_KEYS = ("type", "pure_pursuit", "stanley")
+
+
+def _baseline_fields() -> list[tuple[str, Any, Any]]:
+    """``controller.type`` and one section per baseline (``controller.pure_pursuit``, ``controller.stanley``),
+    made from the fields of its parameter dataclass (defaults, and the docs and bounds in their metadata)."""
+    from mpc_tracking.control import CONTROLLER_TYPES, PurePursuitParams, StanleyParams
+
+    out: list[tuple[str, Any, Any]] = [
+        ("type", Any, _f("mpc", "str", "the controller: the MPC or a geometric baseline (whose gains are in "
+                         "controller.<type>; the limits are the MPC's fields)", CONTROLLER_TYPES))]
+    for key, params in (("pure_pursuit", PurePursuitParams), ("stanley", StanleyParams)):
+        section = make_dataclass(f"{params.__name__}Config", [
+            (f.name, Any, _f(f.default, "float?" if f.default is None else "float", f.metadata.get("doc", ""),
+                             gt=f.metadata.get("gt"), ge=f.metadata.get("ge")))
+            for f in fields(params)])
+        section.__doc__ = f"Gains of the {key} baseline (:class:`~mpc_tracking.control.{params.__name__}`)."
+        out.append((key, Any, field(default_factory=section, metadata={"kind": "section"})))
+    return out
+
+
 if TYPE_CHECKING:
 
     @dataclass
@@ -187,9 +209,10 @@ if TYPE_CHECKING:
 
 else:
     #: the MPC settings (one field per :class:`~mpc_tracking.mpc.settings.MPCSettings` field)
-    ControllerConfig = make_dataclass("ControllerConfig", _controller_fields())
-    ControllerConfig.__doc__ = ("MPC settings: the fields of MPCSettings, same names and defaults, stored flat; "
-                                "a file may also group them (limits: {v_max: 12}).")
+    ControllerConfig = make_dataclass("ControllerConfig", _controller_fields() + _baseline_fields())
+    ControllerConfig.__doc__ = ("The controller: its type (controller.type), the MPC settings (the fields of "
+                                "MPCSettings, same names and defaults, stored flat; a file may also group them: "
+                                "limits: {v_max: 12}) and the baselines' gains.")
 
 #: groups of keys a section also takes as nested mappings (``controller: {limits: {v_max: 12}}``),
 #: stored flat: section class -> {group: key names}

@@ -130,3 +130,33 @@ def test_commands_held_over_several_planned_steps_warn(caplog):
     ok = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=10, v_max=40.0, ds=2.0, control_period=0.05))
     mt.simulation.check_simulation(path, ok, plant)
     assert not [r for r in caplog.records if "covers" in r.getMessage()]
+
+
+# ---------------------------------------------------------------------- any controller (issue 19)
+def test_a_baseline_built_for_another_path_is_rejected_naming_its_class(ring):
+    other = _circle(radius=25.0, name="other")
+    with pytest.raises(mt.InputError, match=r"controller: built for path 'other'.*build it with PurePursuit\(path"):
+        _run(ring, mt.PurePursuit(other))
+
+
+def test_a_baseline_with_another_control_period_is_rejected(ring):
+    with pytest.raises(mt.SettingsError, match=r"control_period: .*0\.1.*0\.05.*TrackingLimits\(control_period=0\.1\)"):
+        _run(ring, mt.Stanley(ring), control_period=0.1)
+
+
+def test_a_baselines_period_and_speed_range_set_the_run(ring):
+    lim = mt.TrackingLimits(control_period=0.1, v_min=1.0, v_max=5.0)
+    res = _run(ring, mt.Stanley(ring, limits=lim), t_max=None, laps=1, s0=0.0)
+    assert res.info["control_period"] == 0.1
+    assert res.reason == "completed"  # t_max default from speed_range: 3 x length / max(v_min, 0.2 v_max) + 10 s
+
+
+def test_the_checks_live_in_their_own_module(ring, ring_mpc):
+    from mpc_tracking import simulation_checks as checks
+
+    ctrl, s0, timing, tol = checks.check_setup(ring, ring_mpc, mt.create_model("kinematic_bicycle"), None, None, 2,
+                                               None, ring.length + 1.0, 0.0, 0.0, None, True, None, False)
+    assert isinstance(ctrl, mt.Controller) and s0 == pytest.approx(ring.length + 1.0)
+    assert (timing.T, timing.dt, timing.n_sub) == (0.05, 0.01, 5)
+    assert timing.t_max == pytest.approx(3.0 * 2 * ring.length / max(0.5, 0.2 * 6.0) + 10.0)
+    assert tol == mt.VehicleParams().width
