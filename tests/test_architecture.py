@@ -19,7 +19,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.tuning"},
     {"mpc_tracking.scenario", "mpc_tracking.fuzz"},
     {"mpc_tracking.simulation"},
-    {"mpc_tracking.results"},
+    {"mpc_tracking.results", "mpc_tracking.plausibility"},
     {"mpc_tracking.viz"},
     {"mpc_tracking.identification"},
     {"mpc_tracking.actuation"},
@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.paths"},
     {"mpc_tracking.environment", "mpc_tracking.models"},
     {"mpc_tracking.fileio"},
-    {"mpc_tracking.errors"},
+    {"mpc_tracking.errors", "mpc_tracking._startup"},
 ]
 
 
