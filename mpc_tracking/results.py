@@ -356,7 +356,7 @@ class SimulationResult:
         from mpc_tracking.fileio import read_npz
 
         filename = Path(filename)
-        if not filename.is_file():
+        if not filename.exists():  # pipes and devices: refused by fileio.read_npz
             raise InputError(f"{filename}: no such result file")
         what = "simulation result written by SimulationResult.save"
 

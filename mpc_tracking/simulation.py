@@ -455,13 +455,15 @@ class _Loop:
     def _observe(self, first: bool) -> tuple[Projection, tuple[float, float]] | None:
         """Project the plant's reference point; ``None`` when the run ends here."""
         pose = self.plant.pose
-        yaw = self._yaw = pose.yaw
+        yaw = pose.yaw
+        bad = nonfinite_outputs({"x": pose.x, "y": pose.y, "yaw": yaw})  # before any arithmetic on them
+        if bad is not None:
+            self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({pose.x}, {pose.y}, {yaw}) at t = {self.t:.2f} s: "
+                                                 f"{bad}")
+            return None
+        self._yaw = yaw
         rx = pose.x - self.offset * math.cos(yaw)
         ry = pose.y - self.offset * math.sin(yaw)
-        bad = nonfinite_outputs({"x": rx, "y": ry, "yaw": yaw})
-        if bad is not None:
-            self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({rx}, {ry}, {yaw}) at t = {self.t:.2f} s: {bad}")
-            return None
         path, counter = self.path, self.counter
         proj = path.project(rx, ry, yaw, s_hint=counter.s_prev)
         counter.update(proj.s, self.t, self.timing.T, first)

@@ -183,8 +183,11 @@ def watch_parent(poll: float = PARENT_POLL_SECONDS) -> threading.Thread | None:
     threading.Thread or None
         The watching thread (None when this process has no parent to watch).
     """
-    parent = os.getppid()
-    if parent <= 1:  # already orphaned (or the init process): nothing to watch
+    import multiprocessing
+
+    started_by = multiprocessing.parent_process()  # the pid of the process that started this one
+    parent = started_by.pid if started_by is not None and started_by.pid else os.getppid()
+    if parent <= 1:  # the init process: nothing to watch
         return None
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before the kernel was asked to tell us
