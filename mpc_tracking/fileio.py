@@ -224,7 +224,8 @@ def check_input_file(filename: str | Path, *, what: str = "file", error: type[In
     ------
     InputError (or ``error``)
         ``"NAME: no such WHAT"``, ``"NAME: not a regular file: a named pipe (FIFO) (expected a WHAT)"``
-        (also devices and sockets), ``"NAME: is a folder, not a WHAT"``, ``"NAME: cannot read the WHAT (cause)"``, too large.
+        (also devices and sockets), ``"NAME: is a folder, not a WHAT"``, ``"NAME: cannot read the WHAT
+        (cause)"``, too large.
 
     Examples
     --------

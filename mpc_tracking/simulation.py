@@ -21,6 +21,7 @@ from mpc_tracking.models.base import MotionModel
 from mpc_tracking.mpc.controller import SpatialMPC
 from mpc_tracking.mpc.settings import MPCSolution, Status
 from mpc_tracking.paths.projection import Projection
+from mpc_tracking.paths.reference_path import ReferencePath
 from mpc_tracking.plausibility import (
     StepWatch,
     check_initial_speed,
@@ -28,7 +29,6 @@ from mpc_tracking.plausibility import (
     check_step_wall_limit,
     nonfinite_outputs,
 )
-from mpc_tracking.paths.reference_path import ReferencePath
 from mpc_tracking.results import SERIES, Outcome, SimulationResult
 
 __all__ = ["simulate", "check_simulation", "STOPPED_SPEED"]

@@ -51,7 +51,7 @@ def _in_thread(fn, timeout: float = 60.0):
     def target():
         try:
             fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
+        except BaseException as exc:  # handed to the test
             box["exc"] = exc
 
     th = threading.Thread(target=target, daemon=True)

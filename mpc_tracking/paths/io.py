@@ -90,9 +90,9 @@ def _header_columns(header: list[str]) -> dict[str, int | None]:
         if role is None:
             out.setdefault(name, None)
             continue
-        if role in out and out[role] is not None:
-            raise ValueError(f"columns {out[role] + 1} ({header[out[role]]!r}) and {i + 1} ({name!r}) "
-                             f"both give {role}")
+        first = out.get(role)
+        if first is not None:
+            raise ValueError(f"columns {first + 1} ({header[first]!r}) and {i + 1} ({name!r}) both give {role}")
         out[role] = i
     return out
 
