@@ -1,6 +1,10 @@
 """mpc_tracking: path tracking with model predictive control in the spatial (arc-length) domain."""
 from __future__ import annotations
 
+from mpc_tracking._startup import guard_start_up as _guard_start_up
+
+_guard_start_up()  # the mpc-tracking command: Ctrl-C/SIGTERM while importing -> one line, exit 130/143
+
 from mpc_tracking.actuation import ACTUATORS, Actuator, make_actuator, register_actuator
 from mpc_tracking.control import (
     ControlCommand,

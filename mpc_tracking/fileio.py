@@ -13,6 +13,10 @@
   aliases may add (:data:`MAX_YAML_ALIAS_NODES`: a "billion laughs" alias bomb is refused in
   milliseconds); recursive aliases and duplicate keys are errors; ``1e3`` is a number (YAML 1.2).
   Every error is one line naming the file (and the line where there is one).
+- :func:`check_input_file` / :func:`read_input_bytes` / :func:`read_input_text`: the one way the
+  package opens an input file (scenario, path, vehicle, result, sweep and image files): only a
+  regular file is opened (a named pipe, a device such as ``/dev/zero``, a socket or a folder is
+  refused by name, before any read could block), and at most ``max_bytes`` are read.
 - :func:`read_npz`: a bounded ``.npz`` reader: file size, member count, each array's dtype and
   shape read from its header before any data (no pickled objects, no "zip bomb").
 
@@ -36,6 +40,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +53,8 @@ from mpc_tracking.errors import InputError
 __all__ = [
     "atomic_path", "atomic_open", "json_safe", "write_json", "NONFINITE", "read_yaml", "load_yaml", "parse_yaml",
     "YamlDocument", "MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_ALIAS_NODES", "check_file_size", "read_npz",
-    "MAX_NPZ_BYTES", "MAX_NPZ_ARRAY_BYTES", "named_oserror",
+    "MAX_NPZ_BYTES", "MAX_NPZ_ARRAY_BYTES", "named_oserror", "check_input_file", "read_input_bytes", "read_input_text",
+    "MAX_INPUT_BYTES",
 ]
 
 #: what :func:`json_safe` does with NaN and +-inf
@@ -183,6 +189,119 @@ def write_json(target: str | Path, data: Any, *, nonfinite: Literal["text", "nul
     return target
 
 
+# ---------------------------------------------------------------------- opening input files
+#: default largest input file [bytes] of :func:`read_input_bytes` (100 MB)
+MAX_INPUT_BYTES = 100 * 2**20
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is (``"a named pipe (FIFO)"``), None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((text for test, text in _KINDS if test(mode)), "not a regular file")
+
+
+def check_input_file(filename: str | Path, *, what: str = "file", error: type[InputError] = InputError,
+                     max_bytes: int | None = None) -> int:
+    """Check that ``filename`` is a regular file that may be read; its size [bytes].
+
+    ``os.stat`` never blocks, so a named pipe or a device is refused before anything opens it.
+
+    Parameters
+    ----------
+    filename : str or Path
+    what : str
+        What the file is, for the messages (``"scenario file"``).
+    error : subclass of InputError
+        The exception raised.
+    max_bytes : int, optional
+        Largest size allowed.
+
+    Raises
+    ------
+    InputError (or ``error``)
+        ``"NAME: no such WHAT"``, ``"NAME: not a regular file: a named pipe (FIFO) (expected a WHAT)"``
+        (also devices and sockets), ``"NAME: is a folder, not a WHAT"``, ``"NAME: cannot read the WHAT
+        (cause)"``, too large.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_input_file("/dev/zero", what="scenario file")
+    ... except InputError as exc:
+    ...     print(exc)
+    /dev/zero: not a regular file: a character device (expected a scenario file)
+    """
+    p = Path(filename)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise error(f"{p}: no such {what}") from None
+    except OSError as exc:
+        raise error(f"{p}: cannot read the {what} ({exc.strerror or exc})") from None
+    kind = _kind(st.st_mode)
+    if kind == "a folder":
+        raise error(f"{p}: is a folder, not a {what}")
+    if kind is not None:
+        raise error(f"{p}: not a regular file: {kind} (expected a {what})")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise error(f"{p}: the {what} is {_mb(st.st_size)}, more than the {_mb(max_bytes)} limit")
+    return int(st.st_size)
+
+
+def read_input_bytes(filename: str | Path, *, what: str = "file", error: type[InputError] = InputError,
+                     max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular input file, at most ``max_bytes`` (see :func:`check_input_file`).
+
+    The file is opened with ``O_NONBLOCK`` and checked again on the open descriptor, so a file
+    swapped for a named pipe between the check and the open cannot block the read either.
+    """
+    p = Path(filename)
+    check_input_file(p, what=what, error=error, max_bytes=max_bytes)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise error(f"{p}: cannot read the {what} ({exc.strerror or exc})") from None
+    try:
+        kind = _kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise error(f"{p}: not a regular file: {kind} (expected a {what})")
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise error(f"{p}: cannot read the {what} ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if total > max_bytes:
+        raise error(f"{p}: the {what} is more than the {_mb(max_bytes)} limit")
+    return b"".join(chunks)
+
+
+def read_input_text(filename: str | Path, *, what: str = "file", error: type[InputError] = InputError,
+                    max_bytes: int = MAX_INPUT_BYTES, expected: str = "UTF-8 text") -> str:
+    """The text of a regular input file (UTF-8, a byte-order mark dropped), at most ``max_bytes``.
+
+    Raises ``error`` ``"NAME: not a text file (expected EXPECTED)"`` for bytes that are not UTF-8
+    or contain NUL characters; see :func:`read_input_bytes` for the rest.
+    """
+    raw = read_input_bytes(filename, what=what, error=error, max_bytes=max_bytes)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{filename}: not a text file (expected {expected})") from None
+    if "\x00" in text:
+        raise error(f"{filename}: not a text file (it contains NUL bytes; expected {expected})")
+    return text
+
+
 # ---------------------------------------------------------------------- bounded YAML
 #: largest YAML file :func:`read_yaml` reads [bytes] (10 MB; scenario, path and vehicle files are kilobytes)
 MAX_YAML_BYTES = 10 * 1024 * 1024
@@ -310,14 +429,7 @@ def _check_duplicates(node: Any) -> None:
 def check_file_size(filename: str | Path, max_bytes: int, *, what: str = "file",
                     error: type[InputError] = InputError) -> int:
     """The size of ``filename`` [bytes]; ``error`` naming the file and both sizes when above ``max_bytes``."""
-    p = Path(filename)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise error(f"{p}: cannot read the {what} ({exc.strerror or exc})") from None
-    if size > max_bytes:
-        raise error(f"{p}: the {what} is {_mb(size)}, more than the {_mb(max_bytes)} limit")
-    return size
+    return check_input_file(filename, what=what, error=error, max_bytes=max_bytes)
 
 
 def _mb(n: int) -> str:
@@ -400,24 +512,7 @@ def read_yaml(filename: str | Path, *, error: type[InputError] = InputError, wha
     aliases expand the document by 1.23e+09 nodes, more than the 100000 allowed (an alias bomb?)
     """
     p = Path(filename)
-    if not p.exists():
-        raise error(f"{p}: no such {what}")
-    if p.is_dir():
-        raise error(f"{p}: is a folder, not a {what}")
-    check_file_size(p, max_bytes, what=what, error=error)
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise error(f"{p}: cannot read the {what} ({exc.strerror or exc})") from None
-    if len(raw) > max_bytes:
-        raise error(f"{p}: the {what} is more than the {_mb(max_bytes)} limit")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise error(f"{p}: not a text file (expected UTF-8 YAML)") from None
-    if "\x00" in text:
-        raise error(f"{p}: not a text file (it contains NUL bytes; expected UTF-8 YAML)")
+    text = read_input_text(p, what=what, error=error, max_bytes=max_bytes, expected="UTF-8 YAML")
     return parse_yaml(text, name=str(p), error=error, max_depth=max_depth, max_alias_nodes=max_alias_nodes)
 
 
@@ -462,9 +557,7 @@ def read_npz(filename: str | Path, *, error: type[InputError] = InputError, what
     import numpy as np
 
     p = Path(filename)
-    if not p.is_file():
-        raise error(f"{p}: no such {what}")
-    check_file_size(p, max_bytes, what=what, error=error)
+    check_input_file(p, what=what, error=error, max_bytes=max_bytes)
     out: dict[str, Any] = {}
     try:
         with zipfile.ZipFile(p) as zf:

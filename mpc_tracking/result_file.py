@@ -261,7 +261,7 @@ def read_result(filename: str | Path, series_names: Iterable[str]) -> dict[str, 
     from mpc_tracking.fileio import read_npz
 
     filename = Path(filename)
-    if not filename.is_file():
+    if not filename.exists():  # pipes and devices: refused by fileio.read_npz
         raise InputError(f"{filename}: no such result file")
     bad = _Defect(filename)
     z = read_npz(filename, what="simulation result file")

@@ -32,7 +32,7 @@ SERIES = {
     "ub": "m, corridor upper bound on e_y at the car",
     "status": "MPC step status code (STATUS_CODES)",
     "solve_time": "s, QP solve time (the solver's own; with solver=\"daqp\" condensing included)",
-    "step_time": "s, whole controller step",
+    "step_time": "s, whole loop step (observe, controller, plant steps)",
     "iterations": "QP solver iterations (OSQP: ADMM, DAQP: active-set changes)",
     "corridor_violation": "m, largest corridor slack used",
 }
@@ -48,6 +48,7 @@ class Outcome(str, Enum):
     NON_FINITE_STATE = "non_finite_state"  # the plant's state became NaN/inf
     TIME_LIMIT = "time_limit"  # t_max reached
     ERROR = "error"  # the controller or the plant raised; the message says what
+    STEP_WALL_LIMIT = "step_wall_limit"  # one loop step took longer than simulate(step_wall_limit=) (a stall)
 
     def __str__(self) -> str:
         return self.value

@@ -25,6 +25,13 @@ from mpc_tracking.models.base import MotionModel
 from mpc_tracking.mpc.settings import Status
 from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
+from mpc_tracking.plausibility import (
+    StepWatch,
+    check_initial_speed,
+    check_step_fits_path,
+    check_step_wall_limit,
+    nonfinite_outputs,
+)
 from mpc_tracking.results import SERIES, Outcome, SimulationResult
 from mpc_tracking.simulation_checks import Timing, check_setup
 
@@ -54,6 +61,7 @@ def simulate(
     corridor_tolerance: float | None = None,
     allow_outside_start: bool = False,
     on_step: Callable[[int, float], None] | None = None,
+    step_wall_limit: float | None = None,
 ) -> SimulationResult:
     """Run the closed loop.
 
@@ -104,6 +112,11 @@ def simulate(
         start raises :class:`~mpc_tracking.errors.InputError`.
     on_step : callable, optional
         ``on_step(k, t)`` after each control step (progress bars).
+    step_wall_limit : float, optional
+        Longest wall time [s] one loop step (observe, control, the plant's steps) may take; a
+        step over it ends the run with the outcome ``step_wall_limit`` (what was computed is
+        kept). Default None: no limit. Either way the logged ``step_time`` is the whole loop
+        step, so a slow plant counts in ``realtime_overruns``.
 
     Returns
     -------
@@ -111,12 +124,13 @@ def simulate(
     """
     ctrl, s0, timing, tol = check_setup(path, controller, plant, control_period, sim_dt, laps, t_max, s0, e_y0,
                                         e_psi0, v0, init_plant, corridor_tolerance, allow_outside_start)
+    watch = StepWatch(_check_plausible(path, ctrl, v0, init_plant, step_wall_limit))
     ctrl.reset()
     act = actuator or default_actuator(plant)
     if init_plant:
         _place_plant(path, ctrl, plant, s0, e_y0, e_psi0, v0)
     act.reset(plant)
-    loop = _Loop(path, ctrl, plant, act, timing, tol, laps, s0)
+    loop = _Loop(path, ctrl, plant, act, timing, tol, laps, s0, watch)
     loop.run(on_step)
     return loop.result()
 
@@ -125,14 +139,28 @@ def check_simulation(path: ReferencePath, controller: Controller | Any, plant: M
                      control_period: float | None = None, sim_dt: float | None = None, laps: int = 1,
                      t_max: float | None = None, s0: float = 0.0, e_y0: float = 0.0, e_psi0: float = 0.0,
                      v0: float | None = None, init_plant: bool = True, corridor_tolerance: float | None = None,
-                     allow_outside_start: bool = False) -> None:
+                     allow_outside_start: bool = False, step_wall_limit: float | None = None) -> None:
     """Every check :func:`simulate` makes of its arguments, without running (``mpc-tracking check``).
 
     Same arguments as :func:`simulate`; raises what it would raise before its first step (the checks
     live in :mod:`mpc_tracking.simulation_checks`).
     """
-    check_setup(path, controller, plant, control_period, sim_dt, laps, t_max, s0, e_y0, e_psi0, v0, init_plant,
-                corridor_tolerance, allow_outside_start)
+    ctrl, *_ = check_setup(path, controller, plant, control_period, sim_dt, laps, t_max, s0, e_y0, e_psi0, v0,
+                           init_plant, corridor_tolerance, allow_outside_start)
+    _check_plausible(path, ctrl, v0, init_plant, step_wall_limit)
+
+
+def _check_plausible(path: ReferencePath, controller: Controller, v0: Any, init_plant: bool,
+                     step_wall_limit: Any) -> float | None:
+    """The range checks of :mod:`mpc_tracking.plausibility`: ``v0`` within the controller's speeds,
+    a controller's spatial step ``ds`` (the MPC's) shorter than the path; returns the checked
+    ``step_wall_limit`` [s]."""
+    if init_plant:
+        check_initial_speed(v0, controller.speed_range[1])
+    ds = getattr(controller, "ds", None)
+    if ds is not None:
+        check_step_fits_path(float(ds), int(controller.horizon), float(path.length), bool(path.closed), path.name)
+    return check_step_wall_limit(step_wall_limit)
 
 
 def _place_plant(path: ReferencePath, controller: Controller, plant: MotionModel, s0: float, e_y0: float,
@@ -147,6 +175,15 @@ def _place_plant(path: ReferencePath, controller: Controller, plant: MotionModel
     if v0 is None:
         v0 = float(controller.reference_input(s0)[0])
     plant.init({"x": x, "y": y, "yaw": yaw, "speed": v0})
+
+
+def _checked_outputs(outputs: dict[str, float], t: float) -> dict[str, float]:
+    """``outputs`` when all are finite (:func:`~mpc_tracking.plausibility.nonfinite_outputs`), else
+    :class:`NonFiniteStateError` naming them (the run ends with ``non_finite_state``)."""
+    bad = nonfinite_outputs(outputs)
+    if bad is not None:
+        raise NonFiniteStateError(f"plant outputs at t = {t:.2f} s are not finite: {bad}")
+    return outputs
 
 
 class _LapCounter:
@@ -198,6 +235,13 @@ class _Log:
         self.rows.append(row)
         self.horizons.append(horizon_xy)
 
+    def set_step_time(self, seconds: float) -> None:
+        """Replace the last row's ``step_time`` with the wall time of the whole loop step [s]."""
+        if self.rows:
+            row = self.rows[-1]
+            i = _ROW.index("step_time")
+            self.rows[-1] = (*row[:i], max(float(row[i]), seconds), *row[i + 1:])
+
     def series(self) -> dict[str, np.ndarray]:
         table = np.array(self.rows, dtype=float).reshape(-1, len(_ROW)).T.copy()
         return {name: table[_ROW.index(name)] for name in SERIES}
@@ -214,7 +258,7 @@ class _Loop:
     """One closed-loop run; :meth:`run` fills the log and sets the outcome, :meth:`result` packs it."""
 
     def __init__(self, path: ReferencePath, controller: Controller, plant: MotionModel, actuator: Actuator,
-                 timing: Timing, tolerance: float, laps: int, s0: float) -> None:
+                 timing: Timing, tolerance: float, laps: int, s0: float, watch: StepWatch | None = None) -> None:
         self.path, self.controller, self.plant, self.actuator = path, controller, plant, actuator
         self.timing, self.tolerance, self.laps = timing, tolerance, laps
         self.offset = float(plant.reference_offset)
@@ -228,10 +272,12 @@ class _Loop:
         self._speed = 0.0  # plant speed [m/s] at the last measurement
         self._measures = bool(controller.measures)
         self._end = path.length - 0.5 * path.ds  # an open path ends here
+        self.watch = watch or StepWatch(None)  # wall time of the whole loop step (and its limit)
 
     def run(self, on_step: Callable[[int, float], None] | None) -> None:
         k = 0
         while True:
+            self.watch.start()
             obs = self._observe(first=k == 0)
             if obs is None:
                 return
@@ -240,10 +286,18 @@ class _Loop:
             if sol is None:
                 return
             self._record(proj, ref_xy, sol)
+            late = self.watch.over(self.t, "the controller's step")
+            if late is not None:
+                self.log.set_step_time(self.watch.elapsed())
+                logger.warning("run stopped: %s", late)
+                self._stop(Outcome.STEP_WALL_LIMIT, late)
+                return
             if sol.status == Status.SAFE_STOP and abs(self._speed) < STOPPED_SPEED:
                 self._stop(Outcome.SAFE_STOP)
                 return
-            if not self._advance_plant(sol):
+            advanced = self._advance_plant(sol)
+            self.log.set_step_time(self.watch.elapsed())  # the whole loop step, the plant's steps included
+            if not advanced:
                 return
             k += 1
             if on_step is not None:
@@ -255,12 +309,15 @@ class _Loop:
     def _observe(self, first: bool) -> tuple[Projection, tuple[float, float]] | None:
         """Project the plant's reference point; ``None`` when the run ends here."""
         pose = self.plant.pose
-        yaw = self._yaw = pose.yaw
+        yaw = pose.yaw
+        bad = nonfinite_outputs({"x": pose.x, "y": pose.y, "yaw": yaw})  # before any arithmetic on them
+        if bad is not None:
+            self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({pose.x}, {pose.y}, {yaw}) at t = {self.t:.2f} s: "
+                                                 f"{bad}")
+            return None
+        self._yaw = yaw
         rx = pose.x - self.offset * math.cos(yaw)
         ry = pose.y - self.offset * math.sin(yaw)
-        if not (math.isfinite(rx) and math.isfinite(ry) and math.isfinite(yaw)):
-            self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({rx}, {ry}, {yaw}) at t = {self.t:.2f} s")
-            return None
         path, counter = self.path, self.counter
         proj = path.project(rx, ry, yaw, s_hint=counter.s_prev)
         counter.update(proj.s, self.t, self.timing.T, first)
@@ -288,18 +345,22 @@ class _Loop:
         velocities of the reference point and the yaw rate."""
         speed = self._speed = self.plant.speed
         if not self._measures:
-            return {"speed": speed}
+            return _checked_outputs({"speed": speed}, self.t)
         yaw = self.plant.pose.yaw
         vel = self.plant.velocity
         c, s = np.cos(yaw), np.sin(yaw)
         r = float(vel.angular[2])
         v_x = float(vel.linear[0] * c + vel.linear[1] * s)
         v_y = float(-vel.linear[0] * s + vel.linear[1] * c) - self.offset * r  # at the rear axle
-        return {"v_x": v_x, "v_y": v_y, "r": r, "speed": speed}
+        return _checked_outputs({"v_x": v_x, "v_y": v_y, "r": r, "speed": speed}, self.t)
 
     def _control(self, proj: Projection) -> Command | None:
         try:
             return self.controller.solve(proj, t=self.t, measured=self._measure())
+        except NonFiniteStateError as exc:  # the plant's speed or velocities (_measure)
+            logger.warning("run stopped at t = %.2f s: %s", self.t, exc)
+            self._stop(Outcome.NON_FINITE_STATE, str(exc))
+            return None
         except MPCTrackingError as exc:
             logger.warning("run stopped at t = %.2f s: %s", self.t, exc)
             self._stop(Outcome.ERROR, str(exc))
@@ -320,10 +381,17 @@ class _Loop:
         dt, act, plant, v, delta = self.timing.dt, self.actuator, self.plant, sol.v, sol.delta
         step = plant.step
         t = self.t
+        watch = self.watch
         try:
             for _ in range(self.timing.n_sub):
                 step(t, dt, act(t, dt, v, delta, plant))
                 t += dt
+                late = watch.over(t, "the plant's step") if watch.limit is not None else None
+                if late is not None:
+                    self.t = t
+                    logger.warning("run stopped: %s", late)
+                    self._stop(Outcome.STEP_WALL_LIMIT, late)
+                    return False
         except NonFiniteStateError as exc:
             self.t = t
             logger.warning("plant stopped at t = %.2f s: %s", t, exc)

@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.scenario", "mpc_tracking.fuzz"},
     {"mpc_tracking.simulation"},
     {"mpc_tracking.simulation_checks"},
-    {"mpc_tracking.results"},
+    {"mpc_tracking.results", "mpc_tracking.plausibility"},
     {"mpc_tracking.result_file"},
     {"mpc_tracking.viz"},
     {"mpc_tracking.identification"},
@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.paths"},
     {"mpc_tracking.environment", "mpc_tracking.models"},
     {"mpc_tracking.fileio"},
-    {"mpc_tracking.errors"},
+    {"mpc_tracking.errors", "mpc_tracking._startup"},
 ]
 
 

@@ -217,9 +217,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from mpc_tracking.cli.outputs import prepare_folder, staged_folder
+    from mpc_tracking.cli.outputs import check_output_formats, prepare_folder, staged_folder
 
     sc = _load_with_overrides(args)
+    check_output_formats(sc)  # before the run, as `check` does
     out = prepare_folder(args.out or sc.outputs.folder)
     if args.no_plots:
         sc = sc.with_overrides({"outputs.plots": []})
@@ -239,6 +240,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return 0
     if args.scenario is None:
         raise InputError("check: give a SCENARIO.yaml (or --keys to list every key)")
+    from mpc_tracking.cli.outputs import check_output_formats
     from mpc_tracking.scenario.build import build
     from mpc_tracking.simulation import check_simulation
 
@@ -246,6 +248,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
     # controller, and the simulation's own checks of its arguments -- every problem, not the first
     errors: list[MPCTrackingError] = []
     sc = _load_with_overrides(args, errors)
+    try:
+        check_output_formats(sc)
+    except MPCTrackingError as exc:
+        errors.append(exc)
     path, mpc, plant, _actuator, kw = build(sc, errors)
     if path is not None and mpc is not None and plant is not None:
         try:
@@ -277,17 +283,14 @@ def _distinct_problems(errors: list[MPCTrackingError]) -> list[MPCTrackingError]
 
 
 def _cmd_animate(args: argparse.Namespace) -> int:
-    from mpc_tracking.cli.outputs import prepare_folder
-    from mpc_tracking.viz.animation import FORMATS, animate, available_formats
+    from mpc_tracking.cli.outputs import check_animation_file, prepare_folder
+    from mpc_tracking.fileio import check_input_file
+    from mpc_tracking.viz.animation import animate
 
-    src, out = Path(args.source), Path(args.out)
-    if out.suffix.lower() not in FORMATS:
-        raise InputError(f"--out {out}: unknown animation format {out.suffix!r}; expected one of {', '.join(FORMATS)}")
-    reason = available_formats()[out.suffix.lower()]
-    if reason is not None:
-        raise InputError(f"--out {out}: {reason}")
-    if not src.is_file():
+    src, out = Path(args.source), check_animation_file(args.out, "--out")
+    if not src.exists():
         raise InputError(f"{src}: no such file (expected a result .npz or a scenario .yaml)")
+    check_input_file(src, what="result .npz or scenario .yaml")
     prepare_folder(out.parent)
     if src.suffix == ".npz":
         from mpc_tracking.results import SimulationResult
@@ -495,6 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     See :data:`EXIT_POLICY`: 0 success, 1 the run failed, 2 bad input, 130 Ctrl-C (143 SIGTERM).
     Every error ends here as one line on stderr; none escapes as a traceback (``--debug`` prints it).
     """
+    from mpc_tracking._startup import raise_from_now_on
+
+    raise_from_now_on()  # the start-up guard (mpc_tracking/__init__.py) hands Ctrl-C back to this function
     try:
         parser = build_parser()
         args = parser.parse_args(None if argv is None else list(argv))  # usage errors: one line, SystemExit(2)
@@ -506,6 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = (logging.DEBUG if debug else logging.INFO if args.verbose
              else logging.ERROR if getattr(args, "quiet", False) else logging.WARNING)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    _warnings_as_log_lines()
     if not getattr(args, "func", None):
         parser.print_help()
         print(error_line("error: no command given (see mpc-tracking --help)"), file=sys.stderr)
@@ -517,6 +524,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     except BaseException as exc:  # the one place that turns any error into one line + an exit code
         return _report(exc, args, argv, debug)
+
+
+def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+                  line: str | None = None) -> None:
+    """A library warning (Pillow's image size, multiprocessing, matplotlib fonts) as one log line."""
+    logging.getLogger("py.warnings").warning("%s: %s", category.__name__, " ".join(str(message).split()))
+
+
+def _warnings_as_log_lines() -> None:
+    """Route :mod:`warnings` through :func:`_show_warning`: every warning is one ``WARNING py.warnings:``
+    line (shown or hidden with the log level), never the two-line ``file:line: Warning`` + source."""
+    import warnings
+
+    warnings.showwarning = _show_warning
 
 
 def _report(exc: BaseException, args: argparse.Namespace, argv: Sequence[str] | None, debug: bool) -> int:

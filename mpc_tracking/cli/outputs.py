@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import logging
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -23,8 +25,11 @@ from mpc_tracking.fileio import atomic_path, json_safe, write_json
 
 __all__ = [
     "prepare_folder", "atomic_path", "write_csv", "write_json", "save_figure", "write_run_files",
-    "json_safe", "PLOT_FILES", "staged_folder", "Staging", "INCOMPLETE_NAME",
+    "json_safe", "PLOT_FILES", "staged_folder", "Staging", "INCOMPLETE_NAME", "remove_stale_staging",
+    "check_output_formats",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: file written into an output folder whose run was stopped before its files were complete
 INCOMPLETE_NAME = "INCOMPLETE"
@@ -50,6 +55,44 @@ def prepare_folder(folder: str | Path) -> Path:
     except OSError as exc:
         raise InputError(f"output folder {folder}: cannot write there ({exc.strerror or exc})") from None
     return folder
+
+
+def check_animation_file(out: str | Path, what: str) -> Path:
+    """The animation file ``out`` if its format can be written here, else :class:`InputError`.
+
+    The one check of an animation's format: ``animate --out``, a scenario's
+    ``outputs.animation.file`` in ``check`` and at the start of ``run`` (before simulating, not
+    after), so ``check`` passes exactly what ``run`` writes.
+
+    Parameters
+    ----------
+    out : str or Path
+    what : str
+        The option or key, for the message (``"--out"``, ``"outputs.animation.file"``).
+    """
+    from mpc_tracking.viz.animation import FORMATS, available_formats
+
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        raise InputError(f"{what} {out}: unknown animation format {out.suffix!r}; expected one of {', '.join(FORMATS)}")
+    reason = available_formats()[suffix]
+    if reason is not None:
+        raise InputError(f"{what} {out}: {reason}")
+    return out
+
+
+def check_output_formats(scenario) -> None:
+    """Every output format a scenario asks for can be written: its animation file is a plain file
+    name (written into the output folder) in a format this installation writes."""
+    name = scenario.outputs.animation.file
+    if not name:
+        return
+    p = Path(name)
+    if p.name != name or p.name in ("", ".", ".."):
+        raise InputError(f"outputs.animation.file {name!r}: expected a file name in the output folder (no folder "
+                         "part), e.g. run.gif")
+    check_animation_file(p, "outputs.animation.file")
 
 
 def write_csv(target: str | Path, series: dict[str, np.ndarray]) -> Path:
@@ -158,9 +201,16 @@ class Staging:
 
     def commit(self) -> list[Path]:
         """Move every staged file into :attr:`target` (replacing files of the same name; others are
-        left alone), remove the staging folder and a stale ``INCOMPLETE``; returns the final files."""
+        left alone), remove the staging folder and a stale ``INCOMPLETE``; returns the final files.
+
+        ``target/INCOMPLETE`` is written before the first move and removed after the last: a
+        process killed while the files move (SIGKILL, power loss) leaves the marker, never a
+        silent mix of old and new files.
+        """
         from mpc_tracking.fileio import named_oserror
 
+        _write_marker(self.target, f"the files of a run were being moved in from {self.folder.name} (pid "
+                                   f"{os.getpid()}) when it stopped; some files here may be from an earlier run")
         moved = []
         for f in sorted(p for p in self.folder.rglob("*") if p.is_file()):
             dest = self.target / f.relative_to(self.folder)
@@ -179,6 +229,57 @@ class Staging:
         return self.target / Path(path).relative_to(self.folder)
 
 
+def _write_marker(target: Path, text: str) -> None:
+    """Write ``target/INCOMPLETE`` with a time stamp and ``text`` (flushed to disk: it must survive a kill)."""
+    from mpc_tracking.fileio import named_oserror
+
+    stamp = datetime.datetime.now().isoformat(timespec="seconds")
+    marker = target / INCOMPLETE_NAME
+    with named_oserror(marker), open(marker, "w", encoding="utf-8") as fh:
+        fh.write(f"{stamp}: {text}\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _pid_alive(pid: int) -> bool:
+    """True when a process ``pid`` exists (or may exist: another user's)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def remove_stale_staging(target: str | Path) -> list[Path]:
+    """Remove the staging folders ``.NAME.partial-PID`` beside ``target`` whose process is gone.
+
+    A run killed with SIGKILL (or by a power loss) cannot clean up; the next run into the same
+    folder removes what it left (logged). Folders of live processes (another run writing into
+    the same place now) are left alone. Returns the folders removed.
+    """
+    target = Path(target)
+    removed: list[Path] = []
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.partial-(\d+)$")
+    try:
+        siblings = list(target.parent.iterdir())
+    except OSError:
+        return removed
+    for p in siblings:
+        m = pattern.match(p.name)
+        if m is None or not p.is_dir() or p.is_symlink():
+            continue
+        pid = int(m.group(1))
+        if pid == os.getpid() or _pid_alive(pid):
+            continue
+        shutil.rmtree(p, ignore_errors=True)
+        if not p.exists():
+            logger.warning("removed %s, left by an earlier run (process %d) that was killed", p, pid)
+            removed.append(p)
+    return removed
+
+
 @contextlib.contextmanager
 def staged_folder(target: str | Path, what: str = "run") -> Iterator[Staging]:
     """Write into a hidden folder beside ``target`` and move the files into ``target`` on :meth:`Staging.commit`.
@@ -189,6 +290,7 @@ def staged_folder(target: str | Path, what: str = "run") -> Iterator[Staging]:
     (:func:`prepare_folder`).
     """
     staging = Staging(Path(target))
+    remove_stale_staging(staging.target)
     shutil.rmtree(staging.folder, ignore_errors=True)
     prepare_folder(staging.folder)
     try:

@@ -95,7 +95,7 @@ class OccupancyGrid:
             smaller than 2 x 2 pixels.
         """
         filename = Path(filename)
-        if not filename.is_file():
+        if not filename.exists():
             raise PathFormatError(f"{filename}: no such file")
         check_file_size(filename, MAX_GRID_FILE_BYTES, what="occupancy-grid image", error=PathFormatError)
         try:

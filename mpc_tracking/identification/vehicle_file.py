@@ -138,7 +138,7 @@ def load_vehicle_file(path: str | Path) -> VehicleFile:
     """
     p = Path(path)
     where = str(p)
-    if not p.is_file():
+    if not p.exists():  # pipes and devices: refused by fileio.read_yaml
         raise VehicleFileError(f"{where}: no such vehicle file")
     data = read_yaml(p, error=VehicleFileError, what="vehicle file").data
     if not isinstance(data, dict):

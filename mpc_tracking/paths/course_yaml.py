@@ -86,7 +86,7 @@ def read_course(filename: str | Path, *, ds: float | None = None) -> ReferencePa
     from mpc_tracking.fileio import read_yaml
 
     filename = Path(filename)
-    if not filename.is_file():
+    if not filename.exists():  # pipes and devices: refused by fileio.read_yaml
         raise PathFormatError(f"{filename}: no such file")
     doc = read_yaml(filename, error=PathFormatError, what="course file").data
     if not isinstance(doc, dict):

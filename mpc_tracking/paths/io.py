@@ -12,18 +12,25 @@ Formats (``load_path`` picks one from the suffix and the header):
 * YAML corner-point courses (points, radius, blend, smoothing, closed, widths, obstacles) --
   :func:`read_yaml` (:mod:`mpc_tracking.paths.course_yaml`).
 
+Columns are read by name when the file has a header (``y,x`` is read as y then x; the names
+each reader accepts are :data:`COLUMN_NAMES`, parsed by :func:`_header_columns`), by position
+when it has none; a header that names a column twice, misses a needed one or names one the
+reader does not know is an error naming the file, the line and the header. Files are opened
+through :func:`mpc_tracking.fileio.read_input_text` (regular files only, bounded).
+
 Every error names the file (and line) and what was expected (:class:`PathFormatError`).
 """
 from __future__ import annotations
 
 import logging
+import os
 import re
 from pathlib import Path
 
 import numpy as np
 
 from mpc_tracking.errors import PathError, PathFormatError
-from mpc_tracking.fileio import check_file_size
+from mpc_tracking.fileio import check_input_file, read_input_text
 from mpc_tracking.paths._checks import _check_ds, _check_positive, _distinct_mask
 from mpc_tracking.paths.bundled import bundled_file
 from mpc_tracking.paths.polyline import corner_vertices, estimate_noise, simplify_collinear
@@ -36,23 +43,73 @@ logger = logging.getLogger(__name__)
 MAX_PATH_FILE_BYTES = 50 * 2**20
 _RACELINE_COLS = ("s_m", "x_m", "y_m", "psi_rad", "kappa_radpm", "vx_mps", "ax_mps2")
 _WAYPOINT_COLS = ("s_m", "x_m", "y_m", "psi_rad", "kappa_radpm", "width_left_m", "width_right_m", "v_ref_mps")
+#: the header names of each column role (lower case; a unit in brackets, ``x [m]``, is dropped first)
+COLUMN_NAMES: dict[str, tuple[str, ...]] = {
+    "x": ("x", "x_m"),
+    "y": ("y", "y_m"),
+    "w_right": ("w_right", "w_right_m", "w_tr_right_m", "w_tr_right", "width_right", "width_right_m"),
+    "w_left": ("w_left", "w_left_m", "w_tr_left_m", "w_tr_left", "width_left", "width_left_m"),
+    "s": ("s", "s_m"),
+    "psi": ("psi", "psi_rad"),
+    "kappa": ("kappa", "kappa_radpm"),
+    "vx": ("vx", "vx_mps"),
+    "ax": ("ax", "ax_mps2"),
+    "v_ref": ("v_ref", "v_ref_mps"),
+}
+_XY_ROLES = ("x", "y", "w_right", "w_left")
+_RACELINE_ROLES = ("s", "x", "y", "psi", "kappa", "vx", "ax")
+_WAYPOINT_ROLES = ("s", "x", "y", "psi", "kappa", "w_left", "w_right", "v_ref")
+
+
+def _role_of(name: str) -> str | None:
+    """The column role a header name stands for (``"x_m"`` -> ``"x"``), None when unknown."""
+    key = re.sub(r"\s*[\[(].*?[\])]\s*$", "", name.strip()).strip().lower()
+    return next((role for role, names in COLUMN_NAMES.items() if key in names), None)
+
+
+def _header_columns(header: list[str]) -> dict[str, int | None]:
+    """Each header name's column role: ``{"y": 0, "x": 1}`` for ``y,x``; unknown names map to None
+    under their own name (``{"lat": None}``). The one parser of path headers; a reader that knows
+    more columns (lat/lon) extends :data:`COLUMN_NAMES`.
+
+    Raises
+    ------
+    ValueError
+        Two columns give the same role (``x`` and ``x_m``); the caller names the file and line.
+
+    Examples
+    --------
+    >>> _header_columns(["y", "x"])
+    {'y': 0, 'x': 1}
+    >>> _header_columns(["x_m", "y_m", "w_tr_right_m", "w_tr_left_m"])
+    {'x': 0, 'y': 1, 'w_right': 2, 'w_left': 3}
+    """
+    out: dict[str, int | None] = {}
+    for i, name in enumerate(header):
+        role = _role_of(name)
+        if role is None:
+            out.setdefault(name, None)
+            continue
+        first = out.get(role)
+        if first is not None:
+            raise ValueError(f"columns {first + 1} ({header[first]!r}) and {i + 1} ({name!r}) both give {role}")
+        out[role] = i
+    return out
 
 
 class _Table:
     """Numeric rows of a delimited text file, with header names and ``# key: value`` metadata."""
 
     def __init__(self, filename: Path, ncols: tuple[int, ...], what: str, finite_cols: int | None = None) -> None:
-        if not filename.is_file():
+        if not os.path.lexists(filename):
             raise PathFormatError(f"{filename}: no such file")
         self.names: list[str] = []
+        self.header_line = 0
         self.meta: dict[str, str] = {}
         rows: list[list[float]] = []
         lines: list[int] = []
-        check_file_size(filename, MAX_PATH_FILE_BYTES, what="path file", error=PathFormatError)
-        try:
-            text = filename.read_text()
-        except UnicodeDecodeError:
-            raise PathFormatError(f"{filename}: not a text file (expected {what})") from None
+        text = read_input_text(filename, what="path file", error=PathFormatError, max_bytes=MAX_PATH_FILE_BYTES,
+                               expected=what)
         for lineno, raw in enumerate(text.splitlines(), start=1):
             line = raw.strip()
             if not line:
@@ -66,14 +123,16 @@ class _Table:
                             k, v = kv.split("=", 1)
                             self.meta[k.strip()] = v.strip()
                 elif re.match(r"^[A-Za-z_]\w*\s*[,;]", body) and not rows:
-                    self.names = [p.strip() for p in re.split(r"[,;]", body)]
+                    names = [p.strip() for p in re.split(r"[,;]", body)]
+                    if any(_role_of(n) is not None for n in names):  # else a comment with commas
+                        self.names, self.header_line = names, lineno
                 continue
             parts = [p.strip() for p in re.split(r"[;,]" if re.search(r"[;,]", line) else r"\s+", line)]
             try:
                 vals = [float(p) for p in parts]
             except ValueError:
                 if not rows and not self.names and not any(_is_number(p) for p in parts):
-                    self.names = parts  # header without '#'
+                    self.names, self.header_line = parts, lineno  # header without '#'
                     continue
                 bad = next(p for p in parts if not _is_number(p))
                 raise PathFormatError(f"{filename}:{lineno}: expected numbers ({what}), got {bad!r}") from None
@@ -96,6 +155,48 @@ class _Table:
             r, c = np.argwhere(bad)[0]
             raise PathFormatError(
                 f"{filename}:{self.lines[r]}: column {c + 1} is {self.data[r, c]}; expected a finite number")
+
+    def columns(self, roles: tuple[str, ...], required: int) -> np.ndarray:
+        """The data with its columns in the order of ``roles`` (the first ``required`` must be there;
+        the others all or none), by header name when the header names known columns, else by position.
+
+        Raises
+        ------
+        PathFormatError
+            ``FILE:LINE: header 'y,x,x_m': ...``: a role given twice, a needed one missing, a name
+            the reader does not know, or more names than columns.
+        """
+        if not self.names:
+            return self.data
+        where = f"{self.filename}:{self.header_line}: header {','.join(self.names)!r}"
+        try:
+            found = _header_columns(self.names)
+        except ValueError as exc:
+            raise PathFormatError(f"{where}: {exc}; expected each column once") from None
+        known = {role: i for role, i in found.items() if i is not None}
+        if not known:
+            logger.warning("%s names no column this reader knows (%s); reading the columns by position as %s",
+                           where, ", ".join(n for names in COLUMN_NAMES.values() for n in names[:1]),
+                           ", ".join(roles[:self.data.shape[1]]))
+            return self.data
+        unknown = [n for n, i in found.items() if i is None]
+        if unknown or set(known) - set(roles):
+            bad = unknown[0] if unknown else sorted(set(known) - set(roles))[0]
+            raise PathFormatError(f"{where}: column {bad!r} is not one of {', '.join(roles)} (names accepted: "
+                                  f"{', '.join(n for r in roles for n in COLUMN_NAMES[r])}); rename or drop it")
+        missing = [r for r in roles[:required] if r not in known]
+        optional = [r for r in roles[required:] if r in known]
+        if missing or (optional and len(optional) != len(roles) - required):
+            need = missing or [r for r in roles[required:] if r not in known]
+            raise PathFormatError(f"{where}: no column named {need[0]} (expected {', '.join(roles[:required])}"
+                                  + (f"[, {', '.join(roles[required:])}]" if required < len(roles) else "") + ")")
+        if len(self.names) != self.data.shape[1]:
+            raise PathFormatError(f"{where}: {len(self.names)} names for {self.data.shape[1]} columns of numbers")
+        order = [known[r] for r in roles if r in known]
+        if order != list(range(len(order))):
+            logger.info("%s: columns read by name (%s)", where, ", ".join(f"{r}=column {known[r] + 1}"
+                                                                          for r in roles if r in known))
+        return self.data[:, order]
 
     def check_positive(self, cols: tuple[int, ...], label: str) -> None:
         for c in cols:
@@ -142,8 +243,8 @@ def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
     """
     filename = Path(filename)
     tab = _Table(filename, (4,), "x_m,y_m,w_tr_right_m,w_tr_left_m")
+    a = tab.data = tab.columns(_XY_ROLES, 4)
     tab.check_positive((2, 3), "track width")
-    a = tab.data
     return _wrap_errors(filename, lambda: ReferencePath(
         a[:, 0], a[:, 1], width_right=a[:, 2], width_left=a[:, 3], ds=ds, closed=True,
         smoothing=smoothing, name=name or filename.stem,
@@ -175,7 +276,7 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
     """
     filename = Path(filename)
     tab = _Table(filename, (2, 4), "x, y[, w_right, w_left] in m")
-    a = tab.data
+    a = tab.data = tab.columns(_XY_ROLES, 2)
     if closed is None and "closed" in tab.meta:
         closed = tab.meta["closed"].lower() in ("true", "1", "yes")
     elif closed is None:
@@ -261,7 +362,7 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
     """
     filename = Path(filename)
     tab = _Table(filename, (7,), "; ".join(_RACELINE_COLS))
-    s, x, y, psi, kap, vx = tab.data[:, :6].T
+    s, x, y, psi, kap, vx = tab.columns(_RACELINE_ROLES, 7)[:, :6].T
     if np.any(np.diff(s) <= 0):
         r = int(np.flatnonzero(np.diff(s) <= 0)[0]) + 1
         raise PathFormatError(f"{filename}:{tab.lines[r]}: s_m must increase, got {s[r]} after {s[r - 1]}")
@@ -318,7 +419,7 @@ def read_waypoints(filename: str | Path, *, name: str | None = None) -> Referenc
     """Read a file written by :func:`write_path` (no resampling; lossless)."""
     filename = Path(filename)
     tab = _Table(filename, (8,), ",".join(_WAYPOINT_COLS), finite_cols=5)  # inf widths, nan speeds allowed
-    s, x, y, psi, kap, wl, wr, v = tab.data.T
+    s, x, y, psi, kap, wl, wr, v = tab.columns(_WAYPOINT_ROLES, 8).T
     closed = tab.meta.get("closed", "false") == "true"
     length = float(tab.meta["length"]) if "length" in tab.meta else None
     v_ref = None if np.all(np.isnan(v)) else v
@@ -338,8 +439,9 @@ def read_yaml(filename: str | Path, *, ds: float | None = None) -> ReferencePath
 def _sniff(filename: Path) -> str:
     if filename.suffix.lower() in (".yaml", ".yml"):
         return "yaml"
+    check_input_file(filename, what="path file", error=PathFormatError, max_bytes=MAX_PATH_FILE_BYTES)
     try:
-        with filename.open("r", errors="replace") as fh:
+        with filename.open("r", errors="replace") as fh:  # a regular file (checked): the read cannot block
             head = fh.read(4000).lower()
     except OSError as exc:
         raise PathFormatError(f"{filename}: cannot read ({exc})") from None

@@ -269,6 +269,8 @@ class SimulationConfig:
     e_psi0: float = _f(0.0, "float", "initial heading error [rad]")
     v0: float | None = _f(None, "float?", "initial speed [m/s]")
     corridor_tolerance: float | None = _f(None, "float?", "distance beyond the edge that stops the run [m]")
+    step_wall_limit: float | None = _f(None, "float?", "longest wall time of one loop step [s]; over it the run "
+                                       "stops with step_wall_limit (a stalled plant)", gt=0)
 
 
 @dataclass

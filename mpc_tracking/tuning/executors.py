@@ -13,6 +13,8 @@ import logging
 import math
 import os
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -151,12 +153,69 @@ def _iter_futures(pool: Executor, work: Work, common: Any, tasks: list[dict], fa
             fut.cancel()
 
 
-def _ignore_sigint() -> None:
-    """Worker initializer: Ctrl-C reaches the whole process group; only the parent handles it (it
-    stops the workers), so the workers print no KeyboardInterrupt tracebacks of their own."""
+#: how often a worker checks that the process that started it is still alive [s]
+PARENT_POLL_SECONDS = 0.5
+
+
+def _init_worker() -> None:
+    """Worker initializer: ignore Ctrl-C (it reaches the whole process group; only the parent
+    handles it and stops the workers, so the workers print no tracebacks of their own), and end
+    the worker when its parent is gone (:func:`watch_parent`)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    watch_parent()
+
+
+_ignore_sigint = _init_worker  # the name of earlier releases
+
+
+def watch_parent(poll: float = PARENT_POLL_SECONDS) -> threading.Thread | None:
+    """End this process when the process that started it dies (SIGKILL of a sweep's main process).
+
+    A killed parent runs no clean-up, so its workers would go on for the whole run in flight and
+    then wait for work for ever (and keep multiprocessing's resource tracker alive). On Linux the
+    kernel sends SIGKILL at once (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread polls
+    the parent's pid every ``poll`` seconds and ends the process with ``os._exit``.
+
+    Returns
+    -------
+    threading.Thread or None
+        The watching thread (None when this process has no parent to watch).
+    """
+    import multiprocessing
+
+    started_by = multiprocessing.parent_process()  # the pid of the process that started this one
+    parent = started_by.pid if started_by is not None and started_by.pid else os.getppid()
+    if parent <= 1:  # the init process: nothing to watch
+        return None
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the kernel was asked to tell us
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    thread = threading.Thread(target=watch, name="mpc-tracking-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _die_with_parent() -> None:
+    """Linux: ask the kernel for SIGKILL when the parent dies (no-op elsewhere or without libc)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - no libc: the watching thread remains
+        pass
 
 
 def _terminate_workers(pool: ProcessPoolExecutor) -> None:
@@ -182,7 +241,7 @@ def _iter_processes(work: Work, common: Any, tasks: list[dict], fail: Fail, work
 
     n = min(workers or default_workers(), max(1, len(tasks)))
     pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(mp_context),
-                               initializer=_ignore_sigint)
+                               initializer=_init_worker)
     finished = False
     try:
         yield from _iter_futures(pool, work, common, tasks, fail)

@@ -1,15 +1,23 @@
-"""Sweep grids: expansion into points, stable run keys, and the check of the swept keys."""
+"""Sweep grids: their size (counted, never expanded to count), the check of every swept value,
+expansion into points, stable run keys.
+
+A sweep sizes its work before doing any: :func:`grid_size` is the product of the axis lengths
+(a grid of 10**12 points is counted in microseconds), and :func:`check_values` passes each
+distinct value of each axis once through the scenario's own validation, so a bad value
+(``controller.v_max=10,nan``) is refused before the first run starts.
+"""
 from __future__ import annotations
 
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
 
-__all__ = ["expand_grid", "point_key", "check_keys", "plain"]
+__all__ = ["expand_grid", "grid_size", "check_values", "point_key", "check_keys", "plain"]
 
 
 def plain(value: Any) -> Any:
@@ -75,6 +83,83 @@ def _check_key(key: Any) -> str:
     if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
         raise InputError(f"grid: expected dotted keys like 'controller.horizon', got {key!r}")
     return key
+
+
+def grid_size(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
+    """The number of points of ``grid`` (see :func:`expand_grid`), counted without expanding it.
+
+    Examples
+    --------
+    >>> grid_size({f"k{i}": list(range(10)) for i in range(12)})
+    1000000000000
+    >>> grid_size([{"controller.horizon": 10}, {"controller.horizon": 20}])
+    2
+    """
+    if isinstance(grid, Mapping):
+        if not grid:
+            raise InputError("grid: empty; give at least one key with values, e.g. {'controller.horizon': [10, 20]}")
+        return math.prod(len(_values(_check_key(k), v)) for k, v in grid.items())
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, Sized):
+        raise InputError(f"grid: expected a mapping of dotted keys to lists or a list of override dicts, got {grid!r}")
+    return len(grid)
+
+
+def _distinct_values(grid: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> dict[str, list]:
+    """Each swept key and its distinct values, in order of appearance."""
+    axes: dict[str, list] = {}
+    items = ((k, v) for k in grid for v in _values(_check_key(k), grid[k])) if isinstance(grid, Mapping) else (
+        (_check_key(k), plain(v)) for i, ov in enumerate(grid) for k, v in _point_items(i, ov))
+    for key, value in items:
+        seen = axes.setdefault(key, [])
+        if not any(_same(value, old) for old in seen):
+            seen.append(value)
+    return axes
+
+
+def _point_items(i: int, ov: Any) -> Iterable[tuple[Any, Any]]:
+    if not isinstance(ov, Mapping):
+        raise InputError(f"grid[{i}]: expected a mapping of dotted keys to values, got {ov!r}")
+    return ov.items()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same type (1 and 1.0 and True are checked apart; NaN equals NaN)."""
+    return type(a) is type(b) and json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True,
+                                                                                            default=str)
+
+
+def check_values(scenario: Any, grid: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> int:
+    """Check every distinct value of every swept key against the scenario's validation, before any run.
+
+    Each value is applied alone to ``scenario`` (:meth:`Scenario.with_overrides`, the validation
+    a scenario file gets), once: the cost is the sum of the axis lengths, not their product.
+    Problems that only a combination of values shows (``v_min`` above ``v_max``), or only
+    building the controller finds, still fail their runs one by one.
+
+    Returns
+    -------
+    int
+        The number of values checked.
+
+    Raises
+    ------
+    ScenarioError
+        ``grid key 'controller.v_max' = nan: ...`` for the first bad value (an unknown key: the
+        nearest valid one suggested).
+    """
+    n = 0
+    for key, values in _distinct_values(grid).items():
+        for value in values:
+            n += 1
+            try:
+                scenario.with_overrides({key: value})
+            except MPCTrackingError as exc:
+                msg = str(exc)
+                if msg.startswith("override"):
+                    msg = msg.split(": ", 1)[-1]
+                shown = f"grid key {key!r}" if len(values) == 1 else f"grid key {key!r} = {value!r}"
+                raise ScenarioError(f"{shown}: {msg}") from None
+    return n
 
 
 def point_key(overrides: Mapping[str, Any], repeat: int = 0) -> str:

@@ -17,13 +17,14 @@ writing) is skipped on reading and the files are rewritten cleanly before new ro
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mpc_tracking.fileio import atomic_open, json_safe, write_json
+from mpc_tracking.fileio import atomic_open, json_safe, named_oserror, read_input_text, write_json
 
 __all__ = ["SweepWriter", "read_rows", "write_json_atomic", "CSV_NAME", "JSONL_NAME", "JSON_NAME", "META_NAME"]
 
@@ -33,6 +34,8 @@ CSV_NAME = "sweep.csv"
 JSONL_NAME = "sweep.jsonl"
 JSON_NAME = "sweep.json"
 META_NAME = "sweep_meta.json"
+#: largest sweep rows file read back (resume) [bytes]
+MAX_ROWS_BYTES = 1024**3
 
 
 def _csv_cell(value: Any) -> Any:
@@ -63,28 +66,32 @@ def read_rows(folder: str | Path) -> list[dict[str, Any]]:
     """Rows already written to ``folder`` (from ``sweep.jsonl``, else ``sweep.csv``); [] when none.
 
     Lines that cannot be parsed (a torn last line) are skipped with a warning. Rows without a
-    ``key`` are ignored.
+    ``key`` are ignored. The files are read through :func:`mpc_tracking.fileio.read_input_text`
+    (regular files only, at most :data:`MAX_ROWS_BYTES`).
     """
     folder = Path(folder)
-    rows: list[dict[str, Any]] = []
     jl, cf = folder / JSONL_NAME, folder / CSV_NAME
-    if jl.is_file():
-        with open(jl, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    logger.warning("%s:%d: skipping an unreadable row (torn write?)", jl, lineno)
-                    continue
-                if isinstance(row, dict) and row.get("key"):
-                    rows.append(row)
-    elif cf.is_file():
-        with open(cf, newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                if row.get("key") and None not in row:  # None key = more cells than the header
-                    rows.append({k: _parse_cell(v) for k, v in row.items()})
+    if jl.exists():
+        return _jsonl_rows(jl, read_input_text(jl, what="sweep rows file", max_bytes=MAX_ROWS_BYTES))
+    if cf.exists():
+        text = read_input_text(cf, what="sweep rows file", max_bytes=MAX_ROWS_BYTES)
+        return [{k: _parse_cell(v) for k, v in row.items()} for row in csv.DictReader(io.StringIO(text, newline=""))
+                if row.get("key") and None not in row]  # None key = more cells than the header
+    return []
+
+
+def _jsonl_rows(jl: Path, text: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            logger.warning("%s:%d: skipping an unreadable row (torn write?)", jl, lineno)
+            continue
+        if isinstance(row, dict) and row.get("key"):
+            rows.append(row)
     return rows
 
 
@@ -143,16 +150,19 @@ class SweepWriter:
     def append(self, row: dict[str, Any]) -> None:
         """Write one finished run to both files and flush them."""
         self.rows.append(row)
-        self._csv.writerow({k: _csv_cell(v) for k, v in row.items()})
-        self._csv_fh.flush()
-        self._jsonl_fh.write(json.dumps(json_safe(row, nonfinite="keep")) + "\n")
-        self._jsonl_fh.flush()
+        with named_oserror(self.csv_path):  # a full disk names the file (the OSError does not)
+            self._csv.writerow({k: _csv_cell(v) for k, v in row.items()})
+            self._csv_fh.flush()
+        with named_oserror(self.jsonl_path):
+            self._jsonl_fh.write(json.dumps(json_safe(row, nonfinite="keep")) + "\n")
+            self._jsonl_fh.flush()
 
     def close(self, sort_key: str = "index") -> None:
         """Close the streams; rewrite CSV/JSONL sorted by ``sort_key`` and write the JSON array."""
-        for fh in (self._csv_fh, self._jsonl_fh):
+        for fh, name in ((self._csv_fh, self.csv_path), (self._jsonl_fh, self.jsonl_path)):
             if not fh.closed:
-                fh.close()
+                with named_oserror(name):
+                    fh.close()
         rows = sorted(self.rows, key=lambda r: r.get(sort_key, 0))
         self._rewrite(rows)
         write_json_atomic(self.json_path, rows)

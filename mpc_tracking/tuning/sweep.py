@@ -38,16 +38,19 @@ from typing import Any
 from mpc_tracking.errors import InputError
 from mpc_tracking.tuning.analysis import Recommendation, aggregate, plot_metrics, plot_pareto, recommend
 from mpc_tracking.tuning.executors import check_connect_timeout, check_executor, iter_runs
-from mpc_tracking.tuning.grid import check_keys, expand_grid, point_key
+from mpc_tracking.tuning.grid import check_keys, check_values, expand_grid, grid_size, point_key
 from mpc_tracking.tuning.io import META_NAME, SweepWriter, read_rows, write_json_atomic
 
 __all__ = ["sweep", "SweepResult", "run_point", "METRIC_FIELDS", "TIMING_FIELDS",
-           "DEFAULT_MAX_RUNS"]
+           "DEFAULT_MAX_RUNS", "MAX_SWEEP_RUNS"]
 
 logger = logging.getLogger(__name__)
 
 #: a sweep larger than this needs ``yes=True`` (``--yes``)
 DEFAULT_MAX_RUNS = 200
+#: no sweep launches more runs than this, even with ``yes=True`` (its task list alone would take
+#: about 1 GB; split the grid into several sweeps)
+MAX_SWEEP_RUNS = 1_000_000
 #: metrics of :attr:`SimulationResult.metrics` written as CSV columns (in this order)
 METRIC_FIELDS = (
     "reason", "lap_completed", "laps_completed", "lap_time", "duration", "steps", "rms_e_y", "max_abs_e_y",
@@ -288,6 +291,8 @@ def sweep(
     if resume and out is None:
         raise InputError("resume: needs out= (the folder of the sweep to resume)")
     sc, payload = _scenario_payload(scenario)
+    _check_size(grid_size(grid) * repeats, max_runs, yes or resume)  # counted, not expanded
+    check_values(sc, grid)  # each distinct value once, before any run
     params, points = expand_grid(grid)
     tasks: list[dict[str, Any]] = []
     for p, ov in enumerate(points):
@@ -301,7 +306,7 @@ def sweep(
         out = Path(out)
         meta = {"scenario_hash": point_key(payload), "params": params, "scenario": payload}
         if resume:
-            old = json.loads((out / META_NAME).read_text()) if (out / META_NAME).is_file() else {}
+            old = _read_meta(out / META_NAME)
             if old and old.get("scenario_hash") != meta["scenario_hash"]:
                 raise InputError(f"resume: {out} holds a sweep of a different scenario; use another out folder "
                                  "or drop resume")
@@ -317,9 +322,7 @@ def sweep(
             tasks = [t for t in tasks if t["key"] not in old_rows]
         elif (out / "sweep.csv").exists():
             logger.warning("%s: replacing the rows of an earlier sweep (use resume to keep them)", out)
-    if len(tasks) > max_runs and not yes:
-        raise InputError(f"grid: {len(tasks)} runs to launch exceed max_runs={max_runs}; "
-                         "pass yes=True (--yes) or raise max_runs (--max-runs)")
+    _check_size(len(tasks), max_runs, yes)
 
     # nothing left to run (resume): no pool or cluster to start
     rows_iter = iter_runs(_execute, {"scenario": payload, "runner": runner}, tasks, _failed_row,
@@ -354,6 +357,30 @@ def sweep(
     files = {} if writer is None else {"csv": writer.csv_path, "jsonl": writer.jsonl_path, "json": writer.json_path}
     return SweepResult(rows=rows, params=params, out=out, skipped=len(done), wall_time=time.perf_counter() - t0,
                        files=files)
+
+
+def _check_size(runs: int, max_runs: int, yes: bool) -> None:
+    """Refuse ``runs`` above ``max_runs`` (unless ``yes``) or above :data:`MAX_SWEEP_RUNS`."""
+    if runs > MAX_SWEEP_RUNS:
+        raise InputError(f"grid: {runs:,} runs are more than any sweep launches ({MAX_SWEEP_RUNS:,}); "
+                         "split the grid into several sweeps")
+    if runs > max_runs and not yes:
+        raise InputError(f"grid: {runs} runs to launch exceed max_runs={max_runs}; "
+                         "pass yes=True (--yes) or raise max_runs (--max-runs)")
+
+
+def _read_meta(filename: Path) -> dict:
+    """The ``sweep_meta.json`` of an earlier sweep ({} when there is none)."""
+    from mpc_tracking.fileio import read_input_text
+
+    if not filename.exists():
+        return {}
+    text = read_input_text(filename, what="sweep metadata file")
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{filename}: not a sweep metadata file (invalid JSON: {exc})") from None
+    return data if isinstance(data, dict) else {}
 
 
 def _short(row: dict, params: list[str]) -> str:
