@@ -61,6 +61,11 @@ class SpatialMPCController:
         return int(self.mpc.N)
 
     @property
+    def ds(self) -> float:
+        """The MPC's spatial step [m] (the set-up checks refuse one longer than the path)."""
+        return float(self.mpc.ds)
+
+    @property
     def speed_range(self) -> tuple[float, float]:
         """``(settings.v_min, settings.v_max)`` [m/s]."""
         st = self.mpc.settings
