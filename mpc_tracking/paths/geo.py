@@ -91,7 +91,7 @@ class GeoOrigin:
     >>> o = GeoOrigin(48.1374, 11.5755)
     >>> e, n = o.to_local([48.1374, 48.1384], [11.5755, 11.5755])
     >>> [round(float(v), 2) for v in n]   # 0.001 deg of latitude at 48 deg N
-    [0.0, 111.21]
+    [0.0, 111.19]
     >>> lat, lon = o.to_geodetic(e, n)
     >>> round(float(lat[1]), 9)
     48.1384
