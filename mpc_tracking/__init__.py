@@ -15,6 +15,7 @@ from mpc_tracking.errors import (
     ClusterError,
     IdentificationError,
     InputError,
+    LogError,
     ModelError,
     MPCTrackingError,
     NonFiniteStateError,
@@ -28,6 +29,7 @@ from mpc_tracking.errors import (
     VehicleFileError,
 )
 from mpc_tracking.identification import IdentificationResult, VehicleFile, identify, load_vehicle_file
+from mpc_tracking.logs import LogTable, read_log
 from mpc_tracking.models import (
     Ackermann3D,
     Ackermann3DBatch,
@@ -72,4 +74,5 @@ __all__ = [
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
     "sweep", "SweepResult", "ClusterError",
     "identify", "IdentificationResult", "VehicleFile", "load_vehicle_file", "IdentificationError", "VehicleFileError",
+    "read_log", "LogTable", "LogError",
 ]

@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.simulation"},
     {"mpc_tracking.results"},
     {"mpc_tracking.viz"},
+    {"mpc_tracking.logs"},
     {"mpc_tracking.identification"},
     {"mpc_tracking.actuation"},
     {"mpc_tracking.mpc"},

@@ -1,0 +1,173 @@
+"""Drive logs (mpc_tracking.logs): a simulated drive written as ROS 2 bags (MCAP and sqlite3) with sensor
+noise is read back; bad input (unknown topic, truncated file, time backwards, mixed frames) is named."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mpc_tracking as mt
+from mpc_tracking.errors import LogError
+
+pytest.importorskip("rosbags")
+pytest.importorskip("pyproj")
+pytest.importorskip("mcap")
+
+from mpc_tracking.logs import read_log, write_run
+from mpc_tracking.logs.messages import typestore
+
+#: a real place (Munich) for the map origin
+ORIGIN = (48.137, 11.575)
+GNSS_SIGMA = 0.5
+
+
+@pytest.fixture(scope="module")
+def drive():
+    """One lap of the bundled oval with the kinematic bicycle, control (and odometry) at 50 Hz."""
+    path = mt.load_path("oval", ds=0.5)
+    vehicle = mt.VehicleParams()
+    mpc = mt.SpatialMPC(path, vehicle, mt.MPCSettings(horizon=20, v_max=10.0, control_period=0.02))
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
+    result = mt.simulate(path, mpc, plant, laps=1)
+    assert result.success
+    return result
+
+
+@pytest.fixture(scope="module")
+def bags(drive, tmp_path_factory):
+    d = tmp_path_factory.mktemp("bags")
+    mcap = write_run(drive, d / "drive.mcap", origin=ORIGIN, gnss_sigma=GNSS_SIGMA, gnss_rate=10.0, seed=1)
+    sqlite = write_run(drive, d / "drive_bag", storage="sqlite3", origin=ORIGIN, gnss_sigma=GNSS_SIGMA, seed=1)
+    return {"mcap": mcap, "sqlite3": sqlite}
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_the_logged_series_come_back(drive, bags, storage):
+    tab = read_log(bags[storage], origin=ORIGIN)
+    s = drive.series
+    odom = tab.topic("/odom")
+    assert odom.msgtype == "nav_msgs/msg/Odometry" and (odom.frame_id, odom.child_frame_id) == ("map", "base_link")
+    np.testing.assert_allclose(odom.t, s["t"] - s["t"][0], atol=1e-9)
+    np.testing.assert_allclose(odom["x"], s["x"], atol=1e-9)
+    np.testing.assert_allclose(odom["y"], s["y"], atol=1e-9)
+    np.testing.assert_allclose(mt.wrap_angle(odom["yaw"] - s["yaw"]), 0.0, atol=1e-9)
+    np.testing.assert_allclose(odom["vx"], s["v"], atol=1e-9)
+    cmd = tab.topic("cmd")  # the leading slash may be left out
+    np.testing.assert_allclose(cmd["speed"], s["v_cmd"], rtol=1e-6, atol=1e-6)  # float32 in AckermannDrive
+    np.testing.assert_allclose(cmd["steering_angle"], s["delta_cmd"], rtol=1e-6, atol=1e-7)
+    assert abs(odom.rate - 50.0) < 1e-6 and abs(tab.topic("/gnss/fix").rate - 10.0) < 1e-6
+    # the aligned grid is at the fastest rate (50 Hz) and holds the same odometry samples
+    assert len(tab) == len(s["t"])
+    np.testing.assert_allclose(tab["odom.x"], s["x"], atol=1e-6)
+
+
+def test_gnss_fixes_carry_the_noise_they_were_given(drive, bags):
+    """With the map origin given, east/north of the fixes are the driven points plus 0.5 m noise:
+    the residual's standard deviation from 2 x 262 samples is within 0.5 +- 0.08 m (> 5 sigma of its estimate)."""
+    tab = read_log(bags["mcap"], topics=["/gnss/fix"], origin=ORIGIN)
+    fix = tab.topic("/gnss/fix")
+    s = drive.series
+    k = np.searchsorted(s["t"] - s["t"][0], fix.t - 1e-9)
+    res = np.concatenate([fix["east"] - s["x"][k], fix["north"] - s["y"][k]])
+    assert abs(np.mean(res)) < 0.1
+    assert 0.42 < np.std(res) < 0.58
+    assert tab.geo_origin.lat == ORIGIN[0]
+    assert list(tab.topics) == ["/gnss/fix"]
+
+
+def test_unknown_topic_lists_the_available_ones(bags):
+    with pytest.raises(LogError, match=r"no topic '/odometry'.*/odom \(nav_msgs/msg/Odometry, 1\d\d\d messages\)"):
+        read_log(bags["mcap"], topics=["/odometry"])
+
+
+def test_a_truncated_mcap_is_read_up_to_where_it_breaks(bags, tmp_path):
+    data = bags["mcap"].read_bytes()
+    cut = tmp_path / "cut.mcap"
+    cut.write_bytes(data[: int(0.6 * len(data))])
+    full = read_log(bags["mcap"], topics=["/odom"])
+    part = read_log(cut, topics=["/odom"])
+    assert part.problems and "breaks near byte" in part.problems[0] and f"of {len(data) * 6 // 10}" in part.problems[0]
+    odom = part.topic("/odom")
+    assert 0 < len(odom) < len(full.topic("/odom"))
+    np.testing.assert_array_equal(odom["x"], full.topic("/odom")["x"][: len(odom)])  # what is read is right
+
+
+def _write_odometry(target: Path, stamps_s, frames, storage="mcap"):
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    from mpc_tracking.logs.export import _Msgs
+
+    store = typestore()
+    m = _Msgs(store)
+    with Writer(target, version=8, storage_plugin=getattr(StoragePlugin, storage.upper())) as w:
+        c = w.add_connection("/odom", "nav_msgs/msg/Odometry", typestore=store)
+        for i, (t, frame) in enumerate(zip(stamps_s, frames, strict=False)):
+            msg = m.odometry(int(t * 1e9), float(i), 0.0, 0.0, 1.0, 0.0)
+            msg.header.frame_id = frame
+            w.write(c, int((1 + 0.1 * i) * 1e9), store.serialize_cdr(msg, msg.__msgtype__))
+    return target
+
+
+def test_time_going_backwards_is_named_or_sorted(tmp_path):
+    bag = _write_odometry(tmp_path / "back", [1.0, 1.1, 1.2, 1.15, 1.3], ["odom"] * 5)
+    with pytest.raises(LogError, match=r"topic /odom: time goes backwards at message 3: 0\.15"):
+        read_log(bag)
+    tab = read_log(bag, unordered="sort")
+    np.testing.assert_allclose(tab.topic("/odom")["x"], [0, 1, 3, 2, 4])
+
+
+def test_mixed_frames_on_one_topic_are_refused(tmp_path):
+    bag = _write_odometry(tmp_path / "mixed", [1.0, 1.1, 1.2, 1.3], ["odom", "odom", "map", "map"])
+    with pytest.raises(LogError, match=r"frame_id changes from 'odom' to 'map' at message 2"):
+        read_log(bag)
+
+
+@pytest.mark.parametrize("text, error", [
+    ("x,y\n0,0\n1,1\n", r"no time column in the header \['x', 'y'\]"),
+    ("time,x\n0.0,0\n0.2,1\n0.1,2\n", r"back\.csv:4: time goes backwards: time = 0\.100000 s after 0\.200000"),
+    ("t,x\n0.0,0\n0.1\n", r"back\.csv:3: 1 values, the header has 2 columns"),
+    ("t,x\n0.0,0\n,1\n", r"back\.csv:3: the time column 't' needs a number on every row"),
+])
+def test_bad_csv_logs(tmp_path, text, error):
+    f = tmp_path / "back.csv"
+    f.write_text(text)
+    with pytest.raises(LogError, match=error):
+        read_log(f)
+
+
+def test_a_csv_log_with_a_time_column(tmp_path):
+    f = tmp_path / "drive.csv"
+    f.write_text("time_ns,speed,steer,mode\n1000000000,1.0,0.1,auto\n1100000000,2.0,0.2,auto\n")
+    tab = read_log(f)
+    np.testing.assert_allclose(tab.t, [0.0, 0.1])
+    np.testing.assert_allclose(tab["speed"], [1.0, 2.0])
+    assert "mode" not in tab and tab.t0 == pytest.approx(1.0)
+    pytest.importorskip("pandas")
+    df = tab.to_pandas()
+    assert list(df.columns) == ["speed", "steer"] and df.index.name == "t"
+
+
+@pytest.mark.parametrize("bad, error", [
+    ("missing.mcap", "no such log file"),
+    ("notes.docx", "unknown log format '.docx'"),
+])
+def test_bad_log_files(tmp_path, bad, error):
+    if bad != "missing.mcap":
+        (tmp_path / bad).write_bytes(b"x")
+    with pytest.raises(LogError, match=error):
+        read_log(tmp_path / bad)
+
+
+def test_garbage_named_mcap_is_a_log_error(tmp_path):
+    f = tmp_path / "junk.mcap"
+    f.write_bytes(b"not an mcap file at all" * 10)
+    with pytest.raises(LogError, match=r"junk\.mcap"):
+        read_log(f)
+
+
+def test_without_the_extra_the_error_says_what_to_install(bags, monkeypatch):
+    monkeypatch.setitem(sys.modules, "rosbags.highlevel", None)
+    with pytest.raises(ImportError, match=r'pip install "mpc_tracking\[logs\]"'):
+        read_log(bags["mcap"])
