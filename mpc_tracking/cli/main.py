@@ -33,6 +33,7 @@ from mpc_tracking.cli.failures import (
     write_error_log,
 )
 from mpc_tracking.cli.identify import add_identify_command
+from mpc_tracking.cli.logs import add_path_from_log, add_run_log_options, write_run_logs
 from mpc_tracking.cli.models import add_model_commands
 from mpc_tracking.cli.options import int_range, number
 from mpc_tracking.cli.sweep import add_sweep_command
@@ -225,7 +226,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sc = sc.with_overrides({"outputs.plots": []})
     with staged_folder(out, what=f"run of {args.scenario}") as staging:
         result = _simulate(args, sc)
-        return _finish(args, result, staging, sc)
+        code = _finish(args, result, staging, sc)
+    write_run_logs(args, result)
+    return code
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -396,6 +399,7 @@ def _add_run(sub) -> None:
     _add_scenario_options(r)
     r.add_argument("--out", metavar="DIR", help="output folder (default: outputs.folder of the scenario)")
     r.add_argument("--no-plots", action="store_true", help="write data files only")
+    add_run_log_options(r)
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     _add_strict(r)
     r.set_defaults(func=_cmd_run)
@@ -449,6 +453,7 @@ def _add_path(sub) -> None:
     s.set_defaults(func=_cmd_path_show)
     lst = psub.add_parser("list", help="list the bundled paths", description="List the bundled paths.")
     lst.set_defaults(func=_cmd_path_list)
+    add_path_from_log(psub)
 
 
 def build_parser() -> argparse.ArgumentParser:

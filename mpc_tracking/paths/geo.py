@@ -140,7 +140,7 @@ def _check_lat_lon(lat: np.ndarray, lon: np.ndarray, where: str) -> None:
     bad = ~(np.isfinite(lat) & np.isfinite(lon) & (np.abs(lat) <= 90.0) & (np.abs(lon) <= 180.0))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{where}: point {i}: latitude {lat[i]!r}, longitude {lon[i]!r} deg is not a WGS84 "
+        raise InputError(f"{where}: point {i}: latitude {lat[i]:g}, longitude {lon[i]:g} deg is not a WGS84 "
                          "position (expected finite |lat| <= 90, |lon| <= 180)")
 
 
@@ -316,7 +316,7 @@ def _read_geo_table(p: Path, unnamed: bool) -> tuple[np.ndarray, np.ndarray, np.
     bad = ~((np.abs(data[:, 0]) <= 90) & (np.abs(data[:, 1]) <= 180))
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise PathFormatError(f"{p}:{rows[r][0]}: latitude {data[r, 0]!r}, longitude {data[r, 1]!r} is not a WGS84 "
+        raise PathFormatError(f"{p}:{rows[r][0]}: latitude {data[r, 0]:g}, longitude {data[r, 1]:g} is not a WGS84 "
                               "position in degrees (expected |lat| <= 90, |lon| <= 180)")
     wr = data[:, 2] if widths["w_right"] is not None else None
     wl = data[:, 2 + (widths["w_right"] is not None)] if widths["w_left"] is not None else None
