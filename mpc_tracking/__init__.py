@@ -29,7 +29,7 @@ from mpc_tracking.errors import (
     VehicleFileError,
 )
 from mpc_tracking.identification import IdentificationResult, VehicleFile, identify, load_vehicle_file
-from mpc_tracking.logs import LogTable, read_log
+from mpc_tracking.logs import LogIdentification, LogTable, identify_from_log, path_from_log, read_log
 from mpc_tracking.models import (
     Ackermann3D,
     Ackermann3DBatch,
@@ -74,5 +74,5 @@ __all__ = [
     "Scenario", "default_scenario", "load_scenario", "run_scenario",
     "sweep", "SweepResult", "ClusterError",
     "identify", "IdentificationResult", "VehicleFile", "load_vehicle_file", "IdentificationError", "VehicleFileError",
-    "read_log", "LogTable", "LogError",
+    "read_log", "LogTable", "LogError", "identify_from_log", "LogIdentification", "path_from_log",
 ]

@@ -261,3 +261,83 @@ def test_cli_run_writes_mcap_and_bag_that_read_back(tmp_path):
         np.testing.assert_allclose(tab.topic("/odom")["x"], result.series["x"], atol=1e-9)
         np.testing.assert_allclose(tab.topic("/mpc/e_y")["value"], result.series["e_y"], atol=1e-12)
     assert (bag / "metadata.yaml").is_file()
+
+
+# ---------------------------------------------------------------------- identification from a log
+TAU, DEAD_TIME, STEER_OFFSET = 0.4, 0.1, 0.01
+
+
+@pytest.fixture(scope="module")
+def ident_bag(tmp_path_factory):
+    """A lap of the oval by a kinematic bicycle whose speed lags its command by TAU and whose commands act
+    DEAD_TIME late; the logged steering command reads STEER_OFFSET less than the angle applied (a miscalibrated
+    steering zero)."""
+    path = mt.load_path("oval", ds=0.5)
+    vehicle = mt.VehicleParams()
+    mpc = mt.SpatialMPC(path, vehicle, mt.MPCSettings(horizon=20, v_max=10.0, control_period=0.02))
+    plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase, "speed_time_constant": TAU,
+                                                  "dead_time": DEAD_TIME})
+    result = mt.simulate(path, mpc, plant, laps=1)
+    result.series["delta_cmd"] = result.series["delta_cmd"] - STEER_OFFSET
+    return write_run(result, tmp_path_factory.mktemp("ident") / "drive.mcap"), vehicle.wheelbase
+
+
+def test_identify_from_log_recovers_the_plant(ident_bag):
+    """Speed lag to 5 %, delays to one 20 ms sample (the command holds over a step, the logged yaw rate is a
+    central difference), the steering offset to 1 mrad; the limits the drive never reached are named; on the
+    held-out last 30 % the fitted models beat the trivial ones (speed = command, angle = command) tenfold."""
+    bag, wheelbase = ident_bag
+    r = mt.identify_from_log(bag, wheelbase=wheelbase)
+    assert r.speed_lag == pytest.approx(TAU, rel=0.05)
+    assert r.speed_delay == pytest.approx(DEAD_TIME, abs=0.021)
+    assert r.steering_offset == pytest.approx(STEER_OFFSET, abs=1e-3)
+    assert r.steering_delay == pytest.approx(DEAD_TIME, abs=0.021)
+    assert np.isinf(r.accel_max) and np.isinf(r.decel_max)
+    assert set(r.not_excited) == {"accel_max", "decel_max"}
+    assert r.holdout["v"] < 0.1 * r.holdout["v_trivial"]
+    assert r.holdout["delta"] < 0.1 * r.holdout["delta_trivial"]
+    vf = r.vehicle_file(wheelbase=wheelbase)
+    assert vf.speed_lag == r.speed_lag and vf.provenance["assumed"]
+
+
+def _speed_log(tmp_path, steps, a_max=2.0, d_max=4.0, tau=0.3, noise=0.02):
+    from mpc_tracking.identification.fit import simulate_speed
+
+    dt = 0.02
+    v_cmd = np.concatenate([np.full(int(d / dt), v) for v, d in steps])
+    v = simulate_speed(0.0, v_cmd, dt, tau, a_max, d_max) + noise * np.random.default_rng(3).standard_normal(v_cmd.size)
+    f = tmp_path / "speed.csv"
+    np.savetxt(f, np.column_stack([np.arange(v.size) * dt, v_cmd, v]), delimiter=",", header="t,v_cmd,v",
+               comments="")
+    return f
+
+
+def test_acceleration_and_braking_limits_from_a_csv_log(tmp_path):
+    """Speed steps big enough to saturate a 2 m/s^2 / 4 m/s^2 loop (0.02 m/s noise): limits to 10 %, lag to 15 %."""
+    f = _speed_log(tmp_path, [(0.0, 1), (10.0, 8), (3.0, 5), (12.0, 8), (2.0, 6), (8.0, 6), (8.0, 2)] * 2)
+    r = mt.identify_from_log(f)
+    assert r.accel_max == pytest.approx(2.0, rel=0.1) and r.decel_max == pytest.approx(4.0, rel=0.1)
+    assert r.speed_lag == pytest.approx(0.3, rel=0.15)
+    assert "no steering command" in r.not_excited["steering_offset"]
+
+
+def test_a_gentle_log_says_what_it_does_not_excite(tmp_path):
+    f = tmp_path / "cruise.csv"
+    t = np.arange(500) * 0.02
+    np.savetxt(f, np.column_stack([t, np.full(t.size, 5.0), np.full(t.size, 5.0)]), delimiter=",",
+               header="t,v_cmd,v", comments="")
+    with pytest.raises(mt.IdentificationError, match=r"excites nothing identifiable.*speed command hardly changes"):
+        mt.identify_from_log(f)
+
+
+def test_cli_identify_from_log(ident_bag, tmp_path, capsys):
+    from mpc_tracking.cli.main import main
+
+    bag, wheelbase = ident_bag
+    out = tmp_path / "vehicle.yaml"
+    assert main(["identify", "--log", str(bag), "--wheelbase", str(wheelbase), "--out", str(out)]) == 0
+    assert "not excited: accel_max" in capsys.readouterr().out
+    vf = mt.load_vehicle_file(out)
+    assert vf.speed_lag == pytest.approx(TAU, rel=0.05) and np.isinf(vf.accel_max)
+    assert main(["identify", "--log", str(bag), "--out", str(out)]) == 2
+    assert "give --wheelbase" in capsys.readouterr().err

@@ -72,3 +72,35 @@ def write_run_logs(args: argparse.Namespace, result: Any) -> list[Path]:
         for f in files:
             print(f"wrote {f}")
     return files
+
+
+def add_identify_log_options(p: argparse.ArgumentParser) -> None:
+    """Add ``--log``, ``--wheelbase`` and ``--base`` to ``identify``."""
+    p.add_argument("--log", metavar="LOG",
+                   help="identify from a recorded drive (ROS 2 bag, MCAP or CSV log) instead of a simulated plant: "
+                        "speed lag and delay, acceleration/braking limits, steering offset and delay where excited")
+    p.add_argument("--wheelbase", type=number(gt=0, unit="m"),
+                   help="with --log: wheelbase [m] (steering from the yaw rate; geometry of the vehicle file)")
+    p.add_argument("--base", metavar="VEHICLE.yaml",
+                   help="with --log: vehicle file giving what a log does not identify (geometry, tyres)")
+
+
+def run_identify_from_log(args: argparse.Namespace) -> int:
+    """``identify --log``: fit, print the summary, write the vehicle file."""
+    from mpc_tracking.identification.vehicle_file import load_vehicle_file
+    from mpc_tracking.logs.identify import identify_from_log
+
+    base = load_vehicle_file(args.base) if args.base else None
+    if base is None and args.wheelbase is None:
+        from mpc_tracking.errors import InputError
+
+        raise InputError("identify --log: give --wheelbase L (m) or --base VEHICLE.yaml for the geometry")
+    wheelbase = args.wheelbase if args.wheelbase is not None else base.params.l_f + base.params.l_r  # type: ignore
+    result = identify_from_log(args.log, wheelbase=wheelbase)
+    vf = result.vehicle_file(base, wheelbase=wheelbase)
+    out = vf.to_yaml(args.out or f"{Path(args.log).stem}_vehicle.yaml")
+    if not args.quiet:
+        print(f"identified from {args.log}")
+        print(result.summary())
+        print(f"wrote {out}")
+    return 0
