@@ -104,3 +104,36 @@ def run_identify_from_log(args: argparse.Namespace) -> int:
         print(result.summary())
         print(f"wrote {out}")
     return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from mpc_tracking.cli.outputs import prepare_folder, save_figure, write_csv
+    from mpc_tracking.logs.replay import replay
+    from mpc_tracking.scenario.build import build
+    from mpc_tracking.scenario.core import load_scenario
+
+    sc = load_scenario(args.scenario)
+    path, mpc, _plant, _actuator, _kw = build(sc)
+    res = replay(args.log, path, mpc, pose_topic=args.pose_topic, cmd_topic=args.cmd_topic)
+    out = prepare_folder(args.out)
+    files = [write_csv(out / "replay.csv", res.columns()), save_figure(res.plot()[0], out / "replay.png")]
+    print(f"replayed {args.log} through the controller of {args.scenario}")
+    print(res.summary())
+    for f in files:
+        print(f"wrote {f}")
+    return 0
+
+
+def add_replay_command(sub: Any) -> None:
+    """Add ``replay LOG SCENARIO`` (``sub``: the argparse subparsers action)."""
+    p = sub.add_parser(
+        "replay", help="feed a log's states to a scenario's controller and compare its commands with the logged ones",
+        description="Read a drive log, project every logged pose onto the scenario's path, step the scenario's "
+                    "controller with it and write the logged and replayed commands (replay.csv, replay.png); "
+                    "prints their agreement.")
+    p.add_argument("log", metavar="LOG", help="drive log (ROS 2 bag, MCAP)")
+    p.add_argument("scenario", metavar="SCENARIO.yaml", help="scenario whose path and controller to use")
+    p.add_argument("--out", default="out/replay", metavar="DIR", help="output folder (default out/replay)")
+    p.add_argument("--pose-topic", dest="pose_topic", metavar="TOPIC", help="odometry topic (default: the first)")
+    p.add_argument("--cmd-topic", dest="cmd_topic", metavar="TOPIC", help="command topic (default: the first)")
+    p.set_defaults(func=_cmd_replay)

@@ -33,7 +33,7 @@ from mpc_tracking.cli.failures import (
     write_error_log,
 )
 from mpc_tracking.cli.identify import add_identify_command
-from mpc_tracking.cli.logs import add_path_from_log, add_run_log_options, write_run_logs
+from mpc_tracking.cli.logs import add_path_from_log, add_replay_command, add_run_log_options, write_run_logs
 from mpc_tracking.cli.models import add_model_commands
 from mpc_tracking.cli.options import int_range, number
 from mpc_tracking.cli.sweep import add_sweep_command
@@ -478,6 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_command(sub)
     add_model_commands(sub)
     add_identify_command(sub)
+    add_replay_command(sub)
     _add_everywhere(p, "--debug", help="as mpc-tracking --debug")
     for name in ("run", "demo"):
         sp = sub.choices[name]

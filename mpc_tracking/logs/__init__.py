@@ -17,8 +17,9 @@ from __future__ import annotations
 from mpc_tracking.logs.export import write_run
 from mpc_tracking.logs.identify import LogIdentification, identify_from_log
 from mpc_tracking.logs.reader import read_log
+from mpc_tracking.logs.replay import ReplayResult, replay
 from mpc_tracking.logs.table import LogTable, TopicSeries
 from mpc_tracking.logs.trajectory import LogPath, path_from_log
 
 __all__ = ["read_log", "LogTable", "TopicSeries", "write_run", "identify_from_log", "LogIdentification",
-           "path_from_log", "LogPath"]
+           "path_from_log", "LogPath", "replay", "ReplayResult"]

@@ -55,8 +55,12 @@ class _Info:
         self.msgtype, self.count = msgtype, count
 
 
-def bag_messages(path: Path, topics: list[str] | None, problems: list[str]) -> Iterator[RawMessage]:
+def bag_messages(path: Path, topics: list[str] | None, problems: list[str],
+                 skip: set[str] | None = None) -> Iterator[RawMessage]:
     """Deserialized messages of ``topics`` (all when None) in log-time order.
+
+    Messages of a type in ``skip`` (which the caller may fill while iterating: types without
+    numeric fields) are not decoded.
 
     Problems that do not stop the reading (an undecodable message, a truncated file) are appended
     to ``problems``; an unknown topic raises :class:`LogError` listing the available ones.
@@ -94,6 +98,8 @@ def bag_messages(path: Path, topics: list[str] | None, problems: list[str]) -> I
                                 f"{f' (log time {last / 1e9:.3f} s)' if last else ''}: {type(exc).__name__}: {exc}")
                 logger.warning(problems[-1])
                 break
+            if skip and conn.msgtype in skip:
+                continue
             try:
                 msg = reader.deserialize(raw, conn.msgtype)
             except Exception as exc:

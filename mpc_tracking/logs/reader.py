@@ -93,9 +93,11 @@ def _read_bag(p: Path, topics: list[str] | None, rate: float | None, origin: Any
     types: dict[str, str] = {}
     frames: dict[str, tuple[str, str]] = {}
     n = 0
-    for topic, msgtype, logtime, msg in bag_messages(p, topics, problems):
+    empty: set[str] = set()  # message types without numeric fields (paths, markers, TF): not decoded again
+    for topic, msgtype, logtime, msg in bag_messages(p, topics, problems, empty):
         stamp, frame, child, fields = extract(msg, msgtype)
         if not fields:
+            empty.add(msgtype)
             continue
         types.setdefault(topic, msgtype)
         if topic not in frames:
