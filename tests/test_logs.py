@@ -374,5 +374,6 @@ def test_cli_replay(tmp_path, capsys):
     assert (tmp_path / "replay" / "replay.csv").is_file() and (tmp_path / "replay" / "replay.png").is_file()
     rows = np.genfromtxt(tmp_path / "replay" / "replay.csv", delimiter=",", names=True)
     diff = np.abs(rows["delta_replayed"] - rows["delta_logged"])
-    # the first three steps of this scenario (1 m start offset) differ by up to 3.3 mrad, the rest by < 1e-6 rad
-    assert np.max(diff) < 0.01 and np.max(diff[5:]) < 1e-4
+    # this scenario (1 m start offset, steering rate limit) differs at the start (3.3 mrad at the first steps,
+    # 3.6e-4 rad while the rate limit is active) and agrees to 1e-6 rad once the car is on the line
+    assert np.max(diff) < 0.01 and np.median(diff) < 1e-6

@@ -143,12 +143,15 @@ def replay(log: str | Path | LogTable, path: Any, controller: Any, *, pose_topic
     else:
         v_log = d_log = np.full(t.size, np.nan)
     controller.reset()
+    measures = bool(getattr(getattr(controller, "model", None), "MEASURES", False))
     out = np.full((t.size, 4), np.nan)
     s_prev = None
     for k in range(t.size):
         proj = path.project(float(x[k]), float(y[k]), float(yaw[k]), s_hint=s_prev)
         s_prev = proj.s
-        measured = {"speed": float(v[k]), "v_x": float(v[k]), "v_y": float(vy[k]), "r": float(r[k])}
+        measured = {"speed": float(v[k])}
+        if measures:  # the dynamic model's states, as the closed loop measures them
+            measured.update(v_x=float(v[k]), v_y=float(vy[k]), r=float(r[k]))
         sol = controller.solve(proj, t=float(t[k]), measured=measured)
         out[k] = (sol.v, sol.delta, sol.status.code, float(proj.e_y))
     return ReplayResult(t, v_log, d_log, out[:, 0], out[:, 1], out[:, 2].astype(int), out[:, 3])
