@@ -147,6 +147,8 @@ def replay(log: str | Path | LogTable, path: Any, controller: Any, *, pose_topic
     out = np.full((t.size, 4), np.nan)
     s_prev = None
     for k in range(t.size):
+        if s_prev is None:  # a global search first, then refined from its arc length as the closed loop does
+            s_prev = path.project(float(x[k]), float(y[k]), float(yaw[k])).s
         proj = path.project(float(x[k]), float(y[k]), float(yaw[k]), s_hint=s_prev)
         s_prev = proj.s
         measured = {"speed": float(v[k])}
