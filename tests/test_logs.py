@@ -377,3 +377,26 @@ def test_cli_replay(tmp_path, capsys):
     # measured 6e-9 rad (the CSV's 9 digits); before the first projection was refined from a global search
     # the 1 m start offset projected 0.7 mm off and the rate-limited start differed by 3.3 mrad
     assert np.max(diff) < 1e-6
+
+
+def test_a_truncated_sqlite_bag_is_named(bags, tmp_path):
+    """sqlite3 cannot open a database cut in half (its schema pages are gone): the error names the file and
+    sqlite's reason (unlike MCAP, whose records before the cut are read)."""
+    db = next(bags["sqlite3"].glob("*.db3"))
+    cut = tmp_path / "cut.db3"
+    cut.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+    with pytest.raises(LogError, match=r"cut\.db3: not a readable bag \(.*malformed"):
+        read_log(cut)
+
+
+def test_a_csv_log_with_latitude_longitude_gives_a_path(drive, tmp_path):
+    """A CSV log of GNSS fixes (time, latitude, longitude) at the map origin: the path is the driven line."""
+    from mpc_tracking.paths.geo import GeoOrigin
+
+    s = drive.series
+    lat, lon = GeoOrigin(*ORIGIN).to_geodetic(s["x"][::5], s["y"][::5])
+    f = tmp_path / "gnss.csv"
+    np.savetxt(f, np.column_stack([s["t"][::5], lat, lon]), delimiter=",", header="time,latitude,longitude",
+               comments="", fmt="%.12f")
+    lp = mt.path_from_log(mt.read_log(f, origin=ORIGIN))
+    assert _truth_error(lp.path, drive)[1] < 0.02 and lp.path.closed

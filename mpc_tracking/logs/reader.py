@@ -76,7 +76,7 @@ def read_log(file: str | Path, topics: list[str] | str | None = None, *, rate: f
     if isinstance(topics, str):
         topics = [topics]
     if p.suffix.lower() in (".csv", ".txt", ".tsv"):
-        return _read_csv_log(p, unordered)
+        return _read_csv_log(p, unordered, origin)
     if p.is_dir() or p.suffix.lower() in (".mcap", ".db3", ".bag"):
         return _read_bag(p, None if topics is None else list(topics), rate, origin, unordered)
     raise LogError(f"{p}: unknown log format {p.suffix!r}; expected a ROS 2 bag (.mcap, .db3 or a rosbag2 folder), "
@@ -178,7 +178,7 @@ def _add_local_frame(series: dict[str, TopicSeries], origin: Any) -> Any:
 
 
 # ---------------------------------------------------------------------- CSV logs
-def _read_csv_log(p: Path, unordered: str) -> LogTable:
+def _read_csv_log(p: Path, unordered: str, origin: Any = None) -> LogTable:
     check_file_size(p, MAX_CSV_LOG_BYTES, what="CSV log", error=LogError)
     try:
         text = p.read_text()
@@ -220,8 +220,32 @@ def _read_csv_log(p: Path, unordered: str) -> LogTable:
                        f"{t[k - 1]:.6f} s ({back.size} times in all; pass unordered='sort' to sort by time)")
     t, numeric = _ordered(t, numeric, "sort", str(p)) if back.size else (t, numeric)
     t0 = float(t[0])
+    geo_origin = _csv_local_frame(numeric, origin, p)
     series = {"": TopicSeries("", "csv", t - t0, numeric)}
     cols = {column_name("", k): v for k, v in numeric.items()}
-    return LogTable(t - t0, cols, series, str(p), t0 * 1.0, None, [])
+    return LogTable(t - t0, cols, series, str(p), t0 * 1.0, geo_origin, [])
+
+
+def _csv_local_frame(numeric: dict[str, np.ndarray], origin: Any, p: Path) -> Any:
+    """Add ``east``, ``north`` [m] to a CSV log with latitude/longitude columns; return the origin."""
+    from mpc_tracking.paths.geo import GeoOrigin, geo_columns
+
+    names = list(numeric)
+    found = geo_columns(names)
+    if found is None or "east" in numeric or "north" in numeric:
+        return None
+    lat, lon = numeric[names[found[0]]], numeric[names[found[1]]]
+    ok = np.isfinite(lat) & np.isfinite(lon) & (np.abs(lat) <= 90) & (np.abs(lon) <= 180)
+    if not ok.any():
+        return None
+    if origin is None:
+        origin = GeoOrigin(float(lat[ok][0]), float(lon[ok][0]))
+    elif not isinstance(origin, GeoOrigin):
+        origin = GeoOrigin(float(origin[0]), float(origin[1]))
+    east, north = np.full(lat.shape, np.nan), np.full(lat.shape, np.nan)
+    east[ok], north[ok] = origin.to_local(lat[ok], lon[ok])
+    numeric["east"], numeric["north"] = east, north
+    logger.info("%s: latitude/longitude converted to east/north [m] about %s", p, origin)
+    return origin
 
 

@@ -66,13 +66,17 @@ class LogPath:
 
 
 def _positions(s: TopicSeries) -> tuple[np.ndarray, np.ndarray]:
-    if s.msgtype.endswith("NavSatFix"):
+    if s.msgtype.endswith("NavSatFix") or (s.msgtype == "csv" and "east" in s.fields):
         return s["east"], s["north"]
     return s["x"], s["y"]
 
 
 def pick_topic(table: LogTable, topic: str | None) -> TopicSeries:
     """The named topic, else the first one with positions (GNSS before odometry before poses)."""
+    if topic is None and "" in table.topics and table.topics[""].msgtype == "csv":
+        csv_log = table.topics[""]
+        if "east" in csv_log.fields or ("x" in csv_log.fields and "y" in csv_log.fields):
+            return csv_log
     if topic is not None:
         s = table.topic(topic)
         if not any(s.msgtype.endswith(m) for m in POSITION_TYPES):
@@ -135,7 +139,7 @@ def path_from_log(log: str | Path | LogTable, topic: str | None = None, *, ds: f
     label = name or Path(table.source).stem or "log"
     path = path_from_points(x, y, ds=ds, smoothing=smoothing, closed=closed, name=label,
                             source=f"{table.source} {series.topic}")
-    if series.msgtype.endswith("NavSatFix") and table.geo_origin is not None:
+    if "east" in series.fields and table.geo_origin is not None:
         path.geo_origin = table.geo_origin  # type: ignore[attr-defined]
     proj = path.project(x, y)
     dev = np.abs(np.asarray(proj.e_y))
