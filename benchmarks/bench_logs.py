@@ -44,7 +44,8 @@ def write_bag(target: Path, minutes: float, storage: str) -> tuple[Path, int]:
             ns = int(1_700_000_000e9) + k * 10_000_000
             msgs = [("/odom", m.odometry(ns, float(x[k]), float(y[k]), float(yaw[k]), 3.5, 1 / 60.0)),
                     ("/imu", T["sensor_msgs/msg/Imu"](
-                        header=m.header(ns, "base_link"), orientation=m.quat(float(yaw[k])), orientation_covariance=zeros9,
+                        header=m.header(ns, "base_link"), orientation=m.quat(float(yaw[k])),
+                        orientation_covariance=zeros9,
                         angular_velocity=m.vec(0.0, 0.0, 1 / 60.0), angular_velocity_covariance=zeros9,
                         linear_acceleration=m.vec(0.0, 0.2, 9.81), linear_acceleration_covariance=zeros9))]
             if k % 2 == 0:
@@ -93,10 +94,12 @@ def main() -> None:
             tab = read_log(path)
             t_read = time.perf_counter() - t0
             assert bare == count and sum(len(s) for s in tab.topics.values()) == count
+            mb = bag_bytes(path) / 2**20
             out["storages"][storage] = {
-                "messages": count, "megabytes": round(bag_bytes(path) / 2**20, 1), "write_s": round(t_write, 2),
-                "rosbags_iterate_msgs_per_s": round(count / t_bare), "rosbags_decode_msgs_per_s": round(count / t_decode),
-                "read_log_msgs_per_s": round(count / t_read), "read_log_mb_per_s": round(bag_bytes(path) / 2**20 / t_read, 1),
+                "messages": count, "megabytes": round(mb, 1), "write_s": round(t_write, 2),
+                "rosbags_iterate_msgs_per_s": round(count / t_bare),
+                "rosbags_decode_msgs_per_s": round(count / t_decode),
+                "read_log_msgs_per_s": round(count / t_read), "read_log_mb_per_s": round(mb / t_read, 1),
                 "read_log_vs_decode": round(t_read / t_decode, 2), "aligned_rows": len(tab),
                 "columns": len(tab.columns)}
     finally:

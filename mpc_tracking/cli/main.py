@@ -3,7 +3,8 @@
 Subcommands: ``demo`` (embedded default run), ``run SCENARIO.yaml`` (run a scenario file, write
 result/CSV/JSON/plots), ``animate RESULT_OR_SCENARIO --out run.gif|run.mp4``, ``path show`` /
 ``path list``, ``check SCENARIO.yaml`` (validate and print the resolved scenario), ``sweep``,
-``models``, ``new-model``, ``identify``.
+``models``, ``new-model``, ``identify`` (``--log``), ``path from-log``, ``replay``
+(:mod:`mpc_tracking.cli.logs`).
 
 Exit codes (:data:`EXIT_POLICY`, shown by ``--help``; :mod:`mpc_tracking.cli.failures`): 0
 success, 1 the run failed (or ``--strict`` and the body left the corridor / the controller

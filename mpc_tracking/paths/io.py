@@ -421,12 +421,16 @@ def _geo_columns(head: str) -> bool:
 
 def _unnamed_degrees(filename: Path) -> bool:
     """Whether an x/y table that failed to read as metres holds lat, lon degrees instead."""
+    import warnings
+
     from mpc_tracking.paths.geo import looks_like_degrees
 
     try:
-        data = np.loadtxt(filename, delimiter="," if "," in filename.read_text()[:2000] else None, comments="#",
-                          ndmin=2)
-    except (OSError, ValueError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an empty table: the x/y reader's error stands
+            data = np.loadtxt(filename, delimiter="," if "," in filename.read_text()[:2000] else None,
+                              comments="#", ndmin=2)
+    except (OSError, ValueError, UnicodeDecodeError):
         return False
     return looks_like_degrees(data)
 
