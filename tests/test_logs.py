@@ -400,3 +400,20 @@ def test_a_csv_log_with_latitude_longitude_gives_a_path(drive, tmp_path):
                comments="", fmt="%.12f")
     lp = mt.path_from_log(mt.read_log(f, origin=ORIGIN))
     assert _truth_error(lp.path, drive)[1] < 0.02 and lp.path.closed
+
+
+def test_the_run_mcap_has_the_ros2_profile_foxglove_reads(bags):
+    """Read with the mcap package (not rosbags): ROS 2 profile, ros2msg schemas, CDR messages, the standard types."""
+    from mcap.reader import make_reader
+
+    with bags["mcap"].open("rb") as fh:
+        reader = make_reader(fh)
+        summary = reader.get_summary()
+        assert reader.get_header().profile == "ros2"
+    kinds = {c.topic: (summary.schemas[c.schema_id].name, summary.schemas[c.schema_id].encoding, c.message_encoding)
+             for c in summary.channels.values()}
+    assert {e for _, e, m in kinds.values()} == {"ros2msg"} and {m for *_, m in kinds.values()} == {"cdr"}
+    assert kinds["/tf"][0] == "tf2_msgs/msg/TFMessage" and kinds["/horizon"][0] == "nav_msgs/msg/Path"
+    assert kinds["/footprint"][0] == "geometry_msgs/msg/PolygonStamped"
+    assert kinds["/mpc/status"][0] == "diagnostic_msgs/msg/DiagnosticArray"
+    assert {"/path", "/corridor/left", "/corridor/right", "/odom", "/cmd", "/gnss/fix"} <= set(kinds)
