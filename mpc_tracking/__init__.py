@@ -28,6 +28,7 @@ from mpc_tracking.errors import (
     ClusterError,
     IdentificationError,
     InputError,
+    LogError,
     ModelError,
     MPCTrackingError,
     NonFiniteStateError,
@@ -41,6 +42,7 @@ from mpc_tracking.errors import (
     VehicleFileError,
 )
 from mpc_tracking.identification import IdentificationResult, VehicleFile, identify, load_vehicle_file
+from mpc_tracking.logs import LogIdentification, LogTable, identify_from_log, path_from_log, read_log
 from mpc_tracking.models import (
     Ackermann3D,
     Ackermann3DBatch,
@@ -86,4 +88,5 @@ __all__ = [
     "sweep", "SweepResult", "ClusterError",
     "identify", "IdentificationResult", "VehicleFile", "load_vehicle_file", "IdentificationError", "VehicleFileError",
     "Controller", "ControlCommand", "PurePursuit", "PurePursuitParams", "Stanley", "StanleyParams", "TrackingLimits",
+    "read_log", "LogTable", "LogError", "identify_from_log", "LogIdentification", "path_from_log",
 ]

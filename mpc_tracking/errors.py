@@ -21,6 +21,7 @@ __all__ = [
     "ClusterError",
     "IdentificationError",
     "VehicleFileError",
+    "LogError",
 ]
 
 
@@ -91,3 +92,9 @@ class IdentificationError(MPCTrackingError, RuntimeError):
 class VehicleFileError(InputError):
     """A vehicle file (``mpc-tracking identify``) is unreadable, or a parameter is missing or out of
     range; the message names the file and the key."""
+
+
+class LogError(InputError):
+    """A drive log (ROS 2 bag, MCAP, CSV log) cannot be read as asked: unknown topic (the message
+    lists the available ones), time going backwards, mixed frames, a log too short or too gentle to
+    identify anything; the message names the file, the topic and where."""

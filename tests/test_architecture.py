@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.results", "mpc_tracking.plausibility"},
     {"mpc_tracking.result_file"},
     {"mpc_tracking.viz"},
+    {"mpc_tracking.logs"},
     {"mpc_tracking.identification"},
     {"mpc_tracking.actuation"},
     {"mpc_tracking.control"},

@@ -41,6 +41,12 @@ def _cmd_identify(args: argparse.Namespace) -> int:
     from mpc_tracking.identification import identify
     from mpc_tracking.models import create_model
 
+    if args.log:
+        from mpc_tracking.cli.logs import run_identify_from_log
+
+        return run_identify_from_log(args)
+    if not args.plant:
+        raise InputError("identify: give --plant NAME (a simulated plant) or --log LOG (a recorded drive)")
     params, act_name, act_params = _split_sets(args.set)
     plant = create_model(args.plant, params)
     actuator = None
@@ -71,7 +77,7 @@ def add_identify_command(sub: Any) -> None:
                     "(mu, axle cornering stiffnesses), the speed lag and the acceleration limits by least squares, "
                     "report the prediction error on hold-out manoeuvres and write a vehicle file (scenario key "
                     "vehicle.file). Exit 1 when the plant cannot do a manoeuvre.")
-    p.add_argument("--plant", required=True, metavar="NAME", help="registered plant (mpc-tracking models)")
+    p.add_argument("--plant", metavar="NAME", help="registered plant (mpc-tracking models)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
                    help="plant.params.KEY=V, actuation.name=NAME or actuation.params.KEY=V (repeatable)")
     p.add_argument("--out", metavar="FILE.yaml", help="vehicle file (default NAME_vehicle.yaml)")
@@ -84,4 +90,7 @@ def add_identify_command(sub: Any) -> None:
     p.add_argument("--shape-factor", dest="shape_factor", type=number(gt=0), default=1.3,
                    help="Pacejka shape factor C of both axles (default 1.3)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
+    from mpc_tracking.cli.logs import add_identify_log_options
+
+    add_identify_log_options(p)
     p.set_defaults(func=_cmd_identify)

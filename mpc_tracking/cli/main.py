@@ -3,7 +3,8 @@
 Subcommands: ``demo`` (embedded default run), ``run SCENARIO.yaml`` (run a scenario file, write
 result/CSV/JSON/plots), ``animate RESULT_OR_SCENARIO --out run.gif|run.mp4``, ``path show`` /
 ``path list``, ``check SCENARIO.yaml`` (validate and print the resolved scenario), ``sweep``,
-``models``, ``new-model``, ``identify``.
+``models``, ``new-model``, ``identify`` (``--log``), ``path from-log``, ``replay``
+(:mod:`mpc_tracking.cli.logs`).
 
 Exit codes (:data:`EXIT_POLICY`, shown by ``--help``; :mod:`mpc_tracking.cli.failures`): 0
 success, 1 the run failed (or ``--strict`` and the body left the corridor / the controller
@@ -33,6 +34,7 @@ from mpc_tracking.cli.failures import (
     write_error_log,
 )
 from mpc_tracking.cli.identify import add_identify_command
+from mpc_tracking.cli.logs import add_path_from_log, add_replay_command, add_run_log_options, write_run_logs
 from mpc_tracking.cli.models import add_model_commands
 from mpc_tracking.cli.options import int_range, number
 from mpc_tracking.cli.sweep import add_sweep_command
@@ -226,7 +228,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sc = sc.with_overrides({"outputs.plots": []})
     with staged_folder(out, what=f"run of {args.scenario}") as staging:
         result = _simulate(args, sc)
-        return _finish(args, result, staging, sc)
+        code = _finish(args, result, staging, sc)
+    write_run_logs(args, result)
+    return code
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -399,6 +403,7 @@ def _add_run(sub) -> None:
     _add_scenario_options(r)
     r.add_argument("--out", metavar="DIR", help="output folder (default: outputs.folder of the scenario)")
     r.add_argument("--no-plots", action="store_true", help="write data files only")
+    add_run_log_options(r)
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     _add_strict(r)
     r.set_defaults(func=_cmd_run)
@@ -452,6 +457,7 @@ def _add_path(sub) -> None:
     s.set_defaults(func=_cmd_path_show)
     lst = psub.add_parser("list", help="list the bundled paths", description="List the bundled paths.")
     lst.set_defaults(func=_cmd_path_list)
+    add_path_from_log(psub)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -476,6 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_command(sub)
     add_model_commands(sub)
     add_identify_command(sub)
+    add_replay_command(sub)
     _add_everywhere(p, "--debug", help="as mpc-tracking --debug")
     for name in ("run", "demo"):
         sp = sub.choices[name]

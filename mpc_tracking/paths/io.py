@@ -451,6 +451,8 @@ def _sniff(filename: Path) -> str:
         return "raceline"
     if "w_tr_right" in head:
         return "tum"
+    if filename.suffix.lower() in (".gpx", ".kml") or _geo_columns(head):
+        return "geo"
     return "xy"
 
 
@@ -497,5 +499,80 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
         return read_raceline(p, ds=ds, smoothing=smoothing or 0.0, closed=closed)
     if kind == "tum":
         return read_tum(p, ds=1.0 if ds is None else ds, smoothing=smoothing or 0.0)
-    return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, corners=corners,
-                   corner_radius=corner_radius, default_corner_radius=default_corner_radius)
+    if kind == "geo":
+        return read_geo(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed)
+    try:
+        return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, corners=corners,
+                       corner_radius=corner_radius, default_corner_radius=default_corner_radius)
+    except PathError:
+        if not _unnamed_degrees(p):
+            raise
+        logger.warning("%s: the numbers look like latitude, longitude in degrees, not metres; reading them as WGS84 "
+                       "lat, lon (name the columns lat,lon to say so)", p)
+        return read_geo(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, unnamed_degrees=True)
+
+
+# ---------------------------------------------------------------------- geographic input (paths/geo.py)
+def _geo_columns(head: str) -> bool:
+    """Whether the first line of ``head`` names latitude and longitude columns."""
+    from mpc_tracking.paths.geo import geo_columns
+
+    first = next((ln for ln in head.splitlines() if ln.strip()), "")
+    return geo_columns(first) is not None
+
+
+def _unnamed_degrees(filename: Path) -> bool:
+    """Whether an x/y table that failed to read as metres holds lat, lon degrees instead."""
+    import warnings
+
+    from mpc_tracking.paths.geo import looks_like_degrees
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an empty table: the x/y reader's error stands
+            data = np.loadtxt(filename, delimiter="," if "," in filename.read_text()[:2000] else None,
+                              comments="#", ndmin=2)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return looks_like_degrees(data)
+
+
+def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float = 1.0, smoothing: float | None = None,
+                     closed: bool | None = None, name: str = "trace", source: str = "trace",
+                     width_right: np.ndarray | None = None, width_left: np.ndarray | None = None) -> ReferencePath:
+    """A path through measured points (a GNSS or odometry trace) as :func:`read_xy` builds one.
+
+    ``closed`` None: a loop when the end is back near the start (logged); ``smoothing`` None: the
+    trace's measured noise decides (logged, a warning when it smooths). ``source`` names the data in
+    the messages.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if closed is None:
+        closed = _looks_closed(x, y)
+        logger.info("%s: read as %s (last point %.3g m from the first)", source,
+                    "a closed loop" if closed else "an open path", float(np.hypot(x[0] - x[-1], y[0] - y[-1])))
+    if smoothing is None:
+        smoothing = _auto_smoothing(np.column_stack([x, y]), closed, Path(source))
+    label = Path(source)
+    return _wrap_errors(label, lambda: ReferencePath(x, y, width_right=width_right, width_left=width_left, ds=ds,
+                                                     closed=closed, smoothing=smoothing, name=name))
+
+
+def read_geo(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = None, closed: bool | None = None,
+             origin: tuple[float, float] | None = None, unnamed_degrees: bool = False) -> ReferencePath:
+    """Read a GNSS trace (GPX, KML, or a CSV with lat/lon columns) as a path in a local east-north frame.
+
+    The conversion is :mod:`mpc_tracking.paths.geo` (transverse Mercator about ``origin``, default
+    the first point); the origin is stored on the path as ``path.geo_origin``
+    (:class:`~mpc_tracking.paths.geo.GeoOrigin`). ``closed`` and ``smoothing`` are decided from the
+    data as for :func:`read_xy` when not given.
+    """
+    from mpc_tracking.paths.geo import read_geo_trace
+
+    filename = Path(filename)
+    trace = read_geo_trace(filename, origin=origin, unnamed_degrees=unnamed_degrees)
+    path = path_from_points(trace.x, trace.y, ds=ds, smoothing=smoothing,
+                            closed=trace.closed if closed is None else closed, name=trace.name,
+                            source=str(filename), width_right=trace.w_right, width_left=trace.w_left)
+    path.geo_origin = trace.origin  # type: ignore[attr-defined]
+    return path

@@ -228,7 +228,7 @@ CASES: list[tuple[str, list[str], int | set[int], str]] = [
      r"--max-runs: .*'0'"),
     ("sweep-executor", ["sweep", "{Q}", "--grid", "controller.horizon=10", "--executor", "threads"], 2,
      r"--executor: invalid choice: 'threads'"),
-    ("identify-no-plant", ["identify"], 2, r"required: --plant"),
+    ("identify-no-plant", ["identify"], 2, r"give --plant NAME"),
     ("identify-dt-0", ["identify", "--plant", "kinematic_bicycle", "--dt", "0"], 2, r"--dt: .*got '0'"),
     ("identify-shape-negative", ["identify", "--plant", "kinematic_bicycle", "--shape-factor", "-1"], 2,
      r"--shape-factor: .*got '-1'"),

@@ -1,0 +1,354 @@
+"""Identification from a recorded drive: what the logged signals excite, with hold-out errors.
+
+:func:`identify_from_log` fits, on the first part of a log (``fit_fraction``, default 70 %):
+
+* the **speed loop** of the vehicle file (:mod:`mpc_tracking.identification.fit`'s model, the same
+  ``simulate_speed``): ``v' = clip((v_cmd(t - d_v) - v) / tau, -decel_max, accel_max)`` -- the lag
+  ``tau`` and a command delay ``d_v`` (grid over ``d_v``, least squares over ``tau``, then the limits);
+  a limit counts as measured only when the fitted loop spends at least ``max(0.5 tau, 0.2 s)`` on it
+  (otherwise ``inf``, named "not excited"), as in ``identify``;
+* the **steering offset and delay**: the steering the car turned with, from a steering feedback
+  signal when the log has one, else from the yaw rate and speed with the kinematic relation
+  ``delta = atan(L r / v)`` (``wheelbase`` L needed; samples above ``v_min``), against the commanded
+  angle: ``delta(t) = delta_cmd(t - d) + offset``.
+
+and reports the RMS errors of both on the rest of the log (hold-out), beside those of the trivial
+predictions (speed = command, steering = command). What the drive does not excite is named, with
+why: a constant speed command (no lag), limits never reached, no steering, no wheelbase; the tyre
+parameters (mu, cornering stiffness) are never fitted from a log here -- they need the lateral
+manoeuvres of :func:`mpc_tracking.identify` -- and are taken from ``base`` (or assumed and named).
+A log in which nothing is excited raises :class:`~mpc_tracking.errors.IdentificationError` saying so.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from mpc_tracking.errors import IdentificationError, InputError
+from mpc_tracking.identification.fit import derivative, simulate_speed
+from mpc_tracking.identification.vehicle_file import VehicleFile, plain
+from mpc_tracking.logs.table import LogTable
+
+__all__ = ["identify_from_log", "LogIdentification", "SIGNALS"]
+
+logger = logging.getLogger(__name__)
+
+#: role -> (message type suffix, field) candidates on bags, then CSV column names
+SIGNALS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
+    "v": ((("Odometry", "vx"), ("TwistStamped", "v")), ("v", "speed", "v_x", "vx", "velocity")),
+    "v_cmd": ((("AckermannDriveStamped", "speed"), ("AckermannDrive", "speed"), ("Twist", "v")),
+              ("v_cmd", "speed_cmd", "cmd_speed", "command_speed")),
+    "delta_cmd": ((("AckermannDriveStamped", "steering_angle"), ("AckermannDrive", "steering_angle")),
+                  ("delta_cmd", "steer_cmd", "steering_cmd", "steering_angle_cmd")),
+    "yaw_rate": ((("Imu", "yaw_rate"), ("Odometry", "yaw_rate")), ("yaw_rate", "r", "omega_z")),
+    "steer": ((("SteeringReport", "steering_tire_angle"),), ("steer", "steering_angle", "delta", "steer_angle")),
+}
+_WINDOW = 5.0  # [s] the speed loop is simulated over windows of this length from the measured speed
+
+
+@dataclass
+class LogIdentification:
+    """What :func:`identify_from_log` measured.
+
+    Attributes
+    ----------
+    speed_lag : float or None
+        Speed-loop time constant [s] (None: not excited).
+    speed_delay : float or None
+        Delay of the speed response to its command [s].
+    accel_max, decel_max : float
+        Acceleration and braking limits [m/s²]; ``inf`` when the drive never reached one.
+    steering_offset, steering_delay : float or None
+        ``delta = delta_cmd(t - delay) + offset`` [rad], [s]; None when not excited.
+    not_excited : dict of str -> str
+        Parameter -> why the log does not determine it.
+    holdout, fitted : dict
+        RMS errors on the hold-out part and on the fitted part: ``v`` [m/s] and ``delta`` [rad],
+        each beside the trivial prediction (``v_trivial``: speed = command; ``delta_trivial``).
+    signals : dict of str -> str
+        Role (``v``, ``v_cmd``, ``delta_cmd``, ``yaw_rate``, ``steer``) -> column used.
+    source : str
+        The log.
+    """
+
+    speed_lag: float | None = None
+    speed_delay: float | None = None
+    accel_max: float = math.inf
+    decel_max: float = math.inf
+    steering_offset: float | None = None
+    steering_delay: float | None = None
+    not_excited: dict[str, str] = field(default_factory=dict)
+    holdout: dict[str, float] = field(default_factory=dict)
+    fitted: dict[str, float] = field(default_factory=dict)
+    signals: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+
+    def summary(self) -> str:
+        """A table of the identified values, the unexcited ones and the errors."""
+        def f(v: float | None, unit: str) -> str:
+            return "-" if v is None else ("inf" if math.isinf(v) else f"{v:.4g} {unit}")
+
+        rows = [("speed lag", f(self.speed_lag, "s")), ("speed delay", f(self.speed_delay, "s")),
+                ("accel_max", f(self.accel_max, "m/s^2")), ("decel_max", f(self.decel_max, "m/s^2")),
+                ("steering offset", f(self.steering_offset, "rad")), ("steering delay", f(self.steering_delay, "s"))]
+        lines = [f"  {k:<16} {v}" for k, v in rows]
+        for k, why in self.not_excited.items():
+            lines.append(f"  not excited: {k}: {why}")
+        for title, errs in (("fitted part", self.fitted), ("hold-out", self.holdout)):
+            if errs:
+                lines.append(f"  RMS error ({title}): " + ", ".join(f"{k} {v:.3g}" for k, v in errs.items()))
+        return "\n".join(lines)
+
+    def vehicle_file(self, base: Any = None, *, wheelbase: float | None = None) -> VehicleFile:
+        """A vehicle file: the identified speed loop; everything else from ``base`` (a
+        :class:`VehicleFile` or ``DynamicParams``) or, without one, assumed as ``identify`` does for
+        unknowns (1 kg, CG mid-wheelbase, ``mu = 1``, ``B = 10``, ``C = 1.3``; listed in the report)."""
+        from mpc_tracking.models.spatial_dynamic import DynamicParams
+
+        assumed: list[str] = []
+        if isinstance(base, VehicleFile):
+            params = base.params
+        elif isinstance(base, DynamicParams):
+            params = base
+        elif base is None:
+            if wheelbase is None:
+                raise InputError("vehicle_file: give base= (a vehicle file or DynamicParams) or wheelbase=")
+            half = 0.5 * float(wheelbase)
+            params = DynamicParams(mass=1.0, I_z=half * half, l_f=half, l_r=half, h_cg=0.0, mu=1.0, tyre_B_f=10.0,
+                                   tyre_C_f=1.3, tyre_B_r=10.0, tyre_C_r=1.3)
+            assumed = ["mass", "I_z", "l_f", "l_r", "h_cg", "mu", "tyre_B_f", "tyre_C_f", "tyre_B_r", "tyre_C_r"]
+        else:
+            raise InputError(f"base: expected a VehicleFile or DynamicParams, got {type(base).__name__}")
+        lag = self.speed_lag if self.speed_lag is not None else (base.speed_lag if isinstance(base, VehicleFile)
+                                                                 else 0.0)
+        report = {"from_log": {"speed_lag": self.speed_lag, "speed_delay": self.speed_delay,
+                               "accel_max": self.accel_max, "decel_max": self.decel_max,
+                               "steering_offset": self.steering_offset, "steering_delay": self.steering_delay,
+                               "not_excited": self.not_excited, "holdout": self.holdout, "fitted": self.fitted,
+                               "signals": self.signals}}
+        prov = {"log": self.source, "base": getattr(base, "source", type(base).__name__ if base else None),
+                "assumed": assumed, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds")}
+        return VehicleFile(params, float(lag), self.accel_max, self.decel_max, plain(report), plain(prov), "")
+
+
+def _find(table: LogTable, role: str, given: dict[str, str]) -> str | None:
+    if role in given:
+        name = given[role]
+        table[name]  # raises LogError listing the columns
+        return name
+    typed, plain_names = SIGNALS[role]
+    for suffix, fld in typed:
+        for s in table.of_type(suffix):
+            if fld in s.fields and not (role == "v_cmd" and suffix == "Twist" and "cmd" not in s.topic):
+                from mpc_tracking.logs.table import column_name
+
+                return column_name(s.topic, fld)
+    lows = {c.lower(): c for c in table.columns}
+    return next((lows[n] for n in plain_names if n in lows), None)
+
+
+def identify_from_log(log: str | Path | LogTable, *, wheelbase: float | None = None,
+                      signals: dict[str, str] | None = None, fit_fraction: float = 0.7, v_min: float = 2.0,
+                      max_delay: float = 1.0, rate: float | None = None) -> LogIdentification:
+    """Fit the speed loop and the steering offset/delay that a recorded drive excites.
+
+    Parameters
+    ----------
+    log : path or LogTable
+        A drive log (:func:`~mpc_tracking.logs.read_log`) or a table already read.
+    wheelbase : float, optional
+        L [m]; needed for the steering fit from yaw rate (a log without steering feedback).
+    signals : dict, optional
+        Role -> column, overriding the automatic choice (roles in :data:`SIGNALS`: ``v``, ``v_cmd``,
+        ``delta_cmd``, ``yaw_rate``, ``steer``).
+    fit_fraction : float
+        Share of the log (from its start) fitted on; the rest is the hold-out.
+    v_min : float
+        Slowest speed [m/s] at which the yaw rate gives the steering angle.
+    max_delay : float
+        Longest delay searched [s].
+    rate : float, optional
+        Rate [Hz] of the grid the log is aligned on (when ``log`` is a file).
+
+    Returns
+    -------
+    LogIdentification
+
+    Raises
+    ------
+    IdentificationError
+        Nothing was excited (the message lists why for each parameter), or the log is too short.
+    """
+    from mpc_tracking.logs.reader import read_log
+
+    if not (isinstance(fit_fraction, (int, float)) and 0.2 <= fit_fraction <= 0.95):
+        raise InputError(f"fit_fraction: expected a share in [0.2, 0.95], got {fit_fraction!r}")
+    if wheelbase is not None and not (isinstance(wheelbase, (int, float)) and wheelbase > 0):
+        raise InputError(f"wheelbase: expected a length > 0 m, got {wheelbase!r}")
+    table = log if isinstance(log, LogTable) else read_log(log, rate=rate)
+    t = table.t
+    if t.size < 20:
+        raise IdentificationError(f"{table.source}: {t.size} samples; too short to identify anything")
+    dt = float(np.median(np.diff(t)))
+    found = {role: _find(table, role, signals or {}) for role in SIGNALS}
+    out = LogIdentification(source=table.source, signals={k: v for k, v in found.items() if v})
+    split = int(fit_fraction * t.size)
+    _speed(table, found, dt, split, out)
+    _steering(table, found, dt, split, wheelbase, v_min, max_delay, out)
+    if out.speed_lag is None and out.steering_offset is None:
+        why = "; ".join(f"{k}: {v}" for k, v in out.not_excited.items())
+        raise IdentificationError(f"{table.source}: the drive excites nothing identifiable ({why})")
+    for k, why in out.not_excited.items():
+        logger.warning("identify_from_log: %s not identified: %s", k, why)
+    return out
+
+
+# ---------------------------------------------------------------------- speed loop
+def _windows(n: int, dt: float, lo: int, hi: int) -> list[tuple[int, int]]:
+    w = max(int(_WINDOW / dt), 10)
+    return [(a, min(a + w, hi)) for a in range(lo, hi - 5, w)]
+
+
+def _speed_residual(v: np.ndarray, vc: np.ndarray, dt: float, wins: list[tuple[int, int]], tau: float,
+                    a: float, d: float) -> np.ndarray:
+    parts = []
+    for a0, a1 in wins:
+        ok = np.isfinite(v[a0:a1]) & np.isfinite(vc[a0:a1])
+        if not ok.all():
+            continue
+        parts.append(simulate_speed(v[a0], vc[a0:a1], dt, tau, a, d) - v[a0:a1])
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _speed(table: LogTable, found: dict[str, str | None], dt: float, split: int, out: LogIdentification) -> None:
+    if found["v"] is None or found["v_cmd"] is None:
+        missing = [r for r in ("v", "v_cmd") if found[r] is None]
+        for k in ("speed_lag", "accel_max", "decel_max"):
+            out.not_excited[k] = f"the log has no {' and no '.join(missing)} signal (measured speed, speed command)"
+        return
+    v, vc0 = table[found["v"]], table[found["v_cmd"]]
+    fit_cmd = vc0[:split][np.isfinite(vc0[:split])]
+    if fit_cmd.size < 10 or float(np.ptp(fit_cmd)) < 0.2:
+        for k in ("speed_lag", "accel_max", "decel_max"):
+            out.not_excited[k] = "the speed command hardly changes (< 0.2 m/s) in the fitted part"
+        return
+    n = v.size
+    fit_w, hold_w = _windows(n, dt, 0, split), _windows(n, dt, split, n)
+    lo = math.log(0.4 * dt)  # a faster lag is no lag at this sampling (and RK4 would be unstable)
+    cache: dict[int, tuple[float, float]] = {}
+
+    def lag_fit(m: int) -> tuple[float, float]:
+        if m not in cache:
+            vc = np.concatenate([np.full(m, vc0[0]), vc0[: n - m]])
+            sol = least_squares(lambda p: _speed_residual(v, vc, dt, fit_w, math.exp(p[0]), math.inf, math.inf),
+                                [max(math.log(0.3), lo + 1e-6)], bounds=([lo], [math.log(30.0)]))
+            cache[m] = (float(sol.cost), float(math.exp(sol.x[0])))
+        return cache[m]
+
+    top = round(0.5 / dt)  # speed delays up to 0.5 s: every other sample, then the neighbours of the best
+    coarse = min(range(0, top + 1, 2), key=lambda m: lag_fit(m)[0])
+    m = min((k for k in (coarse - 1, coarse, coarse + 1) if 0 <= k <= top), key=lambda k: lag_fit(k)[0])
+    best = (lag_fit(m)[0], m, lag_fit(m)[1])
+    assert best is not None
+    _, m, tau = best
+    vc = np.concatenate([np.full(m, vc0[0]), vc0[: n - m]])
+    acc = derivative(np.nan_to_num(v), dt, max(5 * dt, 0.2))
+    a0, d0 = max(float(np.nanpercentile(acc[:split], 99)), 0.1), max(float(-np.nanpercentile(acc[:split], 1)), 0.1)
+    sol = least_squares(lambda p: _speed_residual(v, vc, dt, fit_w, *np.exp(p)),
+                        np.maximum(np.log([tau, a0, d0]), lo + 1e-6),
+                        bounds=([lo, math.log(1e-2), math.log(1e-2)], np.log([30.0, 100.0, 100.0])))
+    tau_l, a, d = (float(x) for x in np.exp(sol.x))
+    # a limit is measured only where the fitted loop spends time on it
+    want = np.clip((vc - v) / tau_l, -np.inf, np.inf)[:split]
+    on_a = float(np.count_nonzero(want > a) * dt)
+    on_d = float(np.count_nonzero(want < -d) * dt)
+    need = max(0.5 * tau_l, 0.2)
+    if on_a < need:
+        a = math.inf
+        out.not_excited["accel_max"] = (f"the drive never asked for more acceleration than the car gave (at most "
+                                        f"{a0:.3g} m/s^2 measured)")
+    if on_d < need:
+        d = math.inf
+        out.not_excited["decel_max"] = (f"the drive never asked for more braking than the car gave (at most "
+                                        f"{d0:.3g} m/s^2 measured)")
+    tau_f = tau_l if (math.isfinite(a) or math.isfinite(d)) else tau
+    out.speed_lag, out.speed_delay, out.accel_max, out.decel_max = tau_f, m * dt, a, d
+
+    def rms(r: np.ndarray) -> float:
+        return float(np.sqrt(np.mean(r ** 2))) if r.size else math.nan
+
+    for part, wins in (("fitted", fit_w), ("holdout", hold_w)):
+        errs = getattr(out, part)
+        errs["v"] = rms(_speed_residual(v, vc, dt, wins, tau_f, a, d))
+        sel = np.zeros(v.size, dtype=bool)
+        for a0_, a1_ in wins:
+            sel[a0_:a1_] = True
+        sel &= np.isfinite(v) & np.isfinite(vc0)
+        errs["v_trivial"] = rms(vc0[sel] - v[sel])
+
+
+# ---------------------------------------------------------------------- steering
+def _steering(table: LogTable, found: dict[str, str | None], dt: float, split: int, wheelbase: float | None,
+              v_min: float, max_delay: float, out: LogIdentification) -> None:
+    keys = ("steering_offset", "steering_delay")
+    if found["delta_cmd"] is None:
+        for k in keys:
+            out.not_excited[k] = "the log has no steering command"
+        return
+    cmd = table[found["delta_cmd"]]
+    if found["steer"] is not None:
+        actual = table[found["steer"]]
+        ok = np.isfinite(actual)
+    elif found["yaw_rate"] is not None and found["v"] is not None and wheelbase is not None:
+        v, r = table[found["v"]], table[found["yaw_rate"]]
+        ok = np.isfinite(v) & np.isfinite(r) & (v > v_min)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            actual = np.arctan(wheelbase * r / v)
+        out.signals["steer"] = f"atan(L {found['yaw_rate']} / {found['v']})"
+    else:
+        why = ("no steering feedback and no wheelbase= to infer the angle from the yaw rate" if wheelbase is None
+               else "no steering feedback, yaw rate or speed signal")
+        for k in keys:
+            out.not_excited[k] = why
+        return
+    fit_ok = ok.copy()
+    fit_ok[split:] = False
+    if np.count_nonzero(fit_ok) < 20 or float(np.nanstd(cmd[fit_ok])) < 0.005:
+        for k in keys:
+            out.not_excited[k] = (f"the steering command hardly moves (std < 0.005 rad) above {v_min:g} m/s in the "
+                                  "fitted part")
+        return
+    costs = []
+    shifts = range(round(max_delay / dt) + 1)
+    for m in shifts:
+        e = _steer_err(actual, cmd, m, fit_ok)
+        costs.append(float(np.var(e)) if e.size > 10 else math.inf)
+    best = int(np.argmin(costs))
+    frac = 0.0
+    if 0 < best < len(costs) - 1:  # parabola through the three costs around the minimum
+        c0, c1, c2 = costs[best - 1], costs[best], costs[best + 1]
+        den = c0 - 2 * c1 + c2
+        frac = 0.5 * (c0 - c2) / den if den > 0 else 0.0
+    e = _steer_err(actual, cmd, best, fit_ok)
+    out.steering_delay, out.steering_offset = (best + frac) * dt, float(np.mean(e))
+    hold_ok = ok.copy()
+    hold_ok[:split] = False
+    for part, mask in (("fitted", fit_ok), ("holdout", hold_ok)):
+        err = _steer_err(actual, cmd, best, mask) - out.steering_offset
+        triv = _steer_err(actual, cmd, 0, mask)
+        getattr(out, part)["delta"] = float(np.sqrt(np.mean(err ** 2))) if err.size else math.nan
+        getattr(out, part)["delta_trivial"] = float(np.sqrt(np.mean(triv ** 2))) if triv.size else math.nan
+
+
+def _steer_err(actual: np.ndarray, cmd: np.ndarray, m: int, mask: np.ndarray) -> np.ndarray:
+    shifted = np.concatenate([np.full(m, np.nan), cmd[: cmd.size - m]]) if m else cmd
+    sel = mask & np.isfinite(shifted)
+    return actual[sel] - shifted[sel]
