@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mpc_tracking.cli.failures import EXIT_BAD_INPUT, error_line
+from mpc_tracking.cli.failures import EXIT_BAD_INPUT, Terminated, error_line
 
 __all__ = ["add_ros_commands"]
 
@@ -161,7 +161,7 @@ def _simulate_over_ros(args: argparse.Namespace, sc: Any) -> Any:
 
 def _stop_child(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
-        proc.send_signal(2)  # SIGINT: the plant node shuts down and writes its statistics
+        proc.terminate()  # SIGTERM: the plant node shuts down and writes its statistics
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -197,8 +197,9 @@ def _cmd_ros_plant(args: argparse.Namespace, load: Callable, finish: Callable) -
     node = None
     try:
         node = PlantNode(sc)
-        rclpy.spin(node)
-    except KeyboardInterrupt:
+        while rclpy.ok():  # short waits, so that SIGINT / SIGTERM are handled at once
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except (KeyboardInterrupt, Terminated):  # the way to stop it
         pass
     finally:
         if node is not None and args.stats:
@@ -235,7 +236,7 @@ def _cmd_ros_node(args: argparse.Namespace, load: Callable, finish: Callable) ->
         node = ControllerNode(sc)
         while rclpy.ok() and time.monotonic() < t_end:
             rclpy.spin_once(node, timeout_sec=0.05)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):  # the way to stop it
         pass
     finally:
         if node is not None:
