@@ -103,27 +103,47 @@ def _cmd_ros_sim(args: argparse.Namespace, load: Callable, finish: Callable) -> 
 def _simulate_over_ros(args: argparse.Namespace, sc: Any) -> Any:
     """Run controller (here) and plant (child process) lock-stepped over ROS 2; the result with
     ``info["ros"]``: latency, plant round trip, wall time, real-time factor, CPU per node [s]."""
-    from mpc_tracking.errors import SimulationError
     from mpc_tracking.scenario.core import record_scenario
 
     rclpy = _init_rclpy(args.ros_args)
+    with tempfile.TemporaryDirectory(prefix="mpc-ros-sim-") as tmp:
+        stats = os.path.join(tmp, "plant.json")
+        child = [sys.executable, "-m", "mpc_tracking", "ros-plant", *_passed_options(args), "--stats", stats,
+                 "--ros-args", "--log-level", "warn", *args.ros_args]
+        with open(os.path.join(tmp, "plant.log"), "w+", encoding="utf-8") as log:
+            plant = subprocess.Popen(child, stdout=log, stderr=subprocess.STDOUT)
+            start_cpu = resource.getrusage(resource.RUSAGE_SELF)
+            try:
+                result, wall = _spin_until_done(sc, plant, log)
+            finally:
+                rclpy.shutdown()
+                _stop_child(plant)
+        plant_stats = _read_stats(stats)
+    end_cpu = resource.getrusage(resource.RUSAGE_SELF)
+    child_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    record_scenario(result, sc)
+    duration = float(result.series["t"][-1]) if len(result) else 0.0
+    result.info["ros"].update(
+        wall_time=wall, real_time_factor=duration / wall if wall > 0 else float("nan"),
+        cpu_controller=(end_cpu.ru_utime + end_cpu.ru_stime) - (start_cpu.ru_utime + start_cpu.ru_stime),
+        cpu_plant=child_cpu.ru_utime + child_cpu.ru_stime,
+        round_trip=plant_stats.get("round_trip", {"median_ms": float("nan"), "p99_ms": float("nan")}))
+    return result
+
+
+def _spin_until_done(sc: Any, plant: subprocess.Popen, log: Any) -> tuple[Any, float]:
+    """Spin the controller node (lock-step on the plant's clock) until the run ends; the result and
+    the wall time [s]."""
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
 
+    from mpc_tracking.errors import SimulationError
     from mpc_tracking.ros.controller_node import ControllerNode
 
-    stats = tempfile.NamedTemporaryFile(prefix="mpc-ros-plant-", suffix=".json", delete=False)
-    stats.close()
-    child = [sys.executable, "-m", "mpc_tracking", "ros-plant", *_passed_options(args), "--stats", stats.name,
-             "--ros-args", "--log-level", "warn", *args.ros_args]
-    log = tempfile.TemporaryFile(mode="w+")
-    plant = subprocess.Popen(child, stdout=log, stderr=subprocess.STDOUT)
-    node = None
-    start_cpu = resource.getrusage(resource.RUSAGE_SELF)
     wall0 = time.perf_counter()
+    node = ControllerNode(sc, parameter_overrides=[Parameter("trigger", value="odometry"),
+                                                   Parameter("use_sim_time", value=True)])
     try:
-        node = ControllerNode(sc, parameter_overrides=[Parameter("trigger", value="odometry"),
-                                                       Parameter("use_sim_time", value=True)])
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         steps, last_progress = 0, time.perf_counter()
@@ -138,25 +158,9 @@ def _simulate_over_ros(args: argparse.Namespace, sc: Any) -> Any:
             if time.perf_counter() - last_progress > STALL_TIMEOUT:
                 raise SimulationError(f"no control step for {STALL_TIMEOUT:g} s of wall time over ROS 2 "
                                       f"(after {steps} steps)")
-        wall = time.perf_counter() - wall0
-        result = node.result()
+        return node.result(), time.perf_counter() - wall0
     finally:
-        if node is not None:
-            node.close()
-        rclpy.shutdown()
-        _stop_child(plant)
-        log.close()
-    end_cpu = resource.getrusage(resource.RUSAGE_SELF)
-    child_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-    plant_stats = _read_stats(stats.name)
-    record_scenario(result, sc)
-    duration = float(result.series["t"][-1]) if len(result) else 0.0
-    result.info["ros"].update(
-        wall_time=wall, real_time_factor=duration / wall if wall > 0 else float("nan"),
-        cpu_controller=(end_cpu.ru_utime + end_cpu.ru_stime) - (start_cpu.ru_utime + start_cpu.ru_stime),
-        cpu_plant=child_cpu.ru_utime + child_cpu.ru_stime,
-        round_trip=plant_stats.get("round_trip", {"median_ms": float("nan"), "p99_ms": float("nan")}))
-    return result
+        node.close()
 
 
 def _stop_child(proc: subprocess.Popen) -> None:
@@ -175,11 +179,6 @@ def _read_stats(name: str) -> dict[str, Any]:
             return dict(json.load(f))
     except (OSError, ValueError):
         return {}
-    finally:
-        try:
-            os.unlink(name)
-        except OSError:
-            pass
 
 
 # ---------------------------------------------------------------------- ros-plant

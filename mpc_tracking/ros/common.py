@@ -30,7 +30,7 @@ SCENARIO_SECTIONS = ("name", "description", "path", "speed_profile", "environmen
 def to_stamp(t: float) -> Time:
     """``builtin_interfaces/Time`` of ``t`` seconds (>= 0)."""
     sec = math.floor(t)
-    nanosec = int(round((t - sec) * 1e9))
+    nanosec = round((t - sec) * 1e9)
     if nanosec >= 1_000_000_000:
         sec, nanosec = sec + 1, nanosec - 1_000_000_000
     return Time(sec=int(sec), nanosec=nanosec)
