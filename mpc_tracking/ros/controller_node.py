@@ -129,6 +129,7 @@ class ControllerNode(Node):
         self.latest: OdometrySample | None = None
         self.t0: float | None = None
         self.latencies: list[float] = []
+        self.ticks = 0
         self.held_ticks = 0
         self._held_in_row = 0
         self.stops = 0
@@ -244,6 +245,7 @@ class ControllerNode(Node):
 
     # ------------------------------------------------------------------ timing
     def _on_tick(self) -> None:
+        self.ticks += 1
         now = from_stamp(self.get_clock().now().to_msg())
         with self._lock:
             latest, busy = self.latest, self._busy
