@@ -9,8 +9,9 @@ into one). Prints JSON with provenance; ``--save`` writes benchmarks/results/ros
   (median / p99; N = 30 in these scenarios) and the CPU time of each node.
 * ``rates``: the controller node on its timer (``trigger = timer``, on the plant's /clock) against a
   free-running plant node at real time, for control periods from 50 ms down: the fraction of ticks that got a
-  fresh solve, the ticks that found the solver busy (held command), and the latency. The highest
-  rate it keeps is the shortest period with >= 95 % fresh solves and no held tick.
+  fresh solve (the others found no newer odometry, or the solver busy: a held command), the held
+  ticks, and the latency. The node keeps a rate when it ticks at >= 95 % of it and at most 5 % of
+  its ticks find the solver busy.
 
     python benchmarks/bench_ros.py [--demos quickstart plant_unicycle] [--periods 0.05 0.02 0.01 0.005]
                                    [--seconds 4] [--save]
@@ -99,7 +100,7 @@ def _rate(scenario: Path, period: float, seconds: float) -> dict[str, Any]:
             "fresh_solve_fraction": steps / max(ticks, 1),
             "held_ticks": held, "latency_ms": {k: lat[k] for k in ("median_ms", "p99_ms")},
             "controller_cpu_fraction": cpu / wall,
-            "kept": bool(ticks >= 0.95 * wall / period and steps >= 0.95 * ticks and held == 0)}
+            "kept": bool(ticks >= 0.95 * wall / period and held <= 0.05 * ticks)}
 
 
 def main() -> None:

@@ -64,7 +64,12 @@ def _init_rclpy(ros_args: list[str]) -> Any:
 def _reexec_isolated(args: argparse.Namespace, words: list[str]) -> int:
     from mpc_tracking.ros.isolation import isolated_command, isolated_env
 
-    cmd = isolated_command([sys.executable, "-m", "mpc_tracking", *words])
+    try:
+        cmd = isolated_command([sys.executable, "-m", "mpc_tracking", *words])
+    except OSError as exc:
+        hint = " (ros-sim --no-isolate runs it in this network namespace)" if words[0] == "ros-sim" else ""
+        print(error_line(f"{exc}{hint}"), file=sys.stderr)
+        return EXIT_BAD_INPUT
     return subprocess.call(cmd, env=isolated_env())
 
 

@@ -130,6 +130,7 @@ class ControllerNode(Node):
         self.t0: float | None = None
         self.latencies: list[float] = []
         self.ticks = 0
+        self._used_stamp: float | None = None
         self.held_ticks = 0
         self._held_in_row = 0
         self.stops = 0
@@ -268,6 +269,10 @@ class ControllerNode(Node):
             else:
                 self._publish_command(*self._last_cmd)
             return
+        if latest.stamp == self._used_stamp:  # no new odometry since the last solve: hold its command
+            self._publish_command(*self._last_cmd)
+            return
+        self._used_stamp = latest.stamp
         self._submit(latest)
 
     def _stop(self, why: str) -> None:
