@@ -160,8 +160,19 @@ DRIVER = textwrap.dedent('''
 
     def case(name, action):
         seen["cmd"].clear(); seen["diag"].clear()
+        ticks = node.ticks
         action()
-        results[name] = {"cmd": list(seen["cmd"]), "diag": list(seen["diag"])}
+        results[name] = {"cmd": list(seen["cmd"]), "diag": list(seen["diag"]), "ticks": node.ticks - ticks}
+
+    def slow_solver():  # every solve takes 0.4 s = 8 control periods (> max_fallback_steps = 5)
+        fast = node.controller.solve
+        def slow(*args, **kwargs):
+            time.sleep(0.4)
+            return fast(*args, **kwargs)
+        node.controller.solve = slow
+        drive(1.2)
+        node.controller.solve = fast
+        spin(0.5)
 
     results = {}
     while odom_pub.get_subscription_count() == 0:
@@ -175,6 +186,7 @@ DRIVER = textwrap.dedent('''
     case("stale_odometry", lambda: spin(0.8))
     case("path_one_pose", lambda: (path(1), spin(0.3)))
     case("path_other_frame", lambda: (drive(0.2), path(5, "map"), spin(0.3)))
+    case("slow_solve", slow_solver)
     case("alive_after_all", lambda: drive(0.6))
     print("RESULTS " + json.dumps(results))
     node.close(); probe.destroy_node(); rclpy.shutdown()
@@ -191,6 +203,7 @@ BAD_INPUT = {
     "stale_odometry": ("no fresh odometry for", "stop"),
     "path_one_pose": ("has 1 pose(s); expected >= 2", None),
     "path_other_frame": ("is in frame 'map' but the odometry is in 'odom'", None),
+    "slow_solve": ("the solver has been busy for more than max_fallback_steps ticks", "some stop"),
     "alive_after_all": (None, "drive"),
 }
 
@@ -216,6 +229,10 @@ def test_controller_node_handles_bad_input(bad_input_run, case):
         assert got["cmd"] and got["cmd"][-1] == 0.0 and got["cmd"][-3:] == [0.0] * 3, got["cmd"]
     elif commands == "drive":  # the node still commands the car forward
         assert got["cmd"] and max(got["cmd"]) > 1.0, got["cmd"]
+    elif commands == "some stop":  # a slow solve: the timer kept ticking (held commands, then a stop)
+        assert 0.0 in got["cmd"] and max(got["cmd"]) > 1.0, got["cmd"]
+        # ~34 ticks in the 1.7 s at 20 Hz; an executor blocked by each 0.4 s solve would tick ~4 times
+        assert got["ticks"] > 10, got
 
 
 @needs_ros
