@@ -105,6 +105,29 @@ def test_ros_sim_prints_the_run_summary_and_the_latency(lap_over_ros):
     assert ros["latency"]["median_ms"] > 0
 
 
+@needs_ros
+def test_ros_parameters_override_scenario_keys(tmp_path):
+    """``--ros-args -p KEY:=VALUE`` with a scenario key reaches both nodes (as --set would)."""
+    done = run_isolated([sys.executable, "-m", "mpc_tracking", "ros-sim", str(QUICKSTART), "--out", str(tmp_path),
+                         "--no-plots", "-q", "--ros-args", "-p", "simulation.t_max:=1.5", "-p",
+                         "controller.horizon:=12"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    res = SimulationResult.load(tmp_path / "result.npz")
+    assert res.reason == "time_limit" and res.info["horizon"] == 12
+    assert res.series["t"][-1] == pytest.approx(1.45)  # the last step before t_max, 50 ms apart
+    assert res.horizon_xy.shape[1] == 13
+
+
+@needs_ros
+def test_an_unknown_ros_parameter_is_one_line():
+    done = run_isolated([sys.executable, "-m", "mpc_tracking", "ros-sim", str(QUICKSTART), "-q", "--ros-args", "-p",
+                         "horizon:=12"], timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    err = [line for line in done.stderr.splitlines() if line.startswith("mpc-tracking")]
+    assert len(err) == 1 and "'horizon'" in err[0] and "controller" in err[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
 # ---------------------------------------------------------------------- bad input
 DRIVER = textwrap.dedent('''
     import json, math, sys, time

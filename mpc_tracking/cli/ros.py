@@ -92,7 +92,7 @@ def _cmd_ros_sim(args: argparse.Namespace, load: Callable, finish: Callable) -> 
     out = prepare_folder(args.out or sc.outputs.folder)
     if args.no_plots:
         sc = sc.with_overrides({"outputs.plots": []})
-    result = _simulate_over_ros(args, sc)
+    result, sc = _simulate_over_ros(args, sc)
     ros = result.info["ros"]
     with staged_folder(out, what=f"ros-sim of {args.scenario}") as staging:
         code = finish(args, result, staging, sc)
@@ -105,9 +105,10 @@ def _cmd_ros_sim(args: argparse.Namespace, load: Callable, finish: Callable) -> 
     return code
 
 
-def _simulate_over_ros(args: argparse.Namespace, sc: Any) -> Any:
+def _simulate_over_ros(args: argparse.Namespace, sc: Any) -> tuple[Any, Any]:
     """Run controller (here) and plant (child process) lock-stepped over ROS 2; the result with
-    ``info["ros"]``: latency, plant round trip, wall time, real-time factor, CPU per node [s]."""
+    ``info["ros"]``: latency, plant round trip, wall time, real-time factor, CPU per node [s], and
+    the scenario as the nodes ran it (with the ROS parameters' overrides)."""
     from mpc_tracking.scenario.core import record_scenario
 
     rclpy = _init_rclpy(args.ros_args)
@@ -126,6 +127,7 @@ def _simulate_over_ros(args: argparse.Namespace, sc: Any) -> Any:
         plant_stats = _read_stats(stats)
     end_cpu = resource.getrusage(resource.RUSAGE_SELF)
     child_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    sc = result.info.pop("scenario_effective")
     record_scenario(result, sc)
     duration = float(result.series["t"][-1]) if len(result) else 0.0
     result.info["ros"].update(
@@ -133,7 +135,7 @@ def _simulate_over_ros(args: argparse.Namespace, sc: Any) -> Any:
         cpu_controller=(end_cpu.ru_utime + end_cpu.ru_stime) - (start_cpu.ru_utime + start_cpu.ru_stime),
         cpu_plant=child_cpu.ru_utime + child_cpu.ru_stime,
         round_trip=plant_stats.get("round_trip", {"median_ms": float("nan"), "p99_ms": float("nan")}))
-    return result
+    return result, sc
 
 
 def _spin_until_done(sc: Any, plant: subprocess.Popen, log: Any) -> tuple[Any, float]:
@@ -163,7 +165,9 @@ def _spin_until_done(sc: Any, plant: subprocess.Popen, log: Any) -> tuple[Any, f
             if time.perf_counter() - last_progress > STALL_TIMEOUT:
                 raise SimulationError(f"no control step for {STALL_TIMEOUT:g} s of wall time over ROS 2 "
                                       f"(after {steps} steps)")
-        return node.result(), time.perf_counter() - wall0
+        result = node.result()
+        result.info["scenario_effective"] = node.scenario  # with the ROS parameters' overrides
+        return result, time.perf_counter() - wall0
     finally:
         node.close()
 
