@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[set[str]] = [
     {"mpc_tracking", "mpc_tracking.__main__"},
     {"mpc_tracking.cli"},
+    {"mpc_tracking.ros"},  # the optional ROS 2 nodes: only the CLI imports them, they import no higher layer
     {"mpc_tracking.tuning"},
     {"mpc_tracking.scenario", "mpc_tracking.fuzz"},
     {"mpc_tracking.simulation"},
@@ -81,6 +82,13 @@ def test_plants_and_prediction_models_do_not_import_each_other(graphs):
     crossing = sorted((src, dst) for src, deps in modules.items() for dst in deps
                       if {_models_part(src), _models_part(dst)} == {"plants", "prediction"})
     assert crossing == []
+
+
+def test_the_core_never_imports_ros(graphs):
+    """Only the CLI may import mpc_tracking.ros (the [ros] extra is optional)."""
+    _, _, nodes = graphs
+    importers = sorted(src for src, deps in nodes.items() if "mpc_tracking.ros" in deps)
+    assert importers in ([], ["mpc_tracking.cli"]), importers
 
 
 def test_the_checker_sees_a_cycle_and_an_upward_edge(graphs):

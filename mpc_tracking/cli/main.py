@@ -4,7 +4,7 @@ Subcommands: ``demo`` (embedded default run), ``run SCENARIO.yaml`` (run a scena
 result/CSV/JSON/plots), ``animate RESULT_OR_SCENARIO --out run.gif|run.mp4``, ``path show`` /
 ``path list``, ``check SCENARIO.yaml`` (validate and print the resolved scenario), ``sweep``,
 ``models``, ``new-model``, ``identify`` (``--log``), ``path from-log``, ``replay``
-(:mod:`mpc_tracking.cli.logs`).
+(:mod:`mpc_tracking.cli.logs`), ``ros-node`` / ``ros-sim`` / ``ros-plant`` (ROS 2).
 
 Exit codes (:data:`EXIT_POLICY`, shown by ``--help``; :mod:`mpc_tracking.cli.failures`): 0
 success, 1 the run failed (or ``--strict`` and the body left the corridor / the controller
@@ -37,6 +37,7 @@ from mpc_tracking.cli.identify import add_identify_command
 from mpc_tracking.cli.logs import add_path_from_log, add_replay_command, add_run_log_options, write_run_logs
 from mpc_tracking.cli.models import add_model_commands
 from mpc_tracking.cli.options import int_range, number
+from mpc_tracking.cli.ros import add_ros_commands
 from mpc_tracking.cli.sweep import add_sweep_command
 from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
 from mpc_tracking.mpc.settings import MPCSettings
@@ -483,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_commands(sub)
     add_identify_command(sub)
     add_replay_command(sub)
+    add_ros_commands(sub, load=_load_with_overrides, finish=_finish)
     _add_everywhere(p, "--debug", help="as mpc-tracking --debug")
     for name in ("run", "demo"):
         sp = sub.choices[name]
