@@ -368,5 +368,6 @@ def prediction_model_sizes(name: str) -> tuple[int, int]:
     try:
         cls = PREDICTION_MODELS[name]
     except KeyError:
-        raise SettingsError(f"prediction_model: expected one of {sorted(PREDICTION_MODELS)}, got {name!r}") from None
+        raise SettingsError(f"prediction_model: expected 'auto' or one of {sorted(PREDICTION_MODELS)}, "
+                            f"got {name!r}") from None
     return len(cls.STATE_NAMES), len(cls.INPUT_NAMES)

@@ -133,10 +133,13 @@ class MPCSettings:
         but does not depend on conditioning, so QPs with long chains of active rows (obstacles)
         that take ADMM thousands of iterations take it a few hundred. Same QP, same soft corridor;
         no friction-ellipse cuts. ``max_iter`` and ``max_solve_time`` apply to both.
-    prediction_model : {"kinematic", "dynamic"}
+    prediction_model : {"auto", "kinematic", "dynamic"}
         The controller's model of the car: the kinematic spatial bicycle (state e_y, e_psi, t; input
         v, delta), or the dynamic one with tyre forces (adds v_x, v_y, r; input a_x, delta; see
-        :mod:`mpc_tracking.models.prediction`).
+        :mod:`mpc_tracking.models.prediction`). "auto" (default): the dynamic model when the run has
+        a plant that slips (the 3D car) or a vehicle file with tyre data (a scenario, see
+        :func:`mpc_tracking.scenario.defaults.grip_defaults`), else the kinematic one; a
+        :class:`SpatialMPC` built without a ``prediction`` object uses the kinematic model.
     friction_ellipse : bool
         Combine longitudinal and lateral acceleration on an ellipse with semi-axes
         (accel_max or decel_max, a_y_max): in the whole-path speed ceilings (less braking and
@@ -163,6 +166,17 @@ class MPCSettings:
     disturbance_max : float
         Bound on the disturbance estimate, as an acceleration [m/s^2] (> 0; converted per state,
         see :mod:`mpc_tracking.mpc.disturbance`).
+    grip_fraction : float
+        Margin on the car's own limits, in (0, 1] (default 0.9): where the limits come from the car
+        (a vehicle file's identified lateral, braking and acceleration limits; the 3D plant's
+        friction mu g), the controller uses this share of them. Limits set explicitly (a value other
+        than the default ``a_y_max = 4``, a finite ``accel_max``/``decel_max``) win (see
+        :func:`mpc_tracking.scenario.defaults.grip_defaults`).
+    grip_defaults : bool
+        True (default): settings left at their defaults follow from the car when a scenario is
+        built (prediction model, limits scaled by ``grip_fraction``, and for the dynamic model the
+        friction ellipse, RK4 and ``ds >= 1 m``, which hold at the grip limit). False: the
+        settings are used exactly as given (a combination known to be unsafe is still warned about).
     """
 
     horizon: int = 30
@@ -196,12 +210,17 @@ class MPCSettings:
     eps_rel: float = 1e-5
     max_iter: int = 4000
     max_solve_time: float = float("inf")
-    prediction_model: str = "kinematic"
+    prediction_model: str = "auto"
     friction_ellipse: bool = False
     ellipse_cuts: bool = False
     disturbance_observer: bool = False
     disturbance_time_constant: float = 0.5
     disturbance_max: float = 3.0
+    # ---- grip-limit defaults (issue 20; added at the end, to be moved into a settings group) ----
+    #: share of the car's identified limits the controller uses where it takes them from the car
+    grip_fraction: float = 0.9
+    #: settings left at their defaults follow from the car (model, limits, ellipse, rk4, ds)
+    grip_defaults: bool = True
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_rate_matrix: np.ndarray = field(init=False, repr=False, compare=False)
@@ -254,6 +273,12 @@ class MPCSettings:
         number("eps_rel", 0.0, False)
         number("disturbance_time_constant", 0.0, True)
         number("disturbance_max", 0.0, True)
+        grip = number("grip_fraction", 0.0, True)
+        if grip > 1.0:
+            raise SettingsError(f"MPCSettings.grip_fraction: expected a share in (0, 1] of the car's limits, "
+                                f"got {self.grip_fraction!r}")
+        if not isinstance(self.grip_defaults, (bool, np.bool_)):
+            raise SettingsError(f"MPCSettings.grip_defaults: expected True or False, got {self.grip_defaults!r}")
         for flag in ("friction_ellipse", "ellipse_cuts", "rejoin"):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise SettingsError(f"MPCSettings.{flag}: expected True or False, got {getattr(self, flag)!r}")
@@ -272,7 +297,10 @@ class MPCSettings:
             )
         from mpc_tracking.models.prediction import prediction_model_sizes
 
-        nx, _nu = prediction_model_sizes(self.prediction_model)
+        if self.prediction_model == "auto":  # either model: 3 weights, or the dynamic model's 6
+            nx = 6 if np.size(self.Q) in (6, 36) else 3
+        else:
+            nx, _nu = prediction_model_sizes(self.prediction_model)
         n_q = nx if np.size(self.Q) in (nx, nx * nx) and nx != 3 else 3
         if nx != 3 and np.size(self.Q) not in (1, 3, 9, nx, nx * nx):
             raise SettingsError(f"MPCSettings.Q: expected 3 or {nx} weights for the {self.prediction_model} "

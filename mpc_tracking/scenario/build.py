@@ -325,6 +325,7 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     from mpc_tracking.actuation import default_actuator, make_actuator
     from mpc_tracking.mpc.controller import SpatialMPC
     from mpc_tracking.mpc.settings import MPCSettings
+    from mpc_tracking.scenario.defaults import grip_defaults
     from mpc_tracking.scenario.schema import ScenarioBase
 
     if not isinstance(scenario, ScenarioBase):
@@ -362,6 +363,9 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     act = scenario.actuation
     actuator = part(lambda: make_actuator(act.name, **act.params) if act.name else default_actuator(plant), plant)
     vf = part(lambda: _vehicle_file(scenario))
+    # what the controller settings left at their defaults follows from the car (issue 20)
+    settings = part(lambda: grip_defaults(settings, plant, actuator, vf, None if path is failed else path.ds,
+                                          str(getattr(scenario, "source", "controller"))), settings, plant, actuator, vf)
     settings = part(lambda: _default_accel_limits(scenario, settings, plant, actuator, vf),
                     settings, plant, actuator, vf)
     if vf is not None:
