@@ -365,7 +365,8 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     vf = part(lambda: _vehicle_file(scenario))
     # what the controller settings left at their defaults follows from the car (issue 20)
     settings = part(lambda: grip_defaults(settings, plant, actuator, vf, None if path is failed else path.ds,
-                                          str(getattr(scenario, "source", "controller"))), settings, plant, actuator, vf)
+                                          str(getattr(scenario, "source", "controller"))),
+                    settings, plant, actuator, vf)
     settings = part(lambda: _default_accel_limits(scenario, settings, plant, actuator, vf),
                     settings, plant, actuator, vf)
     if vf is not None:
