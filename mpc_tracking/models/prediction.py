@@ -153,6 +153,14 @@ class PredictionModel:
         """
         raise NotImplementedError
 
+    def feedforward(self, X: np.ndarray, U: np.ndarray) -> tuple[float, float] | None:
+        """``(speed now [m/s], planned acceleration [m/s^2])`` of a plan for the actuator's speed loop
+        (:meth:`mpc_tracking.actuation.Actuator.set_plan`), or None for a model that plans no
+        acceleration (the kinematic one: its speed input is the command)."""
+        if self.I_ACCEL is None or not self.SPEED_IN_STATE:
+            return None
+        return float(X[0, self.I_SPEED]), float(U[0, self.I_ACCEL])
+
     def stop_input(self, v: float, delta: float, settings: Any) -> np.ndarray:
         """The input (nu,) of a safe stop: speed ``v`` [m/s] (or braking at ``settings.brake_decel``), wheel held."""
         raise NotImplementedError

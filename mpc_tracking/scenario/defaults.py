@@ -68,7 +68,7 @@ def _car_limits(plant: Any, vehicle_file: Any) -> dict[str, tuple[float, str]]:
     """The car's own limits [m/s^2] with where they come from."""
     out: dict[str, tuple[float, str]] = {}
     if vehicle_file is not None:
-        src = f"the vehicle file {vehicle_file.source}".rstrip()
+        src = f"the vehicle file {getattr(vehicle_file, 'source', '')}".rstrip()
         out["a_y_max"] = (float(vehicle_file.lateral_limit), src)
         out["decel_max"] = (float(vehicle_file.decel_max), src)
         out["accel_max"] = (float(vehicle_file.accel_max), src)
