@@ -106,3 +106,51 @@ def test_scenario_with_a_vehicle_file_gets_the_limit_defaults(tmp_path, vehicle_
     assert st.a_y_max == pytest.approx(0.95 * 7.9) and st.accel_max == pytest.approx(0.95 * 3.8)
     assert st.friction_ellipse and st.discretization == "rk4" and mpc.ds == 1.0
     assert np.isfinite(st.decel_max)
+
+
+# ---------------------------------------------------------------- braking within the friction budget
+def test_braking_budget_ends():
+    from mpc_tracking.mpc.reference import BRAKE_FLOOR, braking_budget
+
+    b = braking_budget(np.array([0.0, 4.0, 8.0, 9.0]), a_y_max=8.0, decel_max=6.0)
+    assert b[0] == 6.0  # straight: all of it
+    assert b[1] == pytest.approx(6.0 * np.sqrt(0.75))
+    assert b[2] == b[3] == pytest.approx(BRAKE_FLOOR * 6.0)  # at (and beyond) the lateral limit: the floor
+    assert BRAKE_FLOOR < 0.3  # no longer the fixed 0.3 of decel_max while cornering
+
+
+def test_qp_brakes_with_what_the_tyres_have_left():
+    """The dynamic model's acceleration bounds at each step are the braking budget at the operating
+    point's lateral acceleration (a circle near the limit: share below the old fixed floor 0.3)."""
+    from mpc_tracking.models.prediction import DynamicPrediction
+    from mpc_tracking.mpc.reference import braking_budget
+
+    t = np.linspace(0.0, 2.0 * np.pi, 400, endpoint=False)
+    path = mt.ReferencePath(60.0 * np.cos(t), 60.0 * np.sin(t), width_left=5.0, width_right=5.0, ds=1.0,
+                            closed=True)
+    st = mt.MPCSettings(horizon=10, v_max=30.0, a_y_max=6.0, accel_max=3.0, decel_max=6.0, ds=1.0,
+                        prediction_model="dynamic", discretization="rk4", friction_ellipse=True)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=DynamicPrediction(DynamicParams.bmw_320i()))
+    v = float(np.sqrt(0.995 * 6.0 * 60.0))
+    sol = mpc.solve(path.project(60.0, 0.0, 0.5 * np.pi), measured={"v_x": v, "v_y": 0.0, "r": v / 60.0})
+    assert sol.success
+    prob = mpc.qp.problem()
+    x_op, _ = mpc._reference_op(mpc._sampler.sample(sol.s))
+    a_y = np.abs(x_op[:-1, 3] * x_op[:-1, 5])
+    np.testing.assert_allclose(-prob.u_lo[:, 0], braking_budget(a_y, 6.0, 6.0), rtol=1e-9)
+    assert np.all(-prob.u_lo[:, 0] < 0.3 * 6.0)
+
+
+def test_whole_path_ceilings_use_the_same_budget():
+    from mpc_tracking.mpc import qp
+    from mpc_tracking.mpc.reference import BRAKE_FLOOR, path_speed_ceilings
+    from mpc_tracking.paths.speed_profile import speed_profile
+
+    assert qp.ELLIPSE_FLOOR == BRAKE_FLOOR
+    path = mt.load_path("oval", ds=0.5)
+    st = mt.MPCSettings(v_max=30.0, a_y_max=6.0, accel_max=3.0, decel_max=6.0, friction_ellipse=True)
+    _, v_box = path_speed_ceilings(path, st)
+    kw = {"v_max": 30.0, "a_y_max": 6.0, "a_max": np.inf, "a_brake": 0.95 * 6.0, "friction_ellipse": True}
+    np.testing.assert_allclose(v_box, speed_profile(path, ellipse_floor=BRAKE_FLOOR, **kw))
+    with pytest.raises(SettingsError, match="ellipse_floor"):
+        speed_profile(path, ellipse_floor=1.5, **kw)
