@@ -161,11 +161,12 @@ def main() -> None:
     ap.add_argument("--circuits", type=int, default=0, help="default settings on N generated circuits")
     ap.add_argument("--seed", type=int, default=0, help="seed of the generated circuits")
     ap.add_argument("--no-shared", action="store_true", help="with --circuits: skip the shared tracks")
+    ap.add_argument("--defaults", action="store_true", help="default settings on the shared tracks (no --circuits)")
     ap.add_argument("--no-feedforward", action="store_true", help="speed PI without the plan's feed-forward")
     ap.add_argument("--budget", type=float, default=float("inf"), help="stop starting laps after S seconds")
     ap.add_argument("--out", default=None, help="file name under benchmarks/results/ for --save")
     args = ap.parse_args()
-    if args.circuits or args.no_shared:
+    if args.circuits or args.no_shared or args.defaults:
         main_defaults(args)
         return
     prov = provenance()
