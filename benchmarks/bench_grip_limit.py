@@ -22,10 +22,25 @@ radius 0.45 m, 0.35 m each side), with the a-priori parameters: with its actuato
 out at ~1.8 m/s, so the fractions apply to the tyres' nominal mu g and v_max is 1.6 m/s; steering
 up to 0.6 rad at 6 rad/s (a hobby servo).
 
-Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/grip_limit.json.
+``--circuits N`` (issue 20) drives the sedan with **default settings** instead: ``MPCSettings(v_max=40,
+grip_fraction=f)`` and nothing else, resolved as a scenario resolves them
+(:func:`mpc_tracking.scenario.defaults.grip_defaults` with the plant, its actuator and the identified
+car: prediction model auto, limits f x identified, ellipse, rk4, ds), on N generated circuits
+(``benchmarks/circuits.py``, seed ``--seed``) and on the shared tracks (``--no-shared``: not), and
+reports distributions (median, worst) per fraction and set: completed, body overshoot, RMS/max e_y,
+lap vs the ideal (the kinematic plant with the same resolved limits), the planned-vs-realized
+acceleration error (RMS over the lap of the plan's a_x minus the measured speed change per control
+period), solver failures, step time. ``--no-feedforward`` runs the actuator without the plan's
+feed-forward (the speed PI on the command alone, as before). ``--budget S`` stops starting laps after S
+seconds of wall time.
+
+Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/grip_limit.json
+(``--circuits``: grip_limit_circuits.json, or ``--out NAME``).
 
     python benchmarks/bench_grip_limit.py [--tracks Monza,Spa] [--fractions 0.7,0.85,0.95]
                                           [--models kinematic,dynamic] [--rc] [--save]
+    python benchmarks/bench_grip_limit.py --circuits 30 --fractions 0.85,0.95 [--seed 0] [--no-shared]
+                                          [--no-feedforward] [--budget 3000] [--save]
 """
 from __future__ import annotations
 
@@ -54,11 +69,14 @@ def _settings(a_y: float, decel: float, accel: float, horizon: int, v_max: float
 
 
 def run_lap(path: mt.ReferencePath, vehicle: mt.VehicleParams, settings: mt.MPCSettings, plant: str,
-            params: dict[str, Any], corridor: Any = None, dynamic: Any = None) -> dict[str, Any]:
+            params: dict[str, Any], corridor: Any = None, dynamic: Any = None,
+            feedforward: bool = True) -> dict[str, Any]:
     """One lap from the centre line; the row of figures. ``dynamic``: the DynamicParams of the
     dynamic prediction model (default: read off the 3D car), with the actuator's speed lead."""
     car = mt.create_model(plant, params)
     act = mt.actuation.default_actuator(car)
+    if hasattr(act, "pi"):
+        act.pi.feedforward = feedforward
     prediction = None
     if settings.prediction_model == "dynamic":
         dyn = dynamic if dynamic is not None else dynamic_params_from_ackermann3d(car.vehicle)
@@ -79,8 +97,22 @@ def run_lap(path: mt.ReferencePath, vehicle: mt.VehicleParams, settings: mt.MPCS
         "steps": m["steps"],
         "step_ms_median": round(1e3 * m["step_time_median"], 3),
         "step_ms_p95": round(1e3 * m["step_time_p95"], 3),
+        "accel_error_rms": _accel_error(res, settings) if settings.prediction_model == "dynamic" else None,
         "wall_s": round(wall, 1),
     }
+
+
+def _accel_error(res: Any, settings: mt.MPCSettings) -> float | None:
+    """RMS [m/s^2] of the planned a_x (logged as ``v_ref`` of the dynamic model) minus the measured
+    speed change over the control period that followed it, after the first second."""
+    t, v, a_plan = (np.asarray(res.series[k], dtype=float) for k in ("t", "v", "v_ref"))
+    if t.size < 3:
+        return None
+    a_real = np.diff(v) / np.diff(t)
+    keep = (t[:-1] > 1.0) & np.isfinite(a_plan[:-1])
+    if not keep.any():
+        return None
+    return round(float(np.sqrt(np.mean((a_plan[:-1] - a_real)[keep] ** 2))), 3)
 
 
 def _tracks(names: list[str] | None) -> list[tuple[str, mt.ReferencePath]]:
@@ -126,7 +158,17 @@ def main() -> None:
     ap.add_argument("--v-max", type=float, default=40.0, help="top speed [m/s]")
     ap.add_argument("--rc", action="store_true", help="also the rc_car preset on the bundled rc_course")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/grip_limit.json")
+    ap.add_argument("--circuits", type=int, default=0, help="default settings on N generated circuits")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the generated circuits")
+    ap.add_argument("--no-shared", action="store_true", help="with --circuits: skip the shared tracks")
+    ap.add_argument("--defaults", action="store_true", help="default settings on the shared tracks (no --circuits)")
+    ap.add_argument("--no-feedforward", action="store_true", help="speed PI without the plan's feed-forward")
+    ap.add_argument("--budget", type=float, default=float("inf"), help="stop starting laps after S seconds")
+    ap.add_argument("--out", default=None, help="file name under benchmarks/results/ for --save")
     args = ap.parse_args()
+    if args.circuits or args.no_shared or args.defaults:
+        main_defaults(args)
+        return
     prov = provenance()
     fractions = [float(f) for f in args.fractions.split(",")]
     models = args.models.split(",")
@@ -182,6 +224,81 @@ def main() -> None:
     print(dumps(out))
     if args.save:
         save_json(RESULTS / "grip_limit.json", out)
+
+
+def _default_settings(frac: float, v_max: float, ident: Any, car: Any, path: mt.ReferencePath) -> mt.MPCSettings:
+    """What a user gets with only v_max and the grip fraction set (as a scenario resolves it)."""
+    from mpc_tracking.scenario.defaults import grip_defaults
+
+    act = mt.actuation.default_actuator(car)
+    return grip_defaults(mt.MPCSettings(v_max=v_max, grip_fraction=frac), car, act, ident, path.ds, "bench")
+
+
+def _distribution(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def stat(key: str, worst: Any = max) -> dict[str, Any] | None:
+        vals = [r[key] for r in rows if r.get(key) is not None]
+        if not vals:
+            return None
+        return {"median": round(float(np.median(vals)), 3), "worst": round(float(worst(vals)), 3)}
+
+    done = [r for r in rows if r["completed"]]
+    return {
+        "completed": f"{len(done)} of {len(rows)}",
+        "body_overshoot_zero": f"{sum(r['max_body_overshoot_m'] == 0 for r in rows)} of {len(rows)}",
+        "max_body_overshoot_m": stat("max_body_overshoot_m"),
+        "rms_e_y_cm": stat("rms_e_y_cm"), "max_e_y_cm": stat("max_e_y_cm"),
+        "lap_excess_pct": stat("lap_excess_pct"), "accel_error_rms": stat("accel_error_rms"),
+        "solver_failures": stat("solver_failures"), "step_ms_median": stat("step_ms_median"),
+    }
+
+
+def main_defaults(args: Any) -> None:
+    """Default settings on generated circuits (+ the shared tracks): distributions per fraction and set."""
+    from circuits import generate_circuits
+
+    prov = provenance()
+    fractions = [float(f) for f in args.fractions.split(",")]
+    t0 = time.perf_counter()
+    car = mt.create_model("ackermann3d", {"preset": "sedan"})
+    ident = mt.identify(car)
+    identified = {"lateral_limit": ident.lateral_limit, "decel_max": ident.decel_max, "accel_max": ident.accel_max,
+                  "mu": ident.params.mu, "seconds": round(time.perf_counter() - t0, 1)}
+    sets = [("generated", generate_circuits(args.circuits, args.seed, ds=1.0))] if args.circuits else []
+    if not args.no_shared and TRACKS.is_dir():
+        sets.append(("shared", [p for _, p in _tracks(args.tracks.split(",") if args.tracks else None)]))
+    rows: list[dict[str, Any]] = []
+    stopped = False
+    for set_name, paths in sets:
+        for path in paths:
+            for frac in fractions:
+                if time.perf_counter() - t0 > args.budget:
+                    stopped = True
+                    break
+                st = _default_settings(frac, args.v_max, ident, car, path)
+                kin = mt.MPCSettings(horizon=st.horizon, ds=1.0, v_max=st.v_max, a_y_max=st.a_y_max,
+                                     decel_max=st.decel_max, accel_max=st.accel_max, prediction_model="kinematic",
+                                     friction_ellipse=True)
+                ideal = run_lap(path, SEDAN_BODY, kin, "kinematic_bicycle", {"wheelbase": SEDAN_BODY.wheelbase})
+                row = run_lap(path, SEDAN_BODY, st, "ackermann3d", {"preset": "sedan"}, dynamic=ident.params,
+                              feedforward=not args.no_feedforward)
+                row.update(set=set_name, track=path.name, length_m=round(path.length, 1), fraction=frac,
+                           prediction_model=st.prediction_model, a_y_max=round(st.a_y_max, 3),
+                           decel_max=round(st.decel_max, 3), accel_max=round(st.accel_max, 3),
+                           ideal_lap_time_s=ideal["lap_time_s"], lap_excess_pct=_excess(row, ideal))
+                rows.append(row)
+                print(f"{set_name:9s} {path.name:13s} f={frac:.2f} {row['reason']:14s} lap {row['lap_time_s']} "
+                      f"({row['lap_excess_pct']} %) RMS {row['rms_e_y_cm']} max {row['max_e_y_cm']} cm "
+                      f"over {row['max_body_overshoot_m']} m a_err {row['accel_error_rms']} "
+                      f"fail {row['solver_failures']} step {row['step_ms_median']} ms", flush=True)
+    summary = {f"{s} {f:g}": _distribution([r for r in rows if r["set"] == s and r["fraction"] == f])
+               for s, _ in sets for f in fractions if any(r["set"] == s and r["fraction"] == f for r in rows)}
+    out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi)", "identified": identified,
+           "settings": "MPCSettings(v_max, grip_fraction) + grip_defaults (everything else default)",
+           "feedforward": not args.no_feedforward, "seed": args.seed, "stopped_by_budget": stopped,
+           "summary": summary, "rows": rows}
+    print(dumps(out))
+    if args.save:
+        save_json(RESULTS / (args.out or "grip_limit_circuits.json"), out)
 
 
 if __name__ == "__main__":

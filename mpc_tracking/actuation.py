@@ -47,6 +47,17 @@ class Actuator:
     def reset(self, plant: Any) -> None:
         """Clear internal state before a run on ``plant``."""
 
+    def set_plan(self, speed: float | None, accel: float = 0.0) -> None:
+        """The plan of this control step: speed now [m/s] and planned acceleration [m/s^2] (feed-forward).
+
+        Called by :func:`mpc_tracking.simulate` once per control step when the prediction model plans
+        an acceleration (the dynamic model); ``speed=None`` drops the plan (the speed command rules
+        again). The base class ignores it; the PI speed loops use it (see :class:`_SpeedPI`).
+        """
+        pi = getattr(self, "pi", None)
+        if isinstance(pi, _SpeedPI):
+            pi.plan(speed, accel)
+
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
         return np.array([v_cmd, delta_cmd], dtype=float)
 
@@ -97,24 +108,63 @@ class DirectActuator(Actuator):
 
 
 class _SpeedPI:
-    """PI on speed error -> acceleration command [m/s^2], clamped, with conditional-integration anti-windup."""
+    """PI on speed error -> acceleration command [m/s^2], clamped, with conditional-integration anti-windup.
 
-    def __init__(self, kp: float, ki: float, accel_max: float, decel_max: float) -> None:
+    Without a plan it acts on ``v_cmd - v``. With a plan (:meth:`plan`: the speed ``v_0`` and the
+    acceleration ``a_plan`` of this control step, ``feedforward`` on) the planned acceleration is fed
+    forward and the PI acts only on the error relative to the planned trajectory,
+    ``v_0 + a_plan tau - v`` (tau: time since the plan): ``a = a_plan + kp e + ki I``. A speed
+    command that leads the plant (``v + lag a_plan``) is then not integrated (it made the integral
+    keep braking after the plan wanted to accelerate), and the integral is cleared whenever its
+    action opposes the planned acceleration, so it can never fight the plan.
+    """
+
+    def __init__(self, kp: float, ki: float, accel_max: float, decel_max: float, feedforward: bool = True) -> None:
         for k, v in (("kp", kp), ("ki", ki)):
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
                 raise InputError(f"actuator: {k} must be a finite number >= 0, got {v!r}")
         for k, v in (("accel_max", accel_max), ("decel_max", decel_max)):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise InputError(f"actuator: {k} must be > 0 m/s^2, got {v!r}")
+        if not isinstance(feedforward, bool):
+            raise InputError(f"actuator: feedforward must be True or False, got {feedforward!r}")
         self.kp, self.ki, self.a_max, self.d_max = float(kp), float(ki), float(accel_max), float(decel_max)
+        self.feedforward = feedforward
         self.integral = 0.0
+        self._plan: tuple[float, float] | None = None
+        self._tau = 0.0
+
+    def reset(self) -> None:
+        """Clear the integral and the plan."""
+        self.integral = 0.0
+        self._plan = None
+
+    def plan(self, speed: float | None, accel: float = 0.0) -> None:
+        """Set (or with ``speed=None`` drop) the plan: speed now [m/s], planned acceleration [m/s^2]."""
+        if speed is None or not self.feedforward:
+            self._plan = None
+            return
+        speed, accel = float(speed), float(accel)
+        if not (math.isfinite(speed) and math.isfinite(accel)):
+            self._plan = None
+            return
+        self._plan, self._tau = (speed, accel), 0.0
+        if self.integral * accel < 0.0:  # anti-windup against the plan: the integral may not oppose it
+            self.integral = 0.0
 
     def __call__(self, dt: float, v_cmd: float, v: float, v_stop: float = 0.05) -> float:
-        """Acceleration for speed command ``v_cmd`` at speed ``v``; braking fades out below ``v_stop``
-        [m/s] so that brakes stop the car without driving it backwards (for ``v_cmd >= 0``)."""
-        err = v_cmd - v
+        """Acceleration for speed command ``v_cmd`` at speed ``v`` (or for the plan, when one is set);
+        braking fades out below ``v_stop`` [m/s] so that brakes stop the car without driving it
+        backwards (for ``v_cmd >= 0``)."""
+        a_ff = 0.0
+        if self._plan is not None:
+            v0, a_ff = self._plan
+            err = v0 + a_ff * self._tau - v
+            self._tau += dt
+        else:
+            err = v_cmd - v
         cand = self.integral + err * dt
-        a = self.kp * err + self.ki * cand
+        a = a_ff + self.kp * err + self.ki * cand
         a_sat = min(max(a, -self.d_max), self.a_max)
         if a_sat == a:
             self.integral = cand
@@ -137,20 +187,24 @@ class UnicyclePI(Actuator):
         Acceleration limits [m/s^2].
     delta_max, delta_rate_max : float
         Steering limits [rad], [rad/s].
+    feedforward : bool
+        Use the controller's plan (:meth:`Actuator.set_plan`) as feed-forward, the PI acting on the
+        error relative to it (see :class:`_SpeedPI`); False: the PI follows the speed command only.
     """
 
     name = "unicycle_pi"
 
     def __init__(self, wheelbase: float = 2.7, kp: float = 4.0, ki: float = 1.0, accel_max: float = 5.0,
-                 decel_max: float = 8.0, delta_max: float = float("inf"), delta_rate_max: float = float("inf")) -> None:
+                 decel_max: float = 8.0, delta_max: float = float("inf"), delta_rate_max: float = float("inf"),
+                 feedforward: bool = True) -> None:
         if not (isinstance(wheelbase, (int, float)) and np.isfinite(wheelbase) and wheelbase > 0):
             raise InputError(f"actuator unicycle_pi: wheelbase must be > 0 m, got {wheelbase!r}")
         self.wheelbase = float(wheelbase)
-        self.pi = _SpeedPI(kp, ki, accel_max, decel_max)
+        self.pi = _SpeedPI(kp, ki, accel_max, decel_max, feedforward)
         self.steer = SteeringLimiter(delta_max, delta_rate_max)
 
     def reset(self, plant: Any) -> None:
-        self.pi.integral = 0.0
+        self.pi.reset()
         self.steer.reset()
 
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
@@ -169,26 +223,29 @@ class WheelTorquePI(Actuator):
     (F < 0) is spread over all four wheels in proportion to their normal loads when the car's
     ``brakes`` are ``"all"`` (the default), else it goes through the driven wheels. Needs a plant
     with ``vehicle`` (Ackermann3DParams) and ``tire_forces()``, i.e.
-    :class:`~mpc_tracking.models.plants.ackermann3d.car.Ackermann3D`.
+    :class:`~mpc_tracking.models.plants.ackermann3d.car.Ackermann3D`. With ``feedforward`` (default) the
+    planned acceleration of a controller that plans one (the dynamic model, through
+    :meth:`Actuator.set_plan`) is fed forward and the PI acts only on the error relative to the
+    plan (:class:`_SpeedPI`); ``feedforward=False`` keeps the PI on the speed command alone.
     """
 
     name = "wheel_torque_pi"
 
     def __init__(self, kp: float = 3.0, ki: float = 1.0, accel_max: float = 6.0, decel_max: float = 8.0,
                  tau_max: float = float("inf"), traction_fraction: float = 0.9, delta_max: float = float("inf"),
-                 delta_rate_max: float = float("inf")) -> None:
+                 delta_rate_max: float = float("inf"), feedforward: bool = True) -> None:
         if not (isinstance(tau_max, (int, float)) and tau_max > 0):
             raise InputError(f"actuator wheel_torque_pi: tau_max must be > 0 N m, got {tau_max!r}")
         if not (isinstance(traction_fraction, (int, float)) and 0 < traction_fraction <= 1):
             raise InputError(
                 f"actuator wheel_torque_pi: traction_fraction must be in (0, 1], got {traction_fraction!r}")
-        self.pi = _SpeedPI(kp, ki, accel_max, decel_max)
+        self.pi = _SpeedPI(kp, ki, accel_max, decel_max, feedforward)
         self.steer = SteeringLimiter(delta_max, delta_rate_max)
         self.tau_max, self.traction_fraction = float(tau_max), float(traction_fraction)
         self._car: tuple | None = None  # (vehicle parameters, the constants taken from them)
 
     def reset(self, plant: Any) -> None:
-        self.pi.integral = 0.0
+        self.pi.reset()
         self.steer.reset()
 
     def _constants(self, P: Any) -> tuple:

@@ -254,6 +254,10 @@ class _Log:
         return np.asarray(self.horizons, dtype=float).reshape(len(self.horizons), -1, 2)
 
 
+#: steps whose plan the actuator may feed forward (a rejoin or safe stop has no acceleration plan)
+_PLAN_STATUSES = (Status.SOLVED, Status.SOLVED_INACCURATE, Status.FALLBACK)
+
+
 class _Loop:
     """One closed-loop run; :meth:`run` fills the log and sets the outcome, :meth:`result` packs it."""
 
@@ -379,6 +383,11 @@ class _Loop:
     def _advance_plant(self, sol: Command) -> bool:
         """Step the plant through one control period; False when the run ends here."""
         dt, act, plant, v, delta = self.timing.dt, self.actuator, self.plant, sol.v, sol.delta
+        # the planned acceleration reaches the speed loop as feed-forward (models that plan one)
+        set_plan = getattr(act, "set_plan", None)
+        if set_plan is not None:
+            plan = self.controller.model.feedforward(sol.x, sol.u) if sol.status in _PLAN_STATUSES else None
+            set_plan(*(plan if plan is not None else (None,)))
         step = plant.step
         t = self.t
         watch = self.watch

@@ -138,3 +138,75 @@ def test_wheel_torque_pi_is_its_numpy_law(params, act_params):
             st[2] += 0.3
             car.state = st
     assert np.all(car.normal_loads() == car.tire_forces()["Fz"])
+
+
+# ---------------------------------------------------------------- the plan's feed-forward (issue 20)
+def _braking_then_accelerating(pi, lead: float, feedforward: bool) -> list[float]:
+    """A first-order point mass driven by ``pi``: 4 s of a plan braking at 6 m/s^2, then a plan
+    accelerating at 2 m/s^2; the command leads the speed by ``lead * a_plan`` as the dynamic MPC's does.
+    Returns the accelerations of the first 0.5 s after the switch."""
+    v, dt, out = 40.0, 0.01, []
+    for k in range(int(4.5 / dt)):
+        a_plan = -6.0 if k * dt < 4.0 else 2.0
+        if feedforward and k % 5 == 0:  # a control step every 50 ms: the plan starts at the measured speed
+            pi.plan(v, a_plan)
+        a = pi(dt, v + lead * a_plan, v)
+        if k * dt >= 4.0:
+            out.append(a)
+        v += a * dt
+    return out
+
+
+def test_pi_with_a_plan_switching_to_accelerate_does_not_keep_braking():
+    """Without the plan the integral of the lead (v_cmd - v = lead a_plan for 4 s) keeps braking
+    after the plan wants to accelerate; with the plan's feed-forward the car accelerates at once."""
+    from mpc_tracking.actuation import _SpeedPI
+
+    old = _braking_then_accelerating(_SpeedPI(3.0, 1.0, 6.0, 8.0), 1 / 3, feedforward=False)
+    new = _braking_then_accelerating(_SpeedPI(3.0, 1.0, 6.0, 8.0), 1 / 3, feedforward=True)
+    assert max(old[:20]) < 0.5  # 0.2 s after the switch it still does not accelerate (the wound-up integral)
+    assert all(a > 1.5 for a in new)  # delivers the planned 2 m/s^2 from the first step
+    assert np.mean(new) == pytest.approx(2.0, abs=0.05)
+
+
+def test_integral_never_opposes_the_plan():
+    from mpc_tracking.actuation import _SpeedPI
+
+    pi = _SpeedPI(3.0, 1.0, 6.0, 8.0)
+    for _ in range(300):  # no plan: a long speed error winds the integral up (braking)
+        pi(0.01, 19.0, 20.0)
+    assert pi.integral < -1.0
+    pi.plan(20.0, 1.5)
+    assert pi.integral == 0.0
+    assert pi(0.01, 0.0, 20.0) == pytest.approx(1.5)  # the plan, not the speed command
+    pi.plan(None)
+    assert pi(0.01, 19.0, 20.0) < 0.0  # the command rules again without a plan
+
+
+def test_feedforward_off_ignores_the_plan():
+    act = make_actuator("wheel_torque_pi", feedforward=False)
+    act.set_plan(20.0, 3.0)
+    assert act.pi._plan is None
+    with pytest.raises(InputError, match="feedforward"):
+        make_actuator("wheel_torque_pi", feedforward="yes")
+
+
+def test_simulate_feeds_the_dynamic_plan_forward():
+    """Closed loop on the 3D sedan with the dynamic model: the realized acceleration follows the plan
+    more closely with the feed-forward than with the PI on the lead command alone."""
+    import mpc_tracking as mt
+    from mpc_tracking.models.prediction import DynamicPrediction, dynamic_params_from_ackermann3d
+
+    path = mt.load_path("oval", ds=0.5)
+    err = {}
+    for ff in (False, True):
+        car = create_model("ackermann3d", {"preset": "sedan"})
+        act = make_actuator("wheel_torque_pi", feedforward=ff)
+        st = mt.MPCSettings(horizon=20, v_max=14.0, a_y_max=5.0, accel_max=3.0, decel_max=5.0,
+                            prediction_model="dynamic", discretization="rk4", friction_ellipse=True, ds=1.0)
+        model = DynamicPrediction(dynamic_params_from_ackermann3d(car.vehicle), speed_lag=act.speed_lag)
+        res = mt.simulate(path, mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=model), car, act, t_max=12.0)
+        t, v, a = (np.asarray(res.series[k]) for k in ("t", "v", "v_ref"))
+        keep = t[:-1] > 1.0
+        err[ff] = float(np.sqrt(np.mean((a[:-1] - np.diff(v) / np.diff(t))[keep] ** 2)))
+    assert err[True] < 0.7 * err[False]

@@ -158,11 +158,11 @@ class SpatialMPC:
         if prediction is not None:
             if not isinstance(prediction, PredictionModel):
                 raise InputError(f"prediction: expected a PredictionModel, got {type(prediction).__name__}")
-            if prediction.name != st.prediction_model and st.prediction_model != "kinematic":
+            if prediction.name != st.prediction_model and st.prediction_model not in ("kinematic", "auto"):
                 raise InputError(f"prediction: a {prediction.name!r} model, but settings.prediction_model is "
                                  f"{st.prediction_model!r}")
             model = prediction
-        elif st.prediction_model == "kinematic":
+        elif st.prediction_model in ("kinematic", "auto"):  # "auto" is resolved with a plant (scenario)
             model = KinematicPrediction(self.vehicle)
         else:
             from mpc_tracking.models.spatial_dynamic import DynamicParams

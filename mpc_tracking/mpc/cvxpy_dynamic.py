@@ -82,7 +82,8 @@ class CvxpyDynamicMPC(CvxpyMPC):
         self.v_ref_path: np.ndarray | None = None
         self.v_box_path: np.ndarray | None = None
         if math.isfinite(st.decel_max) or math.isfinite(st.accel_max):
-            kw = {"v_max": st.v_max, "a_y_max": st.a_y_max, "friction_ellipse": st.friction_ellipse}
+            kw = {"v_max": st.v_max, "a_y_max": st.a_y_max, "friction_ellipse": st.friction_ellipse,
+                  "ellipse_floor": ELLIPSE_FLOOR}
             v_ref = speed_profile(path, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max, **kw)
             self.v_ref_path = v_ref if path.v_ref is None else np.minimum(v_ref, path.v_ref)
             self.v_box_path = speed_profile(path, a_max=np.inf, a_brake=0.95 * st.decel_max, **kw)
@@ -103,6 +104,16 @@ class CvxpyDynamicMPC(CvxpyMPC):
     # ---------------------------------------------------------------- the step's numbers
     def _reference_op(self, kappa: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         p, N, ds = self.model.params, self.N, self.ds
+        if getattr(self.model, "slip_reference", False):  # steady cornering (spatial_dynamic.steady_cornering)
+            from mpc_tracking.models.spatial_dynamic import steady_cornering
+
+            vg = np.append(v, v[-1])
+            a_ref = (vg[1:] ** 2 - vg[:-1] ** 2) / (2 * ds)
+            e_psi, v_y, r, a_x, delta = steady_cornering(kappa, vg, p, np.append(a_ref, a_ref[-1]))
+            x = np.zeros((N + 1, 6))
+            x[1:, 2] = np.cumsum(ds / v)
+            x[:, 1], x[:, 3], x[:, 4], x[:, 5] = e_psi, vg, v_y, r
+            return x, np.column_stack([a_x[:N], delta[:N]])
         c_f, c_r = p.cornering_stiffness
         k_us = p.mass / p.wheelbase * (p.l_r / c_f - p.l_f / c_r)
         vg = np.append(v, v[-1])
@@ -191,6 +202,7 @@ class CvxpyDynamicMPC(CvxpyMPC):
         e_ref = _slope_limited_reference(lo + inset, hi - inset, self.ds * np.arange(N + 1), REF_SLOPE)
         target = np.zeros((N + 1, 6))
         target[:, 0] = e_ref
+        target[:, 1] = x_ref[:, 1]  # 0, or the heading error of steady cornering
         target[:, 3:] = x_ref[:, 3:]
         data = {"s": s_grid, "kappa": kappa, "x_op": x_op, "u_op": u_op, "A": A, "B": B, "f": f, "x0": x0,
                 "v_hi": v_hi, "a_lo": a_lo * np.ones(N), "a_hi": a_hi * np.ones(N), "d_lo": d_lo, "d_hi": d_hi,

@@ -15,9 +15,10 @@ import osqp
 from mpc_tracking.models.prediction import KinematicPrediction, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
-from mpc_tracking.mpc.reference import feasible_speed_profile, lateral_reference, speed_limit
+from mpc_tracking.mpc.reference import BRAKE_FLOOR, feasible_speed_profile, lateral_reference, speed_limit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
 from mpc_tracking.mpc.settings import MPCSettings
+from mpc_tracking.paths.speed_profile import ellipse_share
 
 __all__ = ["StepQP", "INF", "ELLIPSE_CUT_ANGLES", "ellipse_cut_layout"]
 
@@ -33,8 +34,9 @@ _INF = INF
 SLACK_QUAD = 1.0
 #: steepest lateral slope de_y/ds of the e_y reference around obstacles
 REF_SLOPE = 0.15
-#: the friction ellipse leaves at least this share of the longitudinal limits (braking stays possible)
-ELLIPSE_FLOOR = 0.3
+#: the friction ellipse leaves at least this share of the longitudinal limits (braking stays
+#: possible); the same floor as the whole-path ceilings' (:data:`mpc_tracking.mpc.reference.BRAKE_FLOOR`)
+ELLIPSE_FLOOR = BRAKE_FLOOR
 #: friction-ellipse cuts per prediction step: tangents of the ellipse at these angles [deg] from
 #: the acceleration axis towards the side of the operating point's lateral acceleration (90 is the
 #: pure lateral limit; 0 and 180, pure acceleration and braking, are the input box)
@@ -241,11 +243,12 @@ class StepQP:
         share = None
         if self._ellipse:
             # friction ellipse (a_x / A_x)^2 + (a_y / a_y_max)^2 <= 1: the acceleration bounds (and
-            # the braking the speed bound may count on) shrink with the operating point's lateral
-            # acceleration, never below ELLIPSE_FLOOR (braking stays possible); or, with
-            # ellipse_cuts, the QP holds soft linear cuts that couple a_x with the planned a_y
+            # the braking the speed bound may count on) are what the tyres have left at the
+            # operating point's lateral acceleration (braking_budget: never below ELLIPSE_FLOOR,
+            # the floor the whole-path ceilings use too); or, with ellipse_cuts, the QP holds soft
+            # linear cuts that couple a_x with the planned a_y
             ay = model.lateral_acceleration(x_op[:-1], u_op)
-            share = np.sqrt(np.maximum(1.0 - (ay / st.a_y_max) ** 2, ELLIPSE_FLOOR**2))
+            share = ellipse_share(ay, st.a_y_max, ELLIPSE_FLOOR)
             if not lay.n_cuts:  # bounds frozen at the operating point's lateral acceleration
                 ia = model.I_ACCEL
                 V["box_l"][:, ia] = np.maximum(self._box_lo0[ia] * share, -_INF)

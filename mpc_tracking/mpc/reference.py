@@ -11,10 +11,26 @@ import numpy as np
 from mpc_tracking.models.prediction import spatial_bicycle as sb
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.sampler import PathSampler, window_reduce
-from mpc_tracking.paths.speed_profile import lateral_speed_limit, speed_profile
+from mpc_tracking.paths.speed_profile import ellipse_share, lateral_speed_limit, speed_profile
 
 __all__ = ["speed_limit", "feasible_speed_profile", "lateral_reference", "predict_over_delay",
-           "path_speed_ceilings"]
+           "path_speed_ceilings", "braking_budget", "BRAKE_FLOOR"]
+
+#: share of the braking (and acceleration) limit the friction ellipse always leaves at the lateral
+#: limit: the QP's bounds and the whole-path ceilings both use :func:`braking_budget` with it (it
+#: replaces a fixed 0.3 in the QP that the ceilings did not know: the car entered corners after fast
+#: kinks above the ceiling)
+BRAKE_FLOOR = 0.1
+
+
+def braking_budget(a_y: np.ndarray, a_y_max: float, decel_max: float, floor: float = BRAKE_FLOOR) -> np.ndarray:
+    """Braking the tyres have left at lateral acceleration ``a_y`` [m/s^2]:
+    ``sqrt(1 - (a_y / a_y_max)^2) decel_max``, at least ``floor decel_max``.
+
+    >>> braking_budget(np.array([0.0, 8.0]), a_y_max=8.0, decel_max=6.0).tolist()
+    [6.0, 0.6000000000000001]
+    """
+    return ellipse_share(a_y, a_y_max, floor) * decel_max
 
 
 def speed_limit(
@@ -133,6 +149,9 @@ def predict_over_delay(
 def path_speed_ceilings(path: Any, st: Any, speed_lag: float = 0.0) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Speed ceilings along the whole path from a forward-backward pass with the MPC's limits.
 
+    With ``friction_ellipse`` the passes brake and accelerate within the same budget as the QP's
+    bounds (:func:`braking_budget`, floor :data:`BRAKE_FLOOR`), so the plan can reach every ceiling.
+
     The horizon sees only N ds metres ahead; without these the plan can meet a curve it can no
     longer brake for (a degenerate QP). With a speed lag ``speed_lag`` [s] every ceiling holds
     (lag + control period) x v_max metres earlier, so a late speed response still meets it.
@@ -155,11 +174,11 @@ def path_speed_ceilings(path: Any, st: Any, speed_lag: float = 0.0) -> tuple[np.
         return None, None
     ellipse = st.friction_ellipse
     v_ref = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max,
-                          a_brake=0.9 * st.decel_max, friction_ellipse=ellipse)
+                          a_brake=0.9 * st.decel_max, friction_ellipse=ellipse, ellipse_floor=BRAKE_FLOOR)
     if path.v_ref is not None:
         v_ref = np.minimum(v_ref, path.v_ref)
     v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max,
-                          friction_ellipse=ellipse)
+                          friction_ellipse=ellipse, ellipse_floor=BRAKE_FLOOR)
     if speed_lag > 0:
         w = int(np.ceil((speed_lag + st.control_period) * float(np.max(v_box)) / path.ds)) + 1
         v_ref, v_box = (_min_ahead(v, w, path.closed) for v in (v_ref, v_box))

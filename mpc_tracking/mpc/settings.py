@@ -145,10 +145,11 @@ def _discretizations() -> Sequence[str]:
 
 
 def _prediction_models() -> Sequence[str]:
-    """The registered prediction models, sorted (a list: the message says "one of ['dynamic', 'kinematic']")."""
+    """'auto' and the registered prediction models, sorted (a list: the message says
+    "one of ['auto', 'dynamic', 'kinematic']")."""
     from mpc_tracking.models.prediction import PREDICTION_MODELS
 
-    return sorted(PREDICTION_MODELS)
+    return ["auto", *sorted(PREDICTION_MODELS)]
 
 
 # ---------------------------------------------------------------------- checks, one per kind
@@ -265,10 +266,13 @@ class PredictionSettings(SettingsGroup):
     horizon: int = setting(30, "Number N of prediction steps", "steps", ge=1, le=MAX_HORIZON)
     ds: float | None = setting(None, "Prediction step along the path (null: the path's waypoint spacing)", "m", gt=0)
     prediction_model: str = setting(
-        "kinematic", "The controller's model of the car", "-", choices=_prediction_models,
+        "auto", "The controller's model of the car", "-", choices=_prediction_models,
         notes="'kinematic': the kinematic spatial bicycle (state e_y, e_psi, t; input v, delta), or 'dynamic': the "
               "dynamic one with tyre forces (adds v_x, v_y, r; input a_x, delta; see "
-              ":mod:`mpc_tracking.models.prediction`).")
+              ":mod:`mpc_tracking.models.prediction`). 'auto' (default): the dynamic model when the run has a "
+              "plant that slips (the 3D car) or a vehicle file with tyre data (a scenario, see "
+              ":func:`mpc_tracking.scenario.defaults.grip_defaults`), else the kinematic one; a "
+              ":class:`SpatialMPC` built without a ``prediction`` object uses the kinematic model.")
     discretization: str = setting(
         "euler", "How the spatial model is discretized over one step ds", "-", choices=_discretizations,
         notes="'euler': explicit Euler (``A = I + ds Jx``), or 'rk4': one classical Runge-Kutta step with its exact "
@@ -353,6 +357,18 @@ class LimitSettings(SettingsGroup):
               "exact-penalty slack per step (:data:`mpc_tracking.mpc.qp.ELLIPSE_CUT_ANGLES`), coupling the "
               "acceleration input with the planned lateral acceleration ``v_x r``, instead of acceleration "
               "bounds frozen at the operating point's lateral acceleration (the default).")
+    grip_fraction: float = setting(
+        0.9, "Share of the car's own limits the controller uses where it takes them from the car", "-",
+        gt=0, le=1,
+        notes="Where the limits come from the car (a vehicle file's identified lateral, braking and acceleration "
+              "limits; the 3D plant's friction mu g), the controller uses this share of them. Limits set "
+              "explicitly (a value other than the default ``a_y_max = 4``, a finite ``accel_max``/``decel_max``) "
+              "win (see :func:`mpc_tracking.scenario.defaults.grip_defaults`).")
+    grip_defaults: bool = setting(
+        True, "Settings left at their defaults follow from the car when a scenario is built", "-",
+        notes="True (default): the prediction model, the limits scaled by ``grip_fraction`` and, for the dynamic "
+              "model, the friction ellipse, RK4 and ``ds >= 1 m``, which hold at the grip limit. False: the "
+              "settings are used exactly as given (a combination known to be unsafe is still warned about).")
 
     def _check_together(self) -> None:
         if self.v_min > self.v_max:
@@ -555,6 +571,8 @@ class MPCSettings:
     corridor_margin: float = LimitSettings.corridor_margin
     friction_ellipse: bool = LimitSettings.friction_ellipse
     ellipse_cuts: bool = LimitSettings.ellipse_cuts
+    grip_fraction: float = LimitSettings.grip_fraction
+    grip_defaults: bool = LimitSettings.grip_defaults
     # -- qp
     solver: str = QPSettings.solver
     warm_start: str = QPSettings.warm_start
@@ -693,7 +711,10 @@ def _q_matrix(Q: Any, prediction_model: str) -> np.ndarray:
     """Q as a matrix sized by the prediction model (3 weights also suit a model with more states)."""
     from mpc_tracking.models.prediction import prediction_model_sizes
 
-    nx, _nu = prediction_model_sizes(prediction_model)
+    if prediction_model == "auto":  # either model: 3 weights, or the dynamic model's 6
+        nx = 6 if np.size(Q) in (6, 36) else 3
+    else:
+        nx, _nu = prediction_model_sizes(prediction_model)
     n_q = nx if np.size(Q) in (nx, nx * nx) and nx != 3 else 3
     if nx != 3 and np.size(Q) not in (1, 3, 9, nx, nx * nx):
         raise SettingsError(f"MPCSettings.Q: expected 3 or {nx} weights for the {prediction_model} "

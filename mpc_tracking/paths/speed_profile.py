@@ -15,7 +15,29 @@ import numpy as np
 
 from mpc_tracking.errors import SettingsError
 
-__all__ = ["speed_profile", "lateral_speed_limit"]
+__all__ = ["speed_profile", "lateral_speed_limit", "ellipse_share"]
+
+
+def ellipse_share(a_y: Any, a_y_max: float, floor: float = 0.0) -> np.ndarray:
+    """Share of the longitudinal limits the tyres have left at lateral acceleration ``a_y``.
+
+    The friction ellipse: ``sqrt(1 - (a_y / a_y_max)^2)``, at least ``floor`` (0 at and beyond the
+    lateral limit when ``floor`` is 0). The braking budget at ``a_y`` is ``ellipse_share * decel_max``.
+
+    Parameters
+    ----------
+    a_y : array_like
+        Lateral acceleration [m/s^2] (its magnitude counts).
+    a_y_max : float
+        Lateral limit [m/s^2], > 0.
+    floor : float
+        Smallest share, in [0, 1].
+
+    >>> ellipse_share([0.0, 6.0, 10.0, 12.0], a_y_max=10.0, floor=0.1).round(3).tolist()
+    [1.0, 0.8, 0.1, 0.1]
+    """
+    use = np.minimum(np.abs(np.asarray(a_y, dtype=float)) / a_y_max, 1.0)
+    return np.maximum(np.sqrt(1.0 - use * use), floor)
 
 
 def _pos(value: Any, name: str) -> float:
@@ -28,7 +50,8 @@ def _pos(value: Any, name: str) -> float:
     return v
 
 
-def _pass(v_cap: np.ndarray, k_abs: np.ndarray, ds: np.ndarray, a_x: float, a_y: float, ellipse: bool) -> np.ndarray:
+def _pass(v_cap: np.ndarray, k_abs: np.ndarray, ds: np.ndarray, a_x: float, a_y: float, ellipse: bool,
+          floor: float = 0.0) -> np.ndarray:
     """One directional pass: ``v[i+1] <= sqrt(v[i]^2 + 2 a ds[i])`` (in place on a copy)."""
     v = v_cap.copy()
     v2 = v * v
@@ -36,7 +59,7 @@ def _pass(v_cap: np.ndarray, k_abs: np.ndarray, ds: np.ndarray, a_x: float, a_y:
         a = a_x
         if ellipse and np.isfinite(a_x):  # (an unlimited a_x stays unlimited on the ellipse)
             use = min(1.0, v2[i] * k_abs[i] / a_y)
-            a = a_x * np.sqrt(max(0.0, 1.0 - use * use))
+            a = a_x * max(np.sqrt(max(0.0, 1.0 - use * use)), floor)
         nxt = v2[i] + 2.0 * a * ds[i]
         if nxt < v2[i + 1]:
             v2[i + 1] = nxt
@@ -78,6 +101,7 @@ def speed_profile(
     v_end: float | None = None,
     ds: float | None = None,
     closed: bool | None = None,
+    ellipse_floor: float = 0.0,
 ) -> np.ndarray:
     """Fastest speed at every waypoint within the lateral, acceleration and braking limits.
 
@@ -99,6 +123,9 @@ def speed_profile(
         Waypoint spacing [m] for a curvature array.
     closed : bool, optional
         Periodic profile (default: the path's ``closed``, False for arrays).
+    ellipse_floor : float
+        With ``friction_ellipse``: the smallest share of ``a_max``/``a_brake`` left at the lateral
+        limit (:func:`ellipse_share`), in [0, 1]; the MPC's ceilings use its QP's braking budget.
 
     Returns
     -------
@@ -117,6 +144,12 @@ def speed_profile(
         raise SettingsError(f"kappa: expected >= 2 finite curvatures, got {kappa.size} values")
     v_max, a_y_max = _pos(v_max, "v_max"), _pos(a_y_max, "a_y_max")
     a_max, a_brake = _pos(a_max, "a_max"), _pos(a_brake, "a_brake")
+    try:
+        floor = float(ellipse_floor)
+    except (TypeError, ValueError):
+        floor = float("nan")
+    if not 0.0 <= floor <= 1.0:
+        raise SettingsError(f"ellipse_floor: expected a share in [0, 1], got {ellipse_floor!r}")
     k_abs = np.abs(kappa)
     cap = lateral_speed_limit(k_abs, a_y_max, v_max)
     n = kappa.size
@@ -126,8 +159,8 @@ def speed_profile(
         c = cap[order]
         kk = k_abs[order]
         st = steps[order[:-1]]
-        v = _pass(c, kk, st, a_max, a_y_max, friction_ellipse)
-        v = _pass(v[::-1], kk[::-1], st[::-1], a_brake, a_y_max, friction_ellipse)[::-1]
+        v = _pass(c, kk, st, a_max, a_y_max, friction_ellipse, floor)
+        v = _pass(v[::-1], kk[::-1], st[::-1], a_brake, a_y_max, friction_ellipse, floor)[::-1]
         out = np.empty(n)
         out[order[:-1]] = v[:-1]
         return out
@@ -137,5 +170,5 @@ def speed_profile(
     if v_end is not None:
         c[-1] = min(c[-1], max(0.0, float(v_end)))
     st = steps[: n - 1]
-    v = _pass(c, k_abs, st, a_max, a_y_max, friction_ellipse)
-    return _pass(v[::-1], k_abs[::-1], st[::-1], a_brake, a_y_max, friction_ellipse)[::-1]
+    v = _pass(c, k_abs, st, a_max, a_y_max, friction_ellipse, floor)
+    return _pass(v[::-1], k_abs[::-1], st[::-1], a_brake, a_y_max, friction_ellipse, floor)[::-1]

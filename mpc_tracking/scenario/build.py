@@ -369,6 +369,7 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
         laps, t_max, s0, e_y0, e_psi0, v0, corridor_tolerance).
     """
     from mpc_tracking.actuation import default_actuator, make_actuator
+    from mpc_tracking.scenario.defaults import grip_defaults
     from mpc_tracking.scenario.schema import ScenarioBase, mpc_settings
 
     if not isinstance(scenario, ScenarioBase):
@@ -406,6 +407,10 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
     act = scenario.actuation
     actuator = part(lambda: make_actuator(act.name, **act.params) if act.name else default_actuator(plant), plant)
     vf = part(lambda: _vehicle_file(scenario))
+    # what the controller settings left at their defaults follows from the car (issue 20)
+    settings = part(lambda: grip_defaults(settings, plant, actuator, vf, None if path is failed else path.ds,
+                                          str(getattr(scenario, "source", "controller"))),
+                    settings, plant, actuator, vf)
     settings = part(lambda: _default_accel_limits(scenario, settings, plant, actuator, vf),
                     settings, plant, actuator, vf)
     if vf is not None:

@@ -22,9 +22,10 @@ BASE = mt.MPCSettings(
     eps_abs=1e-8, eps_rel=1e-8, max_iter=200000, slack_weight=50.0,
 )
 # measured worst differences over the cases below (OSQP eps 1e-8 vs Clarabel): inputs 2.5e-6,
-# states 1.7e-6; tolerances ~4x
-TOL_U = 1e-5
-TOL_X = 1e-5
+# states 1.7e-6 with the friction ellipse's floor at 0.3; with the floor 0.1 (the braking budget of
+# issue 20: more acceleration bounds active at once) inputs 3.0e-5, states 2.3e-5; tolerances ~1.7x
+TOL_U = 5e-5
+TOL_X = 4e-5
 
 
 @pytest.fixture(scope="module")

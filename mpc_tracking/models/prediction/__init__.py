@@ -153,6 +153,14 @@ class PredictionModel:
         """
         raise NotImplementedError
 
+    def feedforward(self, X: np.ndarray, U: np.ndarray) -> tuple[float, float] | None:
+        """``(speed now [m/s], planned acceleration [m/s^2])`` of a plan for the actuator's speed loop
+        (:meth:`mpc_tracking.actuation.Actuator.set_plan`), or None for a model that plans no
+        acceleration (the kinematic one: its speed input is the command)."""
+        if self.I_ACCEL is None or not self.SPEED_IN_STATE:
+            return None
+        return float(X[0, self.I_SPEED]), float(U[0, self.I_ACCEL])
+
     def stop_input(self, v: float, delta: float, settings: Any) -> np.ndarray:
         """The input (nu,) of a safe stop: speed ``v`` [m/s] (or braking at ``settings.brake_decel``), wheel held."""
         raise NotImplementedError
@@ -231,6 +239,11 @@ class DynamicPrediction(PredictionModel):
     speed_lag : float
         Time constant [s] of the plant's speed loop (e.g. ``1 / kp`` of a proportional speed
         controller); 0 when the plant follows the speed command at once.
+    slip_reference : bool
+        Targets of the heading error, v_y and r (and the reference operating point) from the
+        steady cornering state at the reference curvature and speed (default), instead of zero
+        slip (which left a steady offset to the outside of long fast turns: the rear axle must slip
+        there and the plan traded lateral position for the zero-slip target).
 
     The command to the plant is the first planned steering angle and a speed: the planned speed
     one step ahead, or with ``speed_lag`` the speed that makes a first-order speed loop deliver
@@ -252,12 +265,15 @@ class DynamicPrediction(PredictionModel):
     LINEARIZATION = "reference"  # about a shifted plan the stiff tyre modes made the steering oscillate
     CUT_STATES = (3, 5)  # a_y = v_x r
 
-    def __init__(self, params: DynamicParams, speed_lag: float = 0.0) -> None:
+    def __init__(self, params: DynamicParams, speed_lag: float = 0.0, slip_reference: bool = True) -> None:
         from mpc_tracking.models.prediction import spatial_dynamic as sd
 
         if not (isinstance(speed_lag, (int, float)) and np.isfinite(speed_lag) and speed_lag >= 0):
             raise InputError(f"speed_lag: expected a time constant >= 0 s, got {speed_lag!r}")
+        if not isinstance(slip_reference, bool):
+            raise InputError(f"slip_reference: expected True or False, got {slip_reference!r}")
         self.speed_lag = float(speed_lag)
+        self.slip_reference = slip_reference
 
         if not isinstance(params, sd.DynamicParams):
             raise InputError(f"params: expected DynamicParams, got {type(params).__name__}")
@@ -306,16 +322,29 @@ class DynamicPrediction(PredictionModel):
         return self._sd.discrete_step(x, u, kappa, h[..., None], self.params, method)
 
     def reference_op(self, kappa: np.ndarray, v: np.ndarray, ds: float) -> tuple[np.ndarray, np.ndarray]:
+        """On the centre line at the reference speeds: with ``slip_reference`` (default) the steady
+        cornering state of the dynamic model at each point's curvature and speed
+        (:func:`~mpc_tracking.models.spatial_dynamic.steady_cornering`: the heading error, v_y, r,
+        a_x and steering that keep the car on the line with the axles slipping as the tyres need),
+        else the zero-slip state (r = v kappa, a rear axle without side slip) and the linear
+        single track's steering."""
         N = v.size
         L = self.wheelbase
         v_grid = np.append(v, v[-1])  # speed at the grid points 0..N
         x_op = np.zeros((N + 1, 6))
         np.cumsum(ds / v, out=x_op[1:, 2])
         x_op[:, 3] = v_grid
+        u_op = np.empty((N, 2))
+        a_ref = (v_grid[1:] ** 2 - v_grid[:-1] ** 2) / (2.0 * ds)
+        if self.slip_reference:
+            e_psi, v_y, r, a_x, delta = self._sd.steady_cornering(kappa, v_grid, self.params,
+                                                                  np.append(a_ref, a_ref[-1]))
+            x_op[:, 1], x_op[:, 4], x_op[:, 5] = e_psi, v_y, r
+            u_op[:, 0], u_op[:, 1] = a_x[:N], delta[:N]
+            return x_op, u_op
         x_op[:, 5] = v_grid * kappa  # yaw rate of the path at that speed
         x_op[:, 4] = self.params.l_r * x_op[:, 5]  # CG side velocity of a rear axle on the line
-        u_op = np.empty((N, 2))
-        u_op[:, 0] = (v_grid[1:] ** 2 - v_grid[:-1] ** 2) / (2.0 * ds)
+        u_op[:, 0] = a_ref
         # steady-state steering of the linear single track: L kappa + K_us a_y (understeer gradient)
         u_op[:, 1] = np.arctan(L * kappa[:N]) + self._k_us * v[:N] ** 2 * kappa[:N]
         return x_op, u_op
@@ -331,6 +360,8 @@ class DynamicPrediction(PredictionModel):
     def state_target(self, x_ref: np.ndarray, e_ref: np.ndarray) -> np.ndarray:
         target = np.zeros_like(x_ref)
         target[:, self.I_EY] = e_ref
+        if self.slip_reference:  # the heading error of steady cornering (the rear axle's slip)
+            target[:, self.I_EPSI] = x_ref[:, self.I_EPSI]
         target[:, 3:] = x_ref[:, 3:]
         return target
 
@@ -368,5 +399,6 @@ def prediction_model_sizes(name: str) -> tuple[int, int]:
     try:
         cls = PREDICTION_MODELS[name]
     except KeyError:
-        raise SettingsError(f"prediction_model: expected one of {sorted(PREDICTION_MODELS)}, got {name!r}") from None
+        raise SettingsError(f"prediction_model: expected 'auto' or one of {sorted(PREDICTION_MODELS)}, "
+                            f"got {name!r}") from None
     return len(cls.STATE_NAMES), len(cls.INPUT_NAMES)

@@ -558,3 +558,98 @@ def linearize(
         return f0, J[..., :_NX], J[..., _NX:]
 
     return affine_step(fj, x_op, u_op, ds, method)
+
+
+def steady_cornering(kappa: Any, v_x: Any, params: DynamicParams, a_ref: Any = 0.0,
+                     iterations: int = 4) -> tuple[np.ndarray, ...]:
+    """Steady cornering on the path: the state and input that keep the car on it at curvature ``kappa``.
+
+    On the path (``e_y = 0``) at body speed ``v_x``, the rear axle (the reference point) must move
+    along the tangent and the body turn with the path, so with ``v_yr = v_y - l_r r``::
+
+        e_psi = -atan(v_yr / v_x),   r = kappa sqrt(v_x^2 + v_yr^2)
+
+    and the lateral and yaw rows of the body dynamics must vanish (``v_y_dot = r_dot = 0``): the
+    axles slip exactly as much as the tyres need for the lateral force. ``a_x`` then makes
+    ``v_x_dot = a_ref`` (it adds the drag of the front tyre's side force and the ``r v_y`` term).
+    Solved by Newton steps on ``(v_y, delta)`` from the linear single-track solution; where the
+    tyres cannot hold the curvature (beyond the model's grip) or Newton does not converge, the
+    linear solution is returned.
+
+    Parameters
+    ----------
+    kappa, v_x : array_like, shape (K,)
+        Path curvature [1/m] and body speed [m/s].
+    params : DynamicParams
+    a_ref : array_like, shape (K,) or float
+        Longitudinal acceleration along the path [m/s^2].
+    iterations : int
+        Newton steps.
+
+    Returns
+    -------
+    e_psi, v_y, r, a_x, delta : ndarray, shape (K,)
+        Heading error [rad], CG lateral velocity [m/s], yaw rate [rad/s], acceleration command
+        [m/s^2] and steering [rad] of the steady state.
+
+    Examples
+    --------
+    >>> p = DynamicParams.bmw_320i()
+    >>> e_psi, v_y, r, a_x, delta = steady_cornering([1 / 50.0], [15.0], p)
+    >>> x = np.array([0.0, e_psi[0], 0.0, 15.0, v_y[0], r[0]])
+    >>> bool(np.all(np.abs(temporal_derivatives(x, [a_x[0], delta[0]], 1 / 50.0, p)[[0, 1, 3, 4, 5]]) < 1e-6))
+    True
+    """
+    p = params
+    kap = np.atleast_1d(np.asarray(kappa, dtype=float))
+    v = np.maximum(np.atleast_1d(np.asarray(v_x, dtype=float)), p.v_floor)
+    a_ref = np.broadcast_to(np.asarray(a_ref, dtype=float), kap.shape)
+    L = p.wheelbase
+    c_f, c_r = p.cornering_stiffness
+    a_y = v * v * kap
+    # linear single track: rear slip from the rear axle's share of the side force, steering with understeer
+    v_yr = -v * np.tan(p.mass * a_y * p.l_f / (L * c_r))
+    k_us = p.mass / L * (p.l_r / c_f - p.l_f / c_r)
+    guess = (v_yr, np.arctan(L * kap) + k_us * a_y)
+    v_y = v_yr + p.l_r * v * kap
+    delta = guess[1].copy()
+    a_x = a_ref.copy()
+
+    def state(vy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r = kap * np.sqrt(v * v + (vy - p.l_r * kap * v) ** 2)
+        for _ in range(2):  # r depends on v_yr = v_y - l_r r (contraction: l_r kappa << 1)
+            r = kap * np.sqrt(v * v + (vy - p.l_r * r) ** 2)
+        x = np.zeros((kap.size, 6))
+        x[:, 1] = -np.arctan((vy - p.l_r * r) / v)
+        x[:, 3], x[:, 4], x[:, 5] = v, vy, r
+        return x, r
+
+    def residual(vy: np.ndarray, d: np.ndarray, ax: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x, _ = state(vy)
+        f = temporal_derivatives(x, np.column_stack([ax, d]), kap, p)
+        return f[:, 4:6], f[:, 3]
+
+    for _ in range(iterations):
+        x, _ = state(v_y)
+        f, J = _evaluate(x, np.column_stack([a_x, delta]), kap, p, spatial=False, jac=True)
+        res = f[:, 4:6]
+        a_x = a_x + (a_ref - f[:, 3])  # (its load transfer moves res a little: the next step sees it)
+        # Jacobian of (v_y_dot, r_dot) in (v_y, delta) (r and e_psi follow v_y only weakly: left out)
+        j_vy, j_d = J[:, 4:6, 4], J[:, 4:6, _NX + 1]
+        det = j_vy[:, 0] * j_d[:, 1] - j_d[:, 0] * j_vy[:, 1]
+        ok = np.abs(det) > 1e-12
+        det = np.where(ok, det, 1.0)
+        dv = (j_d[:, 1] * res[:, 0] - j_d[:, 0] * res[:, 1]) / det
+        dd = (-j_vy[:, 1] * res[:, 0] + j_vy[:, 0] * res[:, 1]) / det
+        v_y = v_y - np.where(ok, np.clip(dv, -2.0, 2.0), 0.0)
+        delta = delta - np.where(ok, np.clip(dd, -0.05, 0.05), 0.0)
+    res, vx_dot = residual(v_y, delta, a_x)
+    a_x = a_x + (a_ref - vx_dot)
+    x, r = state(v_y)
+    scale = np.maximum(np.abs(a_y), 1.0)
+    good = (np.abs(res[:, 0]) < 1e-3 * scale) & (np.abs(res[:, 1]) * p.l_f < 1e-3 * scale) & (np.abs(delta) < 0.7)
+    good &= np.isfinite(v_y) & np.isfinite(delta) & np.isfinite(a_x)
+    r_lin = v * kap
+    e_psi = np.where(good, x[:, 1], -np.arctan(guess[0] / v))
+    return (e_psi, np.where(good, v_y, guess[0] + p.l_r * r_lin), np.where(good, r, r_lin),
+            np.where(good, a_x, a_ref), np.where(good, delta, guess[1]))

@@ -529,3 +529,53 @@ def test_axle_peak_factors():
     for i in range(len(k)):
         _assert_jac_close(Jx[i], _fd_jac(lambda z, i=i: sd.derivatives(z, u[i], k[i], PD), x[i]), 1e-6)
         _assert_jac_close(Ju[i], _fd_jac(lambda z, i=i: sd.derivatives(x[i], z, k[i], PD), u[i]), 1e-6)
+
+
+# ------------------------------------------------ slip-consistent reference (issue 20, item 5)
+_STEADY_ROWS = [0, 1, 3, 4, 5]  # e_y, e_psi, v_x, v_y, r (time advances)
+
+
+@pytest.mark.parametrize("radius,speed", [(50.0, 15.0), (250.0, 38.0), (30.0, 5.0), (120.0, 26.0)])
+def test_reference_is_a_steady_state_on_a_circle(radius, speed):
+    """On a circle at constant speed the reference (e_psi, v_y, r) and inputs (a_x, delta) of the
+    dynamic prediction model are a steady state of the model: every derivative but time is ~0."""
+    from mpc_tracking.models.prediction import DynamicPrediction
+
+    N = 10
+    model = DynamicPrediction(P)
+    x, u = model.reference_op(np.full(N + 1, 1.0 / radius), np.full(N, speed), 1.0)
+    f = sd.temporal_derivatives(x[:N], u, np.full(N, 1.0 / radius), P)
+    a_y = speed**2 / radius
+    assert np.max(np.abs(f[:, _STEADY_ROWS])) < 1e-3 * max(a_y, 1.0)
+    assert np.all(np.abs(x[:, 1]) > 0) or radius < 40  # the rear axle slips: a heading error
+    # the zero-slip reference of before is not a steady state at the limit's side (the plan traded
+    # lateral position for it)
+    old = DynamicPrediction(P, slip_reference=False)
+    xo, uo = old.reference_op(np.full(N + 1, 1.0 / radius), np.full(N, speed), 1.0)
+    fo = sd.temporal_derivatives(xo[:N], uo, np.full(N, 1.0 / radius), P)
+    if a_y > 3.0:
+        assert np.max(np.abs(fo[:, [1, 4]])) > 20 * np.max(np.abs(f[:, [1, 4]]))
+
+
+def test_steady_cornering_straight_and_beyond_grip():
+    e_psi, v_y, r, a_x, delta = sd.steady_cornering([0.0, 0.0], [20.0, 20.0], P, a_ref=[0.0, 1.5])
+    np.testing.assert_allclose(np.concatenate([e_psi, v_y, r, delta]), 0.0, atol=1e-9)
+    np.testing.assert_allclose(a_x, [0.0, 1.5], atol=1e-9)
+    # beyond the tyres' grip (2 g): the linear single track's values, finite
+    out = sd.steady_cornering([1 / 20.0], [20.0], P)
+    assert all(np.all(np.isfinite(o)) for o in out)
+    assert out[2][0] == pytest.approx(20.0 / 20.0)
+
+
+def test_steady_cornering_agrees_with_a_root_finder():
+    kappa, v = 1.0 / 80.0, 22.0
+
+    def rows(z):
+        v_y, delta, a_x, e_psi, r = z
+        x = np.array([0.0, e_psi, 0.0, v, v_y, r])
+        return sd.temporal_derivatives(x, [a_x, delta], kappa, P)[_STEADY_ROWS]
+
+    e_psi, v_y, r, a_x, delta = sd.steady_cornering([kappa], [v], P)
+    sol = root(rows, [0.0, 0.03, 0.0, 0.0, v * kappa], tol=1e-12)
+    assert sol.success
+    np.testing.assert_allclose([v_y[0], delta[0], a_x[0], e_psi[0], r[0]], sol.x, rtol=1e-4, atol=1e-6)

@@ -1,0 +1,159 @@
+"""Controller defaults that follow from the car: what holds at the grip limit when the user did not say.
+
+:func:`grip_defaults` turns the settings a scenario gives (``controller:``) into the settings the
+controller runs with, given the plant, its actuator and the vehicle file (``vehicle.file:``):
+
+* ``prediction_model: auto`` becomes ``dynamic`` for a plant that slips (the 3D car, or a plant
+  class with ``slips = True``) or with a vehicle file (it carries tyre data), else ``kinematic``;
+* the limits the user left at their defaults (``a_y_max = 4``, ``accel_max``/``decel_max`` inf)
+  become ``grip_fraction`` times the car's: the vehicle file's lateral limit, braking and
+  acceleration limits, else for the 3D car mu g for braking and acceleration; always at most what
+  the actuator can command. A limit set to another value wins;
+* with the dynamic model the settings that hold at the limit (measured on generated circuits,
+  ``benchmarks/bench_grip_limit.py``): the friction ellipse on, RK4 and a step ``ds`` of at least
+  1 m (when ``friction_ellipse``, ``discretization`` and ``ds`` are at their defaults);
+* combinations known to be unsafe are logged as warnings naming the way out: the dynamic model
+  without the friction ellipse near the limit, the kinematic model on a slipping plant above
+  :data:`KINEMATIC_SLIP_SPEED`.
+
+``MPCSettings(grip_defaults=False)`` keeps the settings as given (the warnings still come).
+Everything changed is logged (INFO) with where the value came from.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["grip_defaults", "plant_slips", "KINEMATIC_SLIP_SPEED", "ELLIPSE_WARN_SHARE", "DYNAMIC_MIN_DS"]
+
+#: above this top speed [m/s] the kinematic model on a slipping plant is warned about (on the 3D
+#: sedan its loop weaves off a 40 m/s straight and leaves the track at 0.95 of the limits)
+KINEMATIC_SLIP_SPEED = 20.0
+#: the dynamic model without the friction ellipse is warned about when a_y_max is above this share
+#: of the car's lateral limit (on unseen circuits it left the track at 0.85 and at 0.95)
+ELLIPSE_WARN_SHARE = 0.7
+#: the smallest prediction step [m] the dynamic model gets by default (the validated setting)
+DYNAMIC_MIN_DS = 1.0
+
+
+def plant_slips(plant: Any) -> bool:
+    """True for a plant whose tyres slip (its class says ``slips = True``, or it is the 3D car)."""
+    flag = getattr(type(plant), "slips", None)
+    if flag is not None:
+        return bool(flag)
+    from mpc_tracking.models.ackermann3d import Ackermann3D
+
+    return isinstance(plant, Ackermann3D)
+
+
+def _class_defaults() -> dict[str, Any]:
+    from mpc_tracking.mpc.settings import MPCSettings
+
+    return {f.name: f.default for f in fields(MPCSettings) if f.init}
+
+
+def _is_default(settings: Any, name: str, defaults: dict[str, Any]) -> bool:
+    v, d = getattr(settings, name), defaults[name]
+    if isinstance(d, float) and np.isinf(d):
+        return not np.isfinite(v)
+    return bool(v == d)
+
+
+def _car_limits(plant: Any, vehicle_file: Any) -> dict[str, tuple[float, str]]:
+    """The car's own limits [m/s^2] with where they come from."""
+    out: dict[str, tuple[float, str]] = {}
+    if vehicle_file is not None:
+        src = f"the vehicle file {getattr(vehicle_file, 'source', '')}".rstrip()
+        out["a_y_max"] = (float(vehicle_file.lateral_limit), src)
+        out["decel_max"] = (float(vehicle_file.decel_max), src)
+        out["accel_max"] = (float(vehicle_file.accel_max), src)
+    mu = getattr(getattr(plant, "vehicle", None), "mu", None)
+    if mu is not None:
+        for key in ("decel_max", "accel_max"):
+            if key not in out or not np.isfinite(out[key][0]):
+                out[key] = (float(mu) * 9.81, "friction (mu g of the plant)")
+    return out
+
+
+def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicle_file: Any = None,
+                  path_ds: float | None = None, where: str = "controller") -> Any:
+    """The settings a run uses: the given ones, with what was left at its default taken from the car.
+
+    Parameters
+    ----------
+    settings : MPCSettings
+        As the user gave them.
+    plant : MotionModel, optional
+        The simulated car (does it slip; the 3D car's mu).
+    actuator : Actuator, optional
+        Its ``accel_limits`` cap the acceleration limits.
+    vehicle_file : VehicleFile, optional
+        Identified limits and tyre data.
+    path_ds : float, optional
+        Waypoint spacing of the path [m] (the step ``ds = None`` means).
+    where : str
+        Prefix of the log messages (e.g. the scenario file).
+
+    Returns
+    -------
+    MPCSettings
+        ``prediction_model`` is never "auto" in it when a plant or a vehicle file is given.
+    """
+    st = settings
+    defaults = _class_defaults()
+    changes: dict[str, Any] = {}
+    if st.prediction_model == "auto" and (plant is not None or vehicle_file is not None):
+        dynamic = vehicle_file is not None or (plant is not None and plant_slips(plant))
+        changes["prediction_model"] = "dynamic" if dynamic else "kinematic"
+        logger.info("%s: prediction_model auto -> %s (%s)", where, changes["prediction_model"],
+                    "vehicle file with tyre data" if vehicle_file is not None else
+                    ("a plant that slips" if dynamic else "a plant without tyre slip"))
+    model = changes.get("prediction_model", st.prediction_model)
+    limits = _car_limits(plant, vehicle_file)
+    if st.grip_defaults:
+        cap = dict(zip(("accel_max", "decel_max"), actuator.accel_limits, strict=True)) if actuator else {}
+        for key, (value, source) in limits.items():
+            if not (np.isfinite(value) and value > 0) or not _is_default(st, key, defaults):
+                continue
+            if key == "a_y_max" and vehicle_file is None:
+                continue
+            scaled = st.grip_fraction * value
+            if key in cap and np.isfinite(cap[key]) and cap[key] < scaled:
+                scaled, source = float(cap[key]), f"the actuator's clamp (below {st.grip_fraction:g} x {source})"
+            else:
+                source = f"{st.grip_fraction:g} x {value:.3g} from {source}"
+            changes[key] = float(scaled)
+            logger.info("%s: %s not given; %.3g m/s^2 = %s", where, key, scaled, source)
+        if model == "dynamic":
+            if _is_default(st, "friction_ellipse", defaults):
+                changes["friction_ellipse"] = True
+            if _is_default(st, "discretization", defaults):
+                changes["discretization"] = "rk4"
+            if st.ds is None and path_ds is not None and path_ds < DYNAMIC_MIN_DS:
+                changes["ds"] = DYNAMIC_MIN_DS
+            logger.info("%s: dynamic model defaults: %s", where,
+                        {k: changes[k] for k in ("friction_ellipse", "discretization", "ds") if k in changes})
+    out = st.replace(**changes) if changes else st
+    _warn_unsafe(out, plant, limits, where)
+    return out
+
+
+def _warn_unsafe(st: Any, plant: Any, limits: dict[str, tuple[float, str]], where: str) -> None:
+    slips = plant is not None and plant_slips(plant)
+    lateral = limits.get("a_y_max", (None, ""))[0]
+    if st.prediction_model == "dynamic" and not st.friction_ellipse:
+        near = lateral is None or st.a_y_max > ELLIPSE_WARN_SHARE * lateral
+        if near:
+            logger.warning("%s: the dynamic model without the friction ellipse near the grip limit (a_y_max %.3g "
+                           "m/s^2) brakes and accelerates in corners with grip the tyres do not have; on unseen "
+                           "circuits the car left the track. Set friction_ellipse: true", where, st.a_y_max)
+    if st.prediction_model == "kinematic" and slips and st.v_max > KINEMATIC_SLIP_SPEED:
+        logger.warning("%s: the kinematic model on a plant that slips (%s) at v_max %.3g m/s > %.3g m/s: its "
+                       "steering loop can oscillate and leave the track; use prediction_model: auto (or dynamic), "
+                       "or lower v_max", where, getattr(plant, "name", type(plant).__name__), st.v_max,
+                       KINEMATIC_SLIP_SPEED)

@@ -1,0 +1,156 @@
+"""Defaults that follow from the car (issue 20): grip_fraction, prediction_model auto, the dynamic
+model's settings at the limit, and warnings for combinations known to be unsafe."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import yaml
+
+import mpc_tracking as mt
+from mpc_tracking.errors import SettingsError
+from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction
+from mpc_tracking.models.spatial_dynamic import DynamicParams
+from mpc_tracking.scenario.defaults import grip_defaults
+
+
+@pytest.fixture
+def vehicle_file():
+    return mt.VehicleFile(params=DynamicParams.bmw_320i(), speed_lag=0.27, accel_max=3.8, decel_max=7.5,
+                          a_y_max=7.9, source="car.yaml")
+
+
+@pytest.fixture(scope="module")
+def sedan():
+    return mt.create_model("ackermann3d", {"preset": "sedan"})
+
+
+@pytest.mark.parametrize("value", [0.0, -0.1, 1.2, float("nan"), "0.9", True])
+def test_grip_fraction_must_be_a_share(value):
+    with pytest.raises(SettingsError, match="grip_fraction"):
+        mt.MPCSettings(grip_fraction=value)
+
+
+def test_grip_defaults_must_be_a_flag():
+    with pytest.raises(SettingsError, match="grip_defaults"):
+        mt.MPCSettings(grip_defaults="yes")
+
+
+@pytest.mark.parametrize("fraction", [0.85, 0.9, 0.95])
+def test_limits_from_the_vehicle_file_scale_with_grip_fraction(vehicle_file, sedan, fraction):
+    st = grip_defaults(mt.MPCSettings(grip_fraction=fraction), sedan, mt.make_actuator("wheel_torque_pi"),
+                       vehicle_file)
+    assert st.a_y_max == pytest.approx(fraction * 7.9)
+    assert st.decel_max == pytest.approx(fraction * 7.5)
+    assert st.accel_max == pytest.approx(fraction * 3.8)  # acceleration too, not a fixed cap
+
+
+def test_explicit_limits_win(vehicle_file, sedan):
+    st = grip_defaults(mt.MPCSettings(a_y_max=5.0, decel_max=6.0), sedan, None, vehicle_file)
+    assert st.a_y_max == 5.0 and st.decel_max == 6.0 and st.accel_max == pytest.approx(0.9 * 3.8)
+
+
+def test_actuator_clamp_caps_the_scaled_limit(vehicle_file, sedan):
+    act = mt.make_actuator("wheel_torque_pi", decel_max=5.0)
+    assert grip_defaults(mt.MPCSettings(), sedan, act, vehicle_file).decel_max == 5.0
+
+
+def test_auto_picks_the_model_from_the_car(vehicle_file, sedan):
+    kin = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
+    assert grip_defaults(mt.MPCSettings(), kin).prediction_model == "kinematic"
+    assert grip_defaults(mt.MPCSettings(), kin, vehicle_file=vehicle_file).prediction_model == "dynamic"
+    st = grip_defaults(mt.MPCSettings(), sedan)
+    assert st.prediction_model == "dynamic"
+    # the dynamic model gets what holds at the limit; without a vehicle file a_y_max stays
+    assert st.friction_ellipse and st.discretization == "rk4" and st.a_y_max == 4.0
+    assert grip_defaults(mt.MPCSettings(), sedan, path_ds=0.5).ds == 1.0
+    assert grip_defaults(mt.MPCSettings(ds=0.5), sedan, path_ds=0.5).ds == 0.5  # explicit wins
+
+
+def test_grip_defaults_off_keeps_the_settings_and_warns(vehicle_file, sedan, caplog):
+    st0 = mt.MPCSettings(prediction_model="dynamic", a_y_max=7.5, grip_defaults=False)
+    with caplog.at_level(logging.WARNING):
+        st = grip_defaults(st0, sedan, None, vehicle_file)
+    assert st == st0 and not st.friction_ellipse
+    assert "without the friction ellipse" in caplog.text and "friction_ellipse: true" in caplog.text
+
+
+def test_kinematic_on_a_slipping_plant_at_speed_warns(sedan, caplog):
+    with caplog.at_level(logging.WARNING):
+        grip_defaults(mt.MPCSettings(prediction_model="kinematic", v_max=40.0), sedan)
+    assert "kinematic model on a plant that slips" in caplog.text and "prediction_model: auto" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        grip_defaults(mt.MPCSettings(prediction_model="kinematic", v_max=10.0), sedan)
+    assert "slips" not in caplog.text
+
+
+def test_spatial_mpc_without_a_plant_uses_the_kinematic_model():
+    path = mt.load_path("oval", ds=0.5)
+    assert isinstance(mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings()).model, KinematicPrediction)
+
+
+def test_scenario_with_a_vehicle_file_gets_the_limit_defaults(tmp_path, vehicle_file):
+    vehicle_file.to_yaml(tmp_path / "car.yaml")
+    sc = {"path": {"source": "oval", "ds": 0.5}, "vehicle": {"file": "car.yaml"},
+          "plant": {"name": "ackermann3d", "params": {"preset": "sedan"}},
+          "controller": {"v_max": 20.0, "grip_fraction": 0.95}}
+    f = tmp_path / "sc.yaml"
+    f.write_text(yaml.safe_dump(sc))
+    from mpc_tracking.scenario.build import build
+
+    _, mpc, _, _, _ = build(mt.load_scenario(f))
+    st = mpc.settings
+    assert isinstance(mpc.model, DynamicPrediction)
+    assert st.a_y_max == pytest.approx(0.95 * 7.9) and st.accel_max == pytest.approx(0.95 * 3.8)
+    assert st.friction_ellipse and st.discretization == "rk4" and mpc.ds == 1.0
+    assert np.isfinite(st.decel_max)
+
+
+# ---------------------------------------------------------------- braking within the friction budget
+def test_braking_budget_ends():
+    from mpc_tracking.mpc.reference import BRAKE_FLOOR, braking_budget
+
+    b = braking_budget(np.array([0.0, 4.0, 8.0, 9.0]), a_y_max=8.0, decel_max=6.0)
+    assert b[0] == 6.0  # straight: all of it
+    assert b[1] == pytest.approx(6.0 * np.sqrt(0.75))
+    assert b[2] == b[3] == pytest.approx(BRAKE_FLOOR * 6.0)  # at (and beyond) the lateral limit: the floor
+    assert BRAKE_FLOOR < 0.3  # no longer the fixed 0.3 of decel_max while cornering
+
+
+def test_qp_brakes_with_what_the_tyres_have_left():
+    """The dynamic model's acceleration bounds at each step are the braking budget at the operating
+    point's lateral acceleration (a circle near the limit: share below the old fixed floor 0.3)."""
+    from mpc_tracking.models.prediction import DynamicPrediction
+    from mpc_tracking.mpc.reference import braking_budget
+
+    t = np.linspace(0.0, 2.0 * np.pi, 400, endpoint=False)
+    path = mt.ReferencePath(60.0 * np.cos(t), 60.0 * np.sin(t), width_left=5.0, width_right=5.0, ds=1.0,
+                            closed=True)
+    st = mt.MPCSettings(horizon=10, v_max=30.0, a_y_max=6.0, accel_max=3.0, decel_max=6.0, ds=1.0,
+                        prediction_model="dynamic", discretization="rk4", friction_ellipse=True)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=DynamicPrediction(DynamicParams.bmw_320i()))
+    v = float(np.sqrt(0.995 * 6.0 * 60.0))
+    sol = mpc.solve(path.project(60.0, 0.0, 0.5 * np.pi), measured={"v_x": v, "v_y": 0.0, "r": v / 60.0})
+    assert sol.success
+    prob = mpc.qp.problem()
+    x_op, _ = mpc._reference_op(mpc._sampler.sample(sol.s))
+    a_y = np.abs(x_op[:-1, 3] * x_op[:-1, 5])
+    np.testing.assert_allclose(-prob.u_lo[:, 0], braking_budget(a_y, 6.0, 6.0), rtol=1e-9)
+    assert np.all(-prob.u_lo[:, 0] < 0.3 * 6.0)
+
+
+def test_whole_path_ceilings_use_the_same_budget():
+    from mpc_tracking.mpc import qp
+    from mpc_tracking.mpc.reference import BRAKE_FLOOR, path_speed_ceilings
+    from mpc_tracking.paths.speed_profile import speed_profile
+
+    assert qp.ELLIPSE_FLOOR == BRAKE_FLOOR
+    path = mt.load_path("oval", ds=0.5)
+    st = mt.MPCSettings(v_max=30.0, a_y_max=6.0, accel_max=3.0, decel_max=6.0, friction_ellipse=True)
+    _, v_box = path_speed_ceilings(path, st)
+    kw = {"v_max": 30.0, "a_y_max": 6.0, "a_max": np.inf, "a_brake": 0.95 * 6.0, "friction_ellipse": True}
+    np.testing.assert_allclose(v_box, speed_profile(path, ellipse_floor=BRAKE_FLOOR, **kw))
+    with pytest.raises(SettingsError, match="ellipse_floor"):
+        speed_profile(path, ellipse_floor=1.5, **kw)
