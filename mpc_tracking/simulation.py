@@ -275,6 +275,8 @@ class _Loop:
         self._yaw = 0.0  # plant heading [rad] at the last observation
         self._speed = 0.0  # plant speed [m/s] at the last measurement
         self._measures = bool(controller.measures)
+        #: the controller's planned (speed, acceleration) for the actuator, when it plans one
+        self._feedforward: Callable[[Any], Any] | None = getattr(controller, "plan_feedforward", None)
         self._end = path.length - 0.5 * path.ds  # an open path ends here
         self.watch = watch or StepWatch(None)  # wall time of the whole loop step (and its limit)
 
@@ -386,7 +388,7 @@ class _Loop:
         # the planned acceleration reaches the speed loop as feed-forward (models that plan one)
         set_plan = getattr(act, "set_plan", None)
         if set_plan is not None:
-            plan = self.controller.model.feedforward(sol.x, sol.u) if sol.status in _PLAN_STATUSES else None
+            plan = self._feedforward(sol) if self._feedforward is not None and sol.status in _PLAN_STATUSES else None
             set_plan(*(plan if plan is not None else (None,)))
         step = plant.step
         t = self.t

@@ -71,6 +71,11 @@ class SpatialMPCController:
         st = self.mpc.settings
         return float(st.v_min), float(st.v_max)
 
+    def plan_feedforward(self, sol: MPCSolution) -> tuple[float, float] | None:
+        """The plan's (speed [m/s], acceleration [m/s^2]) for a speed loop to feed forward, or None
+        (:meth:`PredictionModel.feedforward`: the dynamic model plans one, the kinematic one not)."""
+        return self.mpc.model.feedforward(sol.x, sol.u)
+
     def reset(self) -> None:
         """:meth:`SpatialMPC.reset`."""
         self.mpc.reset()

@@ -18,7 +18,7 @@ import numpy as np
 
 from mpc_tracking.control.protocol import ControlCommand
 from mpc_tracking.errors import InputError, SettingsError
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.paths.reference_path import ReferencePath
 from mpc_tracking.paths.speed_profile import speed_profile
 

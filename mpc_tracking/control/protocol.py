@@ -21,7 +21,7 @@ import numpy as np
 from mpc_tracking.mpc.settings import MPCSolution, Status
 
 if TYPE_CHECKING:
-    from mpc_tracking.models.spatial_bicycle import VehicleParams
+    from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
     from mpc_tracking.paths.projection import Projection
     from mpc_tracking.paths.reference_path import ReferencePath
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from mpc_tracking.control.geometric import GeometricController, TrackingLimits, check_gain
 from mpc_tracking.errors import SettingsError
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.paths.reference_path import ReferencePath
 
 __all__ = ["PurePursuit", "PurePursuitParams"]

@@ -110,7 +110,7 @@ class LogIdentification:
         """A vehicle file: the identified speed loop; everything else from ``base`` (a
         :class:`VehicleFile` or ``DynamicParams``) or, without one, assumed as ``identify`` does for
         unknowns (1 kg, CG mid-wheelbase, ``mu = 1``, ``B = 10``, ``C = 1.3``; listed in the report)."""
-        from mpc_tracking.models.spatial_dynamic import DynamicParams
+        from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
         assumed: list[str] = []
         if isinstance(base, VehicleFile):

@@ -27,7 +27,7 @@ import numpy as np
 from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc import backends
 from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.disturbance import ModelDisturbance
@@ -62,7 +62,7 @@ class SpatialMPC:
     prediction : PredictionModel, optional
         The controller's model of the car; default the one ``settings.prediction_model`` names,
         built from ``vehicle`` (kinematic) or with :meth:`DynamicParams.bmw_320i
-        <mpc_tracking.models.spatial_dynamic.DynamicParams.bmw_320i>` scaled to nothing (dynamic:
+        <mpc_tracking.models.prediction.spatial_dynamic.DynamicParams.bmw_320i>` scaled to nothing (dynamic:
         pass a :class:`~mpc_tracking.models.prediction.DynamicPrediction` with your car's
         parameters).
 
@@ -165,7 +165,7 @@ class SpatialMPC:
         elif st.prediction_model in ("kinematic", "auto"):  # "auto" is resolved with a plant (scenario)
             model = KinematicPrediction(self.vehicle)
         else:
-            from mpc_tracking.models.spatial_dynamic import DynamicParams
+            from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
             model = DynamicPrediction(DynamicParams.bmw_320i())
         if model.SPEED_IN_STATE and st.delay > 0:

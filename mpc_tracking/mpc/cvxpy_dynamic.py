@@ -105,7 +105,7 @@ class CvxpyDynamicMPC(CvxpyMPC):
     def _reference_op(self, kappa: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         p, N, ds = self.model.params, self.N, self.ds
         if getattr(self.model, "slip_reference", False):  # steady cornering (spatial_dynamic.steady_cornering)
-            from mpc_tracking.models.spatial_dynamic import steady_cornering
+            from mpc_tracking.models.prediction.spatial_dynamic import steady_cornering
 
             vg = np.append(v, v[-1])
             a_ref = (vg[1:] ** 2 - vg[:-1] ** 2) / (2 * ds)

@@ -20,7 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from mpc_tracking.models.prediction import PredictionModel
-from mpc_tracking.models.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc.layout import QPData
 from mpc_tracking.mpc.rejoin import ENTER_EPSI, ENTER_EY_KAPPA, back_in_domain, outside_domain, pure_pursuit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler

@@ -36,7 +36,7 @@ import numpy as np
 from mpc_tracking.errors import SettingsError
 
 __all__ = [
-    "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS", "MAX_HORIZON",
+    "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "MAX_HORIZON",
     "PredictionSettings", "CostSettings", "LimitSettings", "QPSettings", "SafeguardSettings", "ObserverSettings",
     "SETTINGS_GROUPS", "SettingsGroup", "setting", "settings_fields", "field_choices", "field_doc", "field_group",
 ]
@@ -44,7 +44,6 @@ __all__ = [
 MODES = ("tracking", "time_optimal")
 LINEARIZATIONS = ("auto", "previous", "reference")
 WARM_STARTS = ("solver", "shift", "none")
-SOLVERS = ("osqp", "daqp")
 #: longest horizon accepted (a QP of ~100 000 variables; far beyond any useful look-ahead)
 MAX_HORIZON = 10_000
 
@@ -139,9 +138,16 @@ def field_choices(f: Field) -> tuple[str, ...] | None:
 
 
 def _discretizations() -> Sequence[str]:
-    from mpc_tracking.models.spatial_bicycle import DISCRETIZATIONS
+    from mpc_tracking.models.prediction.spatial_bicycle import DISCRETIZATIONS
 
     return DISCRETIZATIONS
+
+
+def _qp_backends() -> Sequence[str]:
+    """The registered QP back ends (:mod:`mpc_tracking.mpc.backends`; "osqp" and "daqp" built in)."""
+    from mpc_tracking.mpc.backends import available
+
+    return list(available())
 
 
 def _prediction_models() -> Sequence[str]:
@@ -380,7 +386,8 @@ class QPSettings(SettingsGroup):
     """The QP solver: which one, its tolerances and limits, and how it is warm-started."""
 
     solver: str = setting(
-        "osqp", "QP solver", "-", choices=SOLVERS,
+        "osqp", "QP solver: a registered back end (:func:`mpc_tracking.mpc.backends.available`)", "-",
+        choices=_qp_backends,
         notes="'osqp': OSQP's ADMM on the sparse QP (states, inputs and slacks), set up once and updated in "
               "place; cost grows linearly with the horizon, accuracy is ``eps_abs``/``eps_rel``. 'daqp': the QP "
               "condensed onto the inputs and solved exactly by DAQP's dual active-set method, warm-started from "

@@ -46,7 +46,7 @@ def plant_slips(plant: Any) -> bool:
     flag = getattr(type(plant), "slips", None)
     if flag is not None:
         return bool(flag)
-    from mpc_tracking.models.ackermann3d import Ackermann3D
+    from mpc_tracking.models.plants.ackermann3d import Ackermann3D
 
     return isinstance(plant, Ackermann3D)
 

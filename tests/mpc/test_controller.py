@@ -12,7 +12,7 @@ import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.errors import InputError, SettingsError
-from mpc_tracking.models import spatial_bicycle as sb
+from mpc_tracking.models.prediction import spatial_bicycle as sb
 from mpc_tracking.mpc.backends import FaultInjection
 from mpc_tracking.mpc.cvxpy_ref import CvxpyMPC
 

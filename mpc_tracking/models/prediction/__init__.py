@@ -324,7 +324,7 @@ class DynamicPrediction(PredictionModel):
     def reference_op(self, kappa: np.ndarray, v: np.ndarray, ds: float) -> tuple[np.ndarray, np.ndarray]:
         """On the centre line at the reference speeds: with ``slip_reference`` (default) the steady
         cornering state of the dynamic model at each point's curvature and speed
-        (:func:`~mpc_tracking.models.spatial_dynamic.steady_cornering`: the heading error, v_y, r,
+        (:func:`~mpc_tracking.models.prediction.spatial_dynamic.steady_cornering`: the heading error, v_y, r,
         a_x and steering that keep the car on the line with the axles slipping as the tyres need),
         else the zero-slip state (r = v kappa, a rear axle without side slip) and the linear
         single track's steering."""

@@ -25,7 +25,7 @@ from mpc_tracking.results import SimulationResult
 from mpc_tracking.ros import missing_ros_modules
 from mpc_tracking.ros.isolation import isolated_command, isolated_env, isolation_problem
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "demos" / "quickstart.yaml"
 
 

@@ -250,7 +250,7 @@ def test_cli_run_writes_mcap_and_bag_that_read_back(tmp_path):
     from mpc_tracking.cli.main import main
     from mpc_tracking.results import SimulationResult
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     mcap, bag = tmp_path / "run.mcap", tmp_path / "run_bag"
     code = main(["run", str(root / "demos" / "quickstart.yaml"), "--out", str(tmp_path / "run"), "--no-plots", "-q",
                  "--set", "simulation.t_max=5", "--mcap", str(mcap), "--bag", str(bag)])
@@ -363,7 +363,7 @@ def test_replay_reproduces_the_controllers_own_commands(drive, bags):
 def test_cli_replay(tmp_path, capsys):
     from mpc_tracking.cli.main import main
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     scenario = str(root / "demos" / "quickstart.yaml")
     bag = tmp_path / "run.mcap"
     assert main(["run", scenario, "--out", str(tmp_path / "run"), "--no-plots", "-q", "--set", "simulation.t_max=3",

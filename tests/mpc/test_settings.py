@@ -32,7 +32,7 @@ from mpc_tracking.mpc.settings import (
 )
 from mpc_tracking.scenario.schema import ControllerConfig, canonical_key, mpc_settings, scenario_keys
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FLAT_NAMES = [f.name for _g, f in settings_fields()]
 
 

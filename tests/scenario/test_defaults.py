@@ -11,7 +11,7 @@ import yaml
 import mpc_tracking as mt
 from mpc_tracking.errors import SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction
-from mpc_tracking.models.spatial_dynamic import DynamicParams
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 from mpc_tracking.scenario.defaults import grip_defaults
 
 
