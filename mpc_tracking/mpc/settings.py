@@ -36,7 +36,7 @@ import numpy as np
 from mpc_tracking.errors import SettingsError
 
 __all__ = [
-    "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "MAX_HORIZON",
+    "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS", "MAX_HORIZON",
     "PredictionSettings", "CostSettings", "LimitSettings", "QPSettings", "SafeguardSettings", "ObserverSettings",
     "SETTINGS_GROUPS", "SettingsGroup", "setting", "settings_fields", "field_choices", "field_doc", "field_group",
 ]
@@ -143,11 +143,14 @@ def _discretizations() -> Sequence[str]:
     return DISCRETIZATIONS
 
 
-def _qp_backends() -> Sequence[str]:
-    """The registered QP back ends (:mod:`mpc_tracking.mpc.backends`; "osqp" and "daqp" built in)."""
-    from mpc_tracking.mpc.backends import available
+#: the names ``MPCSettings.solver`` takes: the registered QP back ends, in registration order
+#: (:func:`mpc_tracking.mpc.backends.register` adds to it; "osqp" and "daqp" are built in)
+SOLVERS: list[str] = []
 
-    return list(available())
+
+def _qp_backends() -> Sequence[str]:
+    """The registered QP back ends (:data:`SOLVERS`)."""
+    return tuple(SOLVERS)
 
 
 def _prediction_models() -> Sequence[str]:

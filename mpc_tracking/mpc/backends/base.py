@@ -31,7 +31,7 @@ from scipy import sparse
 
 from mpc_tracking.errors import SettingsError
 from mpc_tracking.mpc.layout import QPData, QPLayout
-from mpc_tracking.mpc.settings import MPCSettings, Status
+from mpc_tracking.mpc.settings import SOLVERS, MPCSettings, Status
 
 __all__ = ["QPStructure", "BackendResult", "QPBackend", "FaultInjection", "register", "get", "available"]
 
@@ -148,6 +148,8 @@ def register(name: str, cls: type[QPBackend]) -> None:
     if not (isinstance(cls, type) and issubclass(cls, QPBackend)):
         raise SettingsError(f"cls: expected a QPBackend subclass, got {cls!r}")
     _REGISTRY[name] = cls
+    if name not in SOLVERS:
+        SOLVERS.append(name)  # the names the settings accept
 
 
 def get(name: str) -> type[QPBackend]:
