@@ -38,6 +38,7 @@ from mpc_tracking.mpc.safeguards import Safeguards
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
 from mpc_tracking.mpc.step import StepInput
+from mpc_tracking.paths.geometry import offset_point
 from mpc_tracking.paths.interpolation import LinearTable
 from mpc_tracking.paths.projection import Projection
 from mpc_tracking.paths.reference_path import ReferencePath
@@ -423,7 +424,7 @@ class SpatialMPC:
         X, U = X.copy(), U.copy()
         q = step.q
         e_y = X[:, self.model.I_EY]
-        xy = np.column_stack([q.x - e_y * np.sin(q.psi), q.y + e_y * np.cos(q.psi)])
+        xy = offset_point(q.x, q.y, q.psi, e_y)
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,

@@ -26,6 +26,7 @@ from mpc_tracking.mpc.rejoin import ENTER_EPSI, ENTER_EY_KAPPA, back_in_domain, 
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.mpc.step import StepInput
+from mpc_tracking.paths.geometry import offset_point
 from mpc_tracking.paths.reference_path import ReferencePath
 
 __all__ = ["Safeguards", "safe_stop_speed"]
@@ -218,7 +219,7 @@ class Safeguards:
             x_pred = np.full((s_grid.size, m.nx), np.nan)
             u_pred = np.tile(m.stop_input(v, delta, st), (s_grid.size - 1, 1))
         e = np.nan_to_num(x_pred[:, m.I_EY])
-        xy = np.column_stack([q.x - e * np.sin(q.psi), q.y + e * np.cos(q.psi)])
+        xy = offset_point(q.x, q.y, q.psi, e)
         return MPCSolution(
             v=v,
             delta=delta,
