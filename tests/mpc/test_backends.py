@@ -39,7 +39,12 @@ def test_the_registry_lists_gets_and_refuses_by_name():
 
 
 def test_register_adds_a_back_end_by_name(monkeypatch):
+    import mpc_tracking.mpc.settings as settings_module
+
     monkeypatch.setattr(backends_base, "_REGISTRY", dict(backends_base._REGISTRY))
+    names = list(settings_module.SOLVERS)  # the names the settings accept: restored after the test
+    monkeypatch.setattr(backends_base, "SOLVERS", names)
+    monkeypatch.setattr(settings_module, "SOLVERS", names)
 
     class Mine(backends.OSQPBackend):
         name = "mine"

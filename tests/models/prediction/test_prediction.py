@@ -48,7 +48,7 @@ def test_layout_and_solution_take_their_sizes_from_the_model(sedan_params):
 
 
 def test_bad_model_choices_are_named():
-    with pytest.raises(SettingsError, match=r"prediction_model: expected 'auto' or one of \['dynamic', 'kinematic'\]"):
+    with pytest.raises(SettingsError, match=r"prediction_model: expected one of \['auto', 'dynamic', 'kinematic'\]"):
         mt.MPCSettings(prediction_model="dynamc")
     with pytest.raises(SettingsError, match=r"MPCSettings\.Q: expected 3 or 6 weights for the dynamic prediction"):
         _settings(Q=(1, 2, 0, 1))
