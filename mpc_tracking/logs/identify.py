@@ -256,9 +256,7 @@ def _speed(table: LogTable, found: dict[str, str | None], dt: float, split: int,
     top = round(0.5 / dt)  # speed delays up to 0.5 s: every other sample, then the neighbours of the best
     coarse = min(range(0, top + 1, 2), key=lambda m: lag_fit(m)[0])
     m = min((k for k in (coarse - 1, coarse, coarse + 1) if 0 <= k <= top), key=lambda k: lag_fit(k)[0])
-    best = (lag_fit(m)[0], m, lag_fit(m)[1])
-    assert best is not None
-    _, m, tau = best
+    tau = lag_fit(m)[1]
     vc = np.concatenate([np.full(m, vc0[0]), vc0[: n - m]])
     acc = derivative(np.nan_to_num(v), dt, max(5 * dt, 0.2))
     a0, d0 = max(float(np.nanpercentile(acc[:split], 99)), 0.1), max(float(-np.nanpercentile(acc[:split], 1)), 0.1)

@@ -125,7 +125,8 @@ def replay(log: str | Path | LogTable, path: Any, controller: Any, *, pose_topic
 
     table = log if isinstance(log, LogTable) else read_log(log)
     pose = _first(table, pose_topic, ("Odometry", "PoseStamped", "PoseWithCovarianceStamped"), "pose")
-    assert pose is not None
+    if pose is None:
+        raise LogError(f"{table.source}: no pose topic (Odometry or PoseStamped) to replay; pass pose_topic=")
     cmd = _first(table, cmd_topic, ("AckermannDriveStamped", "AckermannDrive", "TwistStamped", "Twist"), "cmd")
     n = len(pose)
     idx = range(max(start, 0), n if stop is None else min(stop, n))
