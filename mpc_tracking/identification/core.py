@@ -34,6 +34,7 @@ from mpc_tracking.identification import manoeuvres as mv
 from mpc_tracking.identification.fit import (
     LateralFit,
     LongitudinalFit,
+    axle_peaks,
     fit_lateral,
     fit_longitudinal,
     lateral_samples,
@@ -119,8 +120,23 @@ def _num(v: Any) -> float | None:
     return None
 
 
+#: the plant attributes (:class:`~mpc_tracking.models.base.MotionModel`) behind each geometry key
+_DECLARED = {"mass": "mass", "I_z": "yaw_inertia", "l_f": "l_f", "l_r": "l_r", "h_cg": "cg_height"}
+#: how a plant declares its geometry (the error of a plant that declares none)
+HOW_TO_DECLARE = ("declare them on the plant class (MotionModel attributes: mass = 1500.0  # kg, "
+                  "yaw_inertia = 2500.0  # kg m^2, l_f = 1.2, l_r = 1.5  # m, cg_height = 0.5  # m, "
+                  "driven_axle = 'rear'; see `mpc-tracking new-model`), or pass geometry={'l_f': ..., 'l_r': ...} "
+                  "(CLI: --l-f, --l-r, or --wheelbase)")
+_DRIVE_OF_3D = {"rwd": "rear", "fwd": "front", "awd": "all"}
+
+
 def plant_geometry(plant: Any, geometry: dict[str, float] | None = None) -> tuple[dict[str, float], dict[str, str]]:
     """Mass, I_z, l_f, l_r, h_cg, g of ``plant`` and where each came from.
+
+    Sources, later ones win: a 3D car's ``plant.vehicle`` (Ackermann3DParams), a plant's
+    ``vehicle_params`` (:class:`DynamicParams`), parameters named like the keys (and ``wheelbase``),
+    the attributes the plant declares (:meth:`~mpc_tracking.models.base.MotionModel.declared_geometry`:
+    ``mass``, ``yaw_inertia``, ``l_f``, ``l_r``, ``cg_height``), then ``geometry``.
 
     Returns
     -------
@@ -128,6 +144,12 @@ def plant_geometry(plant: Any, geometry: dict[str, float] | None = None) -> tupl
         ``mass`` [kg], ``I_z`` [kg m²] (NaN when unknown: to be fitted), ``l_f``, ``l_r``, ``h_cg`` [m], ``g`` [m/s²].
     source : dict
         Key -> ``"plant"``, ``"argument"`` or ``"assumed"`` (``"fitted"`` is set later for I_z).
+
+    Raises
+    ------
+    InputError
+        A plant that declares neither axle distances nor a wheelbase (the message names the
+        attributes and how to declare them), or a bad ``geometry`` entry.
     """
     geo: dict[str, float] = {}
     src: dict[str, str] = {}
@@ -143,6 +165,10 @@ def plant_geometry(plant: Any, geometry: dict[str, float] | None = None) -> tupl
     for k in GEOMETRY_KEYS:
         if k not in geo and _num(params.get(k)) is not None:
             geo[k] = float(params[k])
+    declared = plant.declared_geometry() if hasattr(plant, "declared_geometry") else {}
+    for k, attr in _DECLARED.items():
+        if attr in declared:
+            geo[k] = float(declared[attr])
     src.update(dict.fromkeys(geo, "plant"))
     wb = _num(params.get("wheelbase"))
     for k, v in (geometry or {}).items():
@@ -164,8 +190,9 @@ def plant_geometry(plant: Any, geometry: dict[str, float] | None = None) -> tupl
             src["l_f"] = src["l_r"] = "assumed"
             logger.warning("identify: the plant gives no CG position; assuming the middle of the %.3g m wheelbase", wb)
         else:
-            raise InputError(f"identify: the plant {getattr(plant, 'name', plant)!r} declares no wheelbase or axle "
-                             f"distances; pass geometry={{'l_f': ..., 'l_r': ...}} (or 'wheelbase')")
+            raise InputError(f"identify: the plant {getattr(plant, 'name', plant)!r} declares no geometry: none of "
+                             f"l_f, l_r (CG to front / rear axle [m]) or a wheelbase parameter (also missing: "
+                             f"{', '.join(a for a in _DECLARED.values() if a not in declared)}); {HOW_TO_DECLARE}")
         src.setdefault("l_f", "plant")
         src.setdefault("l_r", "plant")
     if geo["l_f"] <= 0 or geo["l_r"] <= 0:
@@ -179,6 +206,16 @@ def plant_geometry(plant: Any, geometry: dict[str, float] | None = None) -> tupl
     if "I_z" not in geo:
         geo["I_z"], src["I_z"] = math.nan, "fitted"
     return geo, src
+
+
+def driven_axle(plant: Any) -> str | None:
+    """The axle the plant's drive torque reaches (``"front"``, ``"rear"``, ``"all"``) or None when not declared
+    (:attr:`~mpc_tracking.models.base.MotionModel.driven_axle`, or a 3D car's ``drive``)."""
+    declared = plant.declared_geometry() if hasattr(plant, "declared_geometry") else {}
+    if "driven_axle" in declared:
+        return str(declared["driven_axle"])
+    drive = getattr(getattr(plant, "vehicle", None), "drive", None)
+    return _DRIVE_OF_3D.get(drive) if isinstance(drive, str) else None
 
 
 def _plant_and_actuator(plant: Any, actuator: Any, params: dict[str, Any] | None) -> tuple[Any, Any]:
@@ -319,31 +356,44 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
                                       mv.braking_in_turn(scale, 0.7 * V, scale.steer_for(0.4 * a_ref, 0.7 * V), limit))
     lateral_recs = [r for r in recs.values() if r.purpose == "lateral"]
     S = lateral_samples(lateral_recs, geo, window, 0.3 * V)
-    fit_mu = mu is None and mon.saturated
+    drive = driven_axle(plant)
+    iz_guess = geo["I_z"] if math.isfinite(geo["I_z"]) else geo["mass"] * geo["l_f"] * geo["l_r"]
+    peaks = axle_peaks(lateral_samples([recs["ramp"]], geo, window, 0.3 * V), geo, iz_guess, drive)
+    fit_mu, factors = False, (1.0, 1.0)
     if mu is not None:
         mu0, src["mu"] = _positive("mu", mu), "argument"
+    elif mon.saturated and peaks.limiting_axle is not None:
+        # the peak is measured: the friction the saturated axle used (no extrapolation by the tyre curve)
+        sat = [p for p, s_ in ((peaks.front, peaks.front_saturated), (peaks.rear, peaks.rear_saturated)) if s_]
+        mu0, src["mu"] = max(sat), f"measured ({peaks.limiting_axle} axle peak on the ramp)"
+        factors = (peaks.front / mu0 if peaks.front_saturated else max(1.0, peaks.front / mu0),
+                   peaks.rear / mu0 if peaks.rear_saturated else max(1.0, peaks.rear / mu0))
     elif mon.saturated:
-        mu0, src["mu"] = max(a_peak / g, 0.05), "fitted"
+        fit_mu, mu0, src["mu"] = True, max(a_peak / g, 0.05), "fitted"
     else:
         mu0, src["mu"] = max(1.0, a_peak / g), "assumed"
         logger.warning("identify: mu not measurable without a saturated ramp; assuming %.3g (pass mu= to set it)", mu0)
-    lat = fit_lateral(S, geo, float(shape_factor), mu0, None if fit_iz else geo["I_z"], fit_mu)
+    lat = fit_lateral(S, geo, float(shape_factor), mu0, None if fit_iz else geo["I_z"], fit_mu, factors)
     if fit_mu and lat.slip_seen and lat.max_force_ratio < 0.9:
         logger.warning("identify: the tyres reached only %.0f %% of the fitted friction: mu = %.3f is extrapolated",
                        100 * lat.max_force_ratio, lat.mu)
     dyn = DynamicParams(mass=geo["mass"], I_z=lat.I_z, l_f=geo["l_f"], l_r=geo["l_r"], h_cg=geo["h_cg"], mu=lat.mu,
                         tyre_B_f=lat.B_f, tyre_C_f=float(shape_factor), tyre_B_r=lat.B_r,
-                        tyre_C_r=float(shape_factor), g=g, **blend)
+                        tyre_C_r=float(shape_factor), tyre_D_f=lat.D_f, tyre_D_r=lat.D_r, g=g, **blend)
     report: dict[str, Any] = {
         "longitudinal": {
             "tau": lon.tau, "accel_max": lon.accel_max, "decel_max": lon.decel_max,
             "accel_plateau": lon.accel_plateau, "decel_plateau": lon.decel_plateau, "rms_speed": lon.rms_speed},
         "lateral": {"mu": lat.mu, "B_f": lat.B_f, "B_r": lat.B_r, "I_z": lat.I_z, "fitted_inertia": lat.fitted_inertia,
+                    "D_f": lat.D_f, "D_r": lat.D_r, "mu_source": src["mu"],
                     "slip_seen": lat.slip_seen, "max_force_ratio": lat.max_force_ratio,
                     "rms_lateral": lat.rms_lateral, "rms_yaw": lat.rms_yaw, "samples": lat.samples,
                     "C_alpha_f": dyn.cornering_stiffness[0], "C_alpha_r": dyn.cornering_stiffness[1]},
         "ramp": {"a_y_peak": a_peak, "saturated": mon.saturated, "end": mon.reason,
                  "mu_peak": a_peak / g},
+        "axle_peaks": {"front": peaks.front, "rear": peaks.rear, "front_saturated": peaks.front_saturated,
+                       "rear_saturated": peaks.rear_saturated, "limiting_axle": peaks.limiting_axle,
+                       "driven_axle": drive},
         "fit_manoeuvres": {n: predict_errors(r, dyn, lon, pstep, window) for n, r in recs.items()
                            if r.purpose == "lateral"},
         "holdout": {n: predict_errors(r, dyn, lon, pstep, window) for n, r in recs.items() if r.purpose == "holdout"},

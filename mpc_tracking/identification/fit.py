@@ -36,7 +36,7 @@ from scipy.signal import savgol_filter
 from mpc_tracking.identification.manoeuvres import Recording
 
 __all__ = ["derivative", "LongitudinalFit", "fit_longitudinal", "simulate_speed", "LateralFit", "fit_lateral",
-           "lateral_samples", "B_MAX"]
+           "lateral_samples", "B_MAX", "AxlePeaks", "axle_forces", "axle_peaks"]
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +176,8 @@ class LateralFit:
         RMS equation errors [m/s²] of the lateral and the yaw equation (the latter divided by ``m L``).
     samples : int
         Samples used.
+    D_f, D_r : float
+        Peak factors of the axles [-] (the axle's peak force is ``D mu F_z``).
     """
 
     mu: float
@@ -188,6 +190,8 @@ class LateralFit:
     rms_lateral: float
     rms_yaw: float
     samples: int
+    D_f: float = 1.0
+    D_r: float = 1.0
 
 
 def lateral_samples(recs: list[Recording], geo: dict[str, float], window: float, v_min: float) -> dict[str, np.ndarray]:
@@ -210,12 +214,85 @@ def lateral_samples(recs: list[Recording], geo: dict[str, float], window: float,
     return out
 
 
-def _forces(S: dict[str, np.ndarray], geo: dict[str, float], mu: float, bf: float, br: float, C: float):
+@dataclass(frozen=True)
+class AxlePeaks:
+    """The friction each axle used, measured without a tyre model (:func:`axle_peaks`).
+
+    Attributes
+    ----------
+    front, rear : float
+        Largest force of the axle over its normal load, ``|F| / F_z`` [-] (99.5th percentile of the
+        samples; on the driven axle ``F`` includes the drive force ``m a_x``: combined slip).
+    front_saturated, rear_saturated : bool
+        The axle's force stopped growing while its slip angle kept growing (its slip angle went at
+        least 15 % beyond the smallest one at which the force was within 1 % of its peak): the axle
+        reached its limit, so its peak measures its friction.
+    """
+
+    front: float
+    rear: float
+    front_saturated: bool
+    rear_saturated: bool
+
+    @property
+    def limiting_axle(self) -> str | None:
+        """``"front"`` (understeer at the limit), ``"rear"`` (oversteer), ``"both"`` or None (no axle saturated)."""
+        f, r = self.front_saturated, self.rear_saturated
+        return "both" if f and r else "front" if f else "rear" if r else None
+
+
+def axle_forces(S: dict[str, np.ndarray], geo: dict[str, float], I_z: float) -> tuple[np.ndarray, ...]:
+    """Lateral axle forces [N] solved from the measured motion (no tyre model) and the normal loads.
+
+    ``m a_y = F_yf cos(delta) + F_yr`` and ``I_z r' = l_f F_yf cos(delta) - l_r F_yr`` give
+    ``F_yf = (m l_r a_y + I_z r') / (L cos delta)``, ``F_yr = (m l_f a_y - I_z r') / L``; the loads
+    ``F_zf = m (g l_r - a_x h) / L``, ``F_zr = m (g l_f + a_x h) / L`` (longitudinal load transfer).
+
+    Returns
+    -------
+    F_yf, F_yr, F_zf, F_zr : ndarray, each shape (K,)
+    """
+    m, lf, lr, h, g = geo["mass"], geo["l_f"], geo["l_r"], geo["h_cg"], geo["g"]
+    L = lf + lr
+    fyf = (m * lr * S["a_y"] + I_z * S["r_dot"]) / (L * np.cos(S["delta"]))
+    fyr = (m * lf * S["a_y"] - I_z * S["r_dot"]) / L
+    fzf = m * (g * lr - S["a_x"] * h) / L
+    fzr = m * (g * lf + S["a_x"] * h) / L
+    return fyf, fyr, fzf, fzr
+
+
+def _saturated(alpha: np.ndarray, used: np.ndarray, peak: float) -> bool:
+    a = np.abs(alpha)
+    near = a[used >= 0.99 * peak]
+    return bool(near.size and a.max() >= 1.15 * max(float(near.min()), 1e-4))
+
+
+def axle_peaks(S: dict[str, np.ndarray], geo: dict[str, float], I_z: float, driven: str | None) -> AxlePeaks:
+    """The friction each axle used on the samples ``S`` (:func:`lateral_samples` of a steady manoeuvre,
+    the constant-steer ramp) and whether it reached its limit there.
+
+    ``driven`` (``"front"``, ``"rear"``, ``"all"`` or None) says which axle carries the drive force
+    ``m a_x`` (``"all"``: in proportion to the loads; None: none of it, the pure lateral force).
+    """
+    m = geo["mass"]
+    fyf, fyr, fzf, fzr = axle_forces(S, geo, I_z)
+    fx = m * S["a_x"]
+    share_f = {"front": 1.0, "rear": 0.0, "all": fzf / (fzf + fzr)}.get(driven or "", 0.0)
+    share_r = {"front": 0.0, "rear": 1.0, "all": fzr / (fzf + fzr)}.get(driven or "", 0.0)
+    used_f = np.hypot(fyf, share_f * fx) / fzf
+    used_r = np.hypot(fyr, share_r * fx) / fzr
+    pf = float(np.percentile(used_f, 99.5)) if used_f.size else 0.0
+    pr = float(np.percentile(used_r, 99.5)) if used_r.size else 0.0
+    return AxlePeaks(pf, pr, _saturated(S["alpha_f"], used_f, pf), _saturated(S["alpha_r"], used_r, pr))
+
+
+def _forces(S: dict[str, np.ndarray], geo: dict[str, float], mu: float, bf: float, br: float, C: float,
+            d_f: float = 1.0, d_r: float = 1.0):
     m, lf, lr, h, g = geo["mass"], geo["l_f"], geo["l_r"], geo["h_cg"], geo["g"]
     L = lf + lr
     sd = np.sin(S["delta"])
-    pf = np.sin(C * np.arctan(bf * S["alpha_f"]))
-    pr = np.sin(C * np.arctan(br * S["alpha_r"]))
+    pf = d_f * np.sin(C * np.arctan(bf * S["alpha_f"]))
+    pr = d_r * np.sin(C * np.arctan(br * S["alpha_r"]))
     ax = S["a_x"]
     for _ in range(2):  # the model's a_x input: measured acceleration + F_yf sin(delta) / m (fixed point)
         fzf = m * (g * lr - ax * h) / L
@@ -227,11 +304,14 @@ def _forces(S: dict[str, np.ndarray], geo: dict[str, float], mu: float, bf: floa
 
 
 def fit_lateral(S: dict[str, np.ndarray], geo: dict[str, float], C: float, mu0: float,
-                I_z: float | None, fit_mu: bool = True) -> LateralFit:
+                I_z: float | None, fit_mu: bool = True, peak_factors: tuple[float, float] = (1.0, 1.0)) -> LateralFit:
     """Fit ``mu``, ``B_f``, ``B_r`` (and ``I_z`` when ``None``) to the samples of :func:`lateral_samples`.
 
-    ``mu0`` [-] is the start value and, for a plant without tyre slip or with ``fit_mu=False``, the result.
+    ``mu0`` [-] is the start value and, for a plant without tyre slip or with ``fit_mu=False``, the result
+    (then the axle peaks ``D mu`` are fixed: measured by :func:`axle_peaks`, not extrapolated by the tyre
+    curve). ``peak_factors`` are the axles' ``D_f, D_r`` [-].
     """
+    d_f, d_r = peak_factors
     m, lf, lr = geo["mass"], geo["l_f"], geo["l_r"]
     L = lf + lr
     n = int(S["v_x"].size)
@@ -243,7 +323,7 @@ def fit_lateral(S: dict[str, np.ndarray], geo: dict[str, float], C: float, mu0: 
     if n < 10 or not any(free):
         logger.warning("identify: no measurable tyre slip (95th percentile %.2g rad): tyre stiffness set to the "
                        "bound B = %g, mu to the largest lateral acceleration / g = %.3f", max(slip), B_MAX, mu0)
-        return LateralFit(mu0, B_MAX, B_MAX, iz0, False, False, 1.0, math.nan, math.nan, n)
+        return LateralFit(mu0, B_MAX, B_MAX, iz0, False, False, 1.0, math.nan, math.nan, n, d_f, d_r)
     if not all(free):
         logger.warning("identify: no measurable slip on the %s axle: its B is the bound %g",
                        "front" if not free[0] else "rear", B_MAX)
@@ -258,7 +338,7 @@ def fit_lateral(S: dict[str, np.ndarray], geo: dict[str, float], C: float, mu0: 
 
     def residual(p: np.ndarray) -> np.ndarray:
         mu, bf, br, iz = unpack(p)
-        fyf, fyr, _, _ = _forces(S, geo, mu, bf, br, C)
+        fyf, fyr, _, _ = _forces(S, geo, mu, bf, br, C, d_f, d_r)
         e1 = S["a_y"] - (fyf * cd + fyr) / m
         e2 = (iz * S["r_dot"] - lf * fyf * cd + lr * fyr) / (m * L)
         return np.concatenate([e1, e2])
@@ -271,8 +351,8 @@ def fit_lateral(S: dict[str, np.ndarray], geo: dict[str, float], C: float, mu0: 
             for p0 in starts]
     best = min(sols, key=lambda sol: sol.cost)
     mu, bf, br, iz = unpack(best.x)
-    fyf, fyr, fzf, fzr = _forces(S, geo, mu, bf, br, C)
-    ratio = float(max(np.max(np.abs(fyf) / (mu * fzf)), np.max(np.abs(fyr) / (mu * fzr))))
+    fyf, fyr, fzf, fzr = _forces(S, geo, mu, bf, br, C, d_f, d_r)
+    ratio = float(max(np.max(np.abs(fyf) / (d_f * mu * fzf)), np.max(np.abs(fyr) / (d_r * mu * fzr))))
     e = best.fun
     return LateralFit(mu, bf, br, iz, fit_iz, True, ratio, float(np.sqrt(np.mean(e[:n] ** 2))),
-                      float(np.sqrt(np.mean(e[n:] ** 2))), n)
+                      float(np.sqrt(np.mean(e[n:] ** 2))), n, d_f, d_r)

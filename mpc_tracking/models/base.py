@@ -23,6 +23,11 @@ from mpc_tracking.models.integrators import integrate
 
 __all__ = ["MotionModel", "Pose", "Velocity"]
 
+#: attributes a plant declares for identification (:meth:`MotionModel.declared_geometry`)
+GEOMETRY_ATTRIBUTES = ("mass", "yaw_inertia", "l_f", "l_r", "cg_height", "driven_axle")
+#: values of :attr:`MotionModel.driven_axle`
+DRIVEN_AXLES = ("front", "rear", "all")
+
 
 @dataclass(frozen=True)
 class Pose:
@@ -104,6 +109,14 @@ class MotionModel(abc.ABC):
     integrator, max_substep : str, float
         Fixed-step integrator name (``"euler"``/``"rk4"``) and longest internal substep [s]
         used by the default :meth:`step`.
+    mass, yaw_inertia, l_f, l_r, cg_height, driven_axle : optional
+        What identification (:func:`mpc_tracking.identify`) needs and cannot measure: mass [kg],
+        yaw moment of inertia about the CG [kg m^2], CG to front / rear axle [m], CG height
+        above the ground [m] and the driven axle (``"front"``, ``"rear"`` or ``"all"``). None (the
+        default) means not declared; a plant declares them as class attributes or sets them per
+        instance (e.g. in :meth:`_check_params` from its parameters). :meth:`declared_geometry`
+        returns the declared ones. Identification refuses a plant without ``l_f``/``l_r`` (or a
+        ``wheelbase`` parameter) and lists every undeclared one it had to assume.
     """
 
     name: ClassVar[str] = "base"
@@ -120,6 +133,18 @@ class MotionModel(abc.ABC):
     _z: float
     #: keys of the initial condition, see :meth:`init`
     INFO_KEYS: ClassVar[tuple[str, ...]] = ("x", "y", "z", "yaw", "speed")
+    #: vehicle mass [kg] (None: not declared; see the class doc, identification)
+    mass: float | None = None
+    #: yaw moment of inertia about the CG [kg m^2] (None: not declared)
+    yaw_inertia: float | None = None
+    #: distance CG to front axle [m] (None: not declared)
+    l_f: float | None = None
+    #: distance CG to rear axle [m] (None: not declared)
+    l_r: float | None = None
+    #: CG height above the ground [m] (None: not declared)
+    cg_height: float | None = None
+    #: the axle the drive torque reaches: "front", "rear" or "all" (None: not declared)
+    driven_axle: str | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -214,6 +239,28 @@ class MotionModel(abc.ABC):
         """Linear and angular velocity in the world frame."""
 
     # ------------------------------------------------------------------ helpers
+    def declared_geometry(self) -> dict[str, Any]:
+        """The declared identification attributes (those of :data:`GEOMETRY_ATTRIBUTES` that are not None).
+
+        Raises :class:`~mpc_tracking.errors.ModelError` for a declared value that is not a positive
+        number (``cg_height`` may be 0) or a ``driven_axle`` outside ``"front"``, ``"rear"``, ``"all"``.
+        """
+        out: dict[str, Any] = {}
+        for k in GEOMETRY_ATTRIBUTES:
+            v = getattr(self, k, None)
+            if v is None:
+                continue
+            if k == "driven_axle":
+                if v not in DRIVEN_AXLES:
+                    raise ModelError(f"{self.name}: driven_axle must be one of {DRIVEN_AXLES} or None, got {v!r}")
+                out[k] = v
+                continue
+            ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and math.isfinite(v)
+            if not ok or v < 0 or (v == 0 and k != "cg_height"):
+                raise ModelError(f"{self.name}: declared {k} must be a positive number (or None), got {v!r}")
+            out[k] = float(v)
+        return out
+
     @property
     def state(self) -> np.ndarray:
         """Full state vector (a copy), ordered as :attr:`STATE_NAMES`."""
