@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mpc_tracking.errors import InputError
+from mpc_tracking.errors import IdentificationError, InputError
 from mpc_tracking.identification import manoeuvres as mv
 from mpc_tracking.identification.fit import (
     LateralFit,
@@ -333,27 +333,51 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     recs["brake"] = run("brake", "longitudinal", mv.braking_run(scale, limit))
     lon = fit_longitudinal(recs["accel"], recs["brake"], window)
     radius = max((1.1 * V) ** 2 / g, 3.0 * L)
-    v0, segs, mon = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * radius) - 0.3 * V) / rate)
+    v0, segs, mon = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * radius) - 0.3 * V) / rate,
+                                         geo["l_r"])
     recs["ramp"] = run("ramp", "lateral", (v0, segs), stop_on_spin=True)
-    a_peak = mon.peak
     if recs["ramp"].note == "spun":
         mon.saturated, mon.reason = True, "the car spun"
     elif recs["ramp"].note:
         mon.reason = recs["ramp"].note
+    a_peak = mon.peak
     if not mon.saturated:
         logger.warning("identify: the speed ramp did not saturate (%s): mu is at least %.3f", mon.reason, a_peak / g)
-    a_ref = max(a_peak, 0.05 * g)
-    recs["step_steer_0.6"] = run("step_steer_0.6", "lateral",
-                                 mv.step_steer(scale, 0.6 * V, scale.steer_for(0.4 * a_ref, 0.6 * V)))
-    recs["step_steer_0.9"] = run("step_steer_0.9", "lateral",
-                                 mv.step_steer(scale, 0.9 * V, -scale.steer_for(0.7 * a_ref, 0.9 * V)))
-    recs["sine_sweep"] = run("sine_sweep", "lateral",
-                             mv.sine_sweep(scale, 0.75 * V, scale.steer_for(0.4 * a_ref, 0.75 * V)))
+    else:
+        logger.info("identify: ramp limit a_y = %.3g m/s^2 (%s; %s there)", a_peak, mon.reason, mon.balance or "?")
+    # the manoeuvres are sized from the lower of the ramp's limit and mu g (mu given)
+    a_ref = max(min(a_peak, _positive("mu", mu) * g) if mu is not None else a_peak, 0.05 * g)
+
+    def sized(name: str, purpose: str, build: Any, share: float) -> mv.Recording:
+        """Run a manoeuvre sized to ``share`` of a_ref; one that spins is retried at half amplitude."""
+        try:
+            return run(name, purpose, build(share * a_ref))
+        except IdentificationError as exc:
+            if "spun" not in str(exc):
+                raise
+            logger.warning("identify: %s; retrying at half amplitude (%.3g m/s^2)", exc, 0.5 * share * a_ref)
+            retried[name] = str(exc)
+        try:
+            rec = run(name, purpose, build(0.5 * share * a_ref))
+        except IdentificationError as exc:
+            raise IdentificationError(f"{exc} (also at half amplitude, {0.5 * share * a_ref:.3g} m/s^2 lateral; "
+                                      f"first try: {retried[name]})") from None
+        rec.note = (rec.note + "; " if rec.note else "") + "half amplitude (the full one spun)"
+        return rec
+
+    retried: dict[str, str] = {}
+    recs["step_steer_0.6"] = sized("step_steer_0.6", "lateral",
+                                   lambda a: mv.step_steer(scale, 0.6 * V, scale.steer_for(a, 0.6 * V)), 0.4)
+    recs["step_steer_0.9"] = sized("step_steer_0.9", "lateral",
+                                   lambda a: mv.step_steer(scale, 0.9 * V, -scale.steer_for(a, 0.9 * V)), 0.7)
+    recs["sine_sweep"] = sized("sine_sweep", "lateral",
+                               lambda a: mv.sine_sweep(scale, 0.75 * V, scale.steer_for(a, 0.75 * V)), 0.4)
     if holdout:
-        recs["step_steer_0.75"] = run("step_steer_0.75", "holdout",
-                                      mv.step_steer(scale, 0.75 * V, -scale.steer_for(0.55 * a_ref, 0.75 * V)))
-        recs["braking_in_turn"] = run("braking_in_turn", "holdout",
-                                      mv.braking_in_turn(scale, 0.7 * V, scale.steer_for(0.4 * a_ref, 0.7 * V), limit))
+        recs["step_steer_0.75"] = sized("step_steer_0.75", "holdout",
+                                        lambda a: mv.step_steer(scale, 0.75 * V, -scale.steer_for(a, 0.75 * V)), 0.55)
+        recs["braking_in_turn"] = sized("braking_in_turn", "holdout",
+                                        lambda a: mv.braking_in_turn(scale, 0.7 * V, scale.steer_for(a, 0.7 * V),
+                                                                     limit), 0.4)
     lateral_recs = [r for r in recs.values() if r.purpose == "lateral"]
     S = lateral_samples(lateral_recs, geo, window, 0.3 * V)
     drive = driven_axle(plant)
@@ -390,7 +414,7 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
                     "rms_lateral": lat.rms_lateral, "rms_yaw": lat.rms_yaw, "samples": lat.samples,
                     "C_alpha_f": dyn.cornering_stiffness[0], "C_alpha_r": dyn.cornering_stiffness[1]},
         "ramp": {"a_y_peak": a_peak, "saturated": mon.saturated, "end": mon.reason,
-                 "mu_peak": a_peak / g},
+                 "mu_peak": a_peak / g, "balance": mon.balance or None},
         "axle_peaks": {"front": peaks.front, "rear": peaks.rear, "front_saturated": peaks.front_saturated,
                        "rear_saturated": peaks.rear_saturated, "limiting_axle": peaks.limiting_axle,
                        "driven_axle": drive},

@@ -302,55 +302,92 @@ def braking_run(scale: Scale, limit: float) -> tuple[float, list[Segment]]:
 
 @dataclass
 class RampMonitor:
-    """End condition of the constant-steer speed ramp: lateral acceleration saturated, or a cap reached.
+    """End condition of the constant-steer speed ramp: the lateral limit, yaw divergence, or a cap.
 
-    ``a_y = v_x r`` (steady-state lateral acceleration [m/s²]) is low-pass filtered with time constant
-    ``smooth`` [s]. In the linear range ``a_y`` grows with ``v_x²``, 25 % while the speed grows 12 %;
-    the ramp has met the limit once ``a_y`` grew less than 3 % over the last 12 % of speed, or fell
-    below 85 % of its peak; it ends unsaturated at ``a_y >= cap``.
+    The lateral acceleration is measured properly, ``a_y = v_y' + v_x r`` at the centre of gravity
+    (``v_y`` of the rear axle plus ``l_r r``; ``v_y'`` by differencing), not ``v_x r`` alone (which
+    reads a spin-in, the yaw rate climbing, as grip). Both signals are low-pass filtered with time
+    constant ``smooth`` [s]. A sample is *steady* while the sideslip changes slowly,
+    ``|v_y'| <= 0.15 |a_y|`` (on a slow ramp ``v_y'`` is a few percent of ``a_y``).
+
+    The ramp ends when
+
+    * the car diverges in yaw: ``|v_y'|`` above that bound for ``0.3 smooth`` (the circle tightens
+      and the sideslip grows faster than a steady state allows: an oversteering car at its limit);
+    * ``a_y`` stopped growing with speed (less than 3 % over the last 12 % of speed; in the linear
+      range it grows 25 %) or fell below 85 % of its peak (an understeering car running wide);
+    * ``a_y`` reached ``cap`` (not saturated).
+
+    :attr:`peak` is the largest *steady* ``a_y`` (the limit), :attr:`balance` how the path's
+    curvature ``a_y / v_x²`` went over the last 12 % of speed before the end: ``"understeer"``
+    (the circle widened), ``"oversteer"`` (it tightened) or ``"neutral"`` (within 3 %).
     """
 
     dt: float
     smooth: float
     cap: float
+    l_r: float = 0.0
     peak: float = 0.0
     saturated: bool = False
     reason: str = ""
+    balance: str = ""
     _a: float | None = field(default=None, repr=False)
+    _vy: float | None = field(default=None, repr=False)
+    _vyd: float = field(default=0.0, repr=False)
+    _unsteady: float = field(default=0.0, repr=False)
     _vmax: list = field(default_factory=list, repr=False)  # running maximum of the speed (sorted)
     _acc: list = field(default_factory=list, repr=False)
+    _kappa: list = field(default_factory=list, repr=False)
 
     def __call__(self, tau: float, m: dict[str, float]) -> bool:
-        a = abs(m["v_x"] * m["r"])
         k = min(1.0, self.dt / self.smooth)
-        self._a = a if self._a is None else self._a + k * (a - self._a)
-        a, v = self._a, m["v_x"]
-        self.peak = max(self.peak, a)
+        v, r = m["v_x"], m["r"]
+        vy = m["v_y"] + self.l_r * r
+        if self._vy is None:
+            self._vy = vy
+        vy_prev = self._vy
+        self._vy += k * (vy - self._vy)
+        self._vyd += k * ((self._vy - vy_prev) / self.dt - self._vyd)
+        a_raw = abs(v * r + self._vyd)
+        self._a = a_raw if self._a is None else self._a + k * (a_raw - self._a)
+        a = self._a
+        steady = abs(self._vyd) <= 0.15 * max(a, 0.02 * self.cap)
+        self._unsteady = 0.0 if steady else self._unsteady + self.dt
+        if steady:
+            self.peak = max(self.peak, a)
         self._vmax.append(max(v, self._vmax[-1]) if self._vmax else v)
         self._acc.append(a)
-        if a >= self.cap:
-            self.reason = f"a_y reached the cap {self.cap:.2f} m/s^2 without saturating"
-            return True
-        if a < 0.85 * self.peak and self.peak > 0.2 * self.cap:
-            self.saturated, self.reason = True, "a_y fell off its peak"
-            return True
-        # a_y when the speed was 12 % lower (the speed rises along the ramp)
+        self._kappa.append(a / max(v * v, 1e-9))
+        # a_y and the curvature when the speed was 12 % lower (the speed rises along the ramp)
         i = bisect.bisect_right(self._vmax, v / 1.12) - 1
-        if i >= 0 and self.peak > 0.05 * self.cap and a < 1.03 * self._acc[i]:
-            self.saturated, self.reason = True, "a_y stopped growing with speed"
-            return True
+        if self._unsteady >= 0.3 * self.smooth and self.peak > 0.2 * self.cap:
+            return self._end(i, True, "yaw divergence: the sideslip grew faster than a steady state allows")
+        if a >= self.cap and steady:
+            return self._end(i, False, f"a_y reached the cap {self.cap:.2f} m/s^2 without saturating")
+        if a < 0.85 * self.peak and self.peak > 0.2 * self.cap:
+            return self._end(i, True, "a_y fell off its peak")
+        if i >= 0 and self.peak > 0.05 * self.cap and a < 1.03 * self._acc[i] and steady:
+            return self._end(i, True, "a_y stopped growing with speed")
         return False
 
+    def _end(self, i: int, saturated: bool, reason: str) -> bool:
+        self.saturated, self.reason = saturated, reason
+        if i >= 0:
+            change = self._kappa[-1] / max(self._kappa[i], 1e-12) - 1.0
+            self.balance = "oversteer" if change > 0.03 else "understeer" if change < -0.03 else "neutral"
+        return True
 
-def steady_state_ramp(scale: Scale, rate: float, cap: float, limit: float) -> tuple[float, list[Segment], RampMonitor]:
+
+def steady_state_ramp(scale: Scale, rate: float, cap: float, limit: float,
+                      l_r: float = 0.0) -> tuple[float, list[Segment], RampMonitor]:
     """Constant steer on a circle of radius ``max((1.1 V)² / g, 3 L)`` (friction 1 saturates at 1.1 V),
     speed command ramped at ``rate`` [m/s²] from 0.3 V until the lateral acceleration saturates
     (:class:`RampMonitor`, ``cap`` [m/s²]); a plant whose speed stops rising first ends the ramp
-    unsaturated (noted) after ``limit`` seconds."""
+    unsaturated (noted) after ``limit`` seconds. ``l_r`` [m]: rear axle to CG (for the CG's ``a_y``)."""
     V, tf = scale.speed, scale.tf
     delta = math.atan(scale.wheelbase / max((1.1 * V) ** 2 / scale.g, 3.0 * scale.wheelbase))
     v0 = 0.3 * V
-    mon = RampMonitor(scale.dt, 0.5 * tf, cap)
+    mon = RampMonitor(scale.dt, 0.5 * tf, cap, l_r)
     return v0, [
         Segment(v0, _ramp_to(delta, 2 * tf), duration=4 * tf),
         Segment(lambda tau: v0 + rate * tau, delta, until=mon, limit=limit,
