@@ -32,6 +32,7 @@ import numpy as np
 from mpc_tracking.errors import IdentificationError, InputError
 from mpc_tracking.identification import manoeuvres as mv
 from mpc_tracking.identification.fit import (
+    AxlePeaks,
     LateralFit,
     LongitudinalFit,
     axle_peaks,
@@ -59,7 +60,7 @@ class IdentificationResult(VehicleFile):
     Attributes
     ----------
     a_y_peak : float
-        Largest steady lateral acceleration of the speed ramp [m/s²] (``v_x r``, low-pass filtered).
+        Largest steady lateral acceleration of the speed ramp [m/s²] (``v_y' + v_x r``, low-pass filtered).
     longitudinal : LongitudinalFit
     lateral : LateralFit
     recordings : dict
@@ -86,10 +87,15 @@ class IdentificationResult(VehicleFile):
             ("C_alpha rear [N/rad]", cr, prior.get("C_alpha_r")),
             ("B front / rear [1/rad]", f"{p.tyre_B_f:.3f} / {p.tyre_B_r:.3f}",
              f"{prior['B_f']:.3f} / {prior['B_r']:.3f}" if "B_f" in prior else None),
+            ("D front / rear [-]", f"{p.tyre_D_f:.3f} / {p.tyre_D_r:.3f}",
+             f"{prior['D_f']:.3f} / {prior['D_r']:.3f}" if "D_f" in prior else None),
             ("I_z [kg m^2]", p.I_z, prior.get("I_z")),
             ("speed lag [s]", self.speed_lag, prior.get("speed_lag")),
             ("accel_max [m/s^2]", self.accel_max, None),
+            ("power_per_mass P/m [W/kg]", self.power_per_mass if self.power_per_mass is not None
+             else "not limited", None),
             ("decel_max [m/s^2]", self.decel_max, None),
+            ("at the limit", rep.get("ramp", {}).get("balance") or "-", None),
         ]
 
         def fmt(v: Any) -> str:
@@ -100,6 +106,8 @@ class IdentificationResult(VehicleFile):
         w = max(len(r[0]) for r in rows)
         lines = [f"  {'quantity':<{w}}  {'identified':>14}  {'a priori':>14}"]
         lines += [f"  {k:<{w}}  {fmt(v):>14}  {fmt(a):>14}" for k, v, a in rows]
+        lines.append("  assumptions (not measured): " + ("none" if not self.assumptions else ""))
+        lines += [f"    - {a}" for a in self.assumptions]
         for kind in ("holdout", "fit_manoeuvres"):
             errs = rep.get(kind, {})
             if not errs:
@@ -247,7 +255,7 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
              dt: float | None = None, shape_factor: float = 1.3, geometry: dict[str, float] | None = None,
              fit_inertia: bool | None = None, ramp_rate: float | None = None, a_y_cap: float | None = None,
              smooth: float | None = None, prediction_step: float = 0.1, max_time: float | None = None,
-             mu: float | None = None, holdout: bool = True) -> IdentificationResult:
+             mu: float | None = None, mu_max: float | None = None, holdout: bool = True) -> IdentificationResult:
     """Identify the dynamic prediction model, speed lag and acceleration limits of a plant.
 
     Parameters
@@ -282,6 +290,10 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
         Friction coefficient to use instead of fitting it. Default: fitted when the speed ramp
         saturated, else ``max(1, a_y_peak / g)`` (assumed, logged; the data then only give the
         cornering stiffnesses).
+    mu_max : float, optional
+        Upper bound of the friction coefficient [-]: the manoeuvres are sized from the lower of the
+        ramp's limit and ``mu_max g``, and an identified (or assumed) mu above it is capped (listed in
+        the assumptions). ``mu`` bounds the sizing the same way.
     holdout : bool
         Run the hold-out manoeuvres and report their prediction errors.
 
@@ -329,12 +341,28 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
         return rec
 
     recs: dict[str, mv.Recording] = {}
-    recs["accel"] = run("accel", "longitudinal", mv.acceleration_run(scale, limit))
+    assumptions: list[str] = []
+    first = run("accel", "longitudinal", mv.acceleration_run(scale, limit, stop_at_limit=True))
+    if first.note:  # the speed V was not reached: a top speed below V, or a plant too weak
+        v_top = _top_speed(first)
+        if v_top is None or v_top < 0.25 * V:
+            a_end = float(np.polyfit(first.t[-max(5, len(first) // 5):], first.v_x[-max(5, len(first) // 5):], 1)[0])
+            raise IdentificationError(f"accel: {first.note.split(' (v_x')[0]}; reached v_x = {first.v_x[-1]:.2f} m/s, "
+                                      f"still accelerating at {a_end:.3g} m/s^2 (pass a lower speed or a longer "
+                                      f"max_time)")
+        note = (f"the plant's speed levelled off at {v_top:.3g} m/s below the manoeuvre speed {V:.3g} m/s: "
+                f"the manoeuvres run at {0.9 * v_top:.3g} m/s instead")
+        logger.warning("identify: %s", note)
+        assumptions.append(note)
+        V = 0.9 * v_top
+        scale = mv.Scale(L, V, step, g)
+        first = run("accel", "longitudinal", mv.acceleration_run(scale, limit))
+    recs["accel"] = first
     recs["brake"] = run("brake", "longitudinal", mv.braking_run(scale, limit))
     lon = fit_longitudinal(recs["accel"], recs["brake"], window)
-    radius = max((1.1 * V) ** 2 / g, 3.0 * L)
+    radius = mv.ramp_radius(scale, 2.0 if assumptions else 1.0)  # a top speed of 1.1 V: a tighter circle
     v0, segs, mon = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * radius) - 0.3 * V) / rate,
-                                         geo["l_r"])
+                                         geo["l_r"], radius)
     recs["ramp"] = run("ramp", "lateral", (v0, segs), stop_on_spin=True)
     if recs["ramp"].note == "spun":
         mon.saturated, mon.reason = True, "the car spun"
@@ -346,7 +374,9 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     else:
         logger.info("identify: ramp limit a_y = %.3g m/s^2 (%s; %s there)", a_peak, mon.reason, mon.balance or "?")
     # the manoeuvres are sized from the lower of the ramp's limit and mu g (mu given)
-    a_ref = max(min(a_peak, _positive("mu", mu) * g) if mu is not None else a_peak, 0.05 * g)
+    bounds = [b * g for b in (_positive("mu", mu) if mu is not None else None,
+                              _positive("mu_max", mu_max) if mu_max is not None else None) if b is not None]
+    a_ref = max(min([a_peak, *bounds]), 0.05 * g)
 
     def sized(name: str, purpose: str, build: Any, share: float) -> mv.Recording:
         """Run a manoeuvre sized to ``share`` of a_ref; one that spins is retried at half amplitude."""
@@ -397,7 +427,13 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     else:
         mu0, src["mu"] = max(1.0, a_peak / g), "assumed"
         logger.warning("identify: mu not measurable without a saturated ramp; assuming %.3g (pass mu= to set it)", mu0)
+    if mu_max is not None and mu0 > mu_max:
+        assumptions.append(f"mu capped at the bound mu_max = {mu_max:.3g} ({src['mu']}: {mu0:.3g})")
+        factors, mu0, fit_mu = (1.0, 1.0), float(mu_max), False
     lat = fit_lateral(S, geo, float(shape_factor), mu0, None if fit_iz else geo["I_z"], fit_mu, factors)
+    if mu_max is not None and lat.mu > mu_max:  # a fitted mu above the bound: fixed at the bound
+        assumptions.append(f"mu capped at the bound mu_max = {mu_max:.3g} (fitted {lat.mu:.3g})")
+        lat = fit_lateral(S, geo, float(shape_factor), float(mu_max), None if fit_iz else geo["I_z"], False)
     if fit_mu and lat.slip_seen and lat.max_force_ratio < 0.9:
         logger.warning("identify: the tyres reached only %.0f %% of the fitted friction: mu = %.3f is extrapolated",
                        100 * lat.max_force_ratio, lat.mu)
@@ -407,6 +443,7 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     report: dict[str, Any] = {
         "longitudinal": {
             "tau": lon.tau, "accel_max": lon.accel_max, "decel_max": lon.decel_max,
+            "power_per_mass": lon.power_per_mass,
             "accel_plateau": lon.accel_plateau, "decel_plateau": lon.decel_plateau, "rms_speed": lon.rms_speed},
         "lateral": {"mu": lat.mu, "B_f": lat.B_f, "B_r": lat.B_r, "I_z": lat.I_z, "fitted_inertia": lat.fitted_inertia,
                     "D_f": lat.D_f, "D_r": lat.D_r, "mu_source": src["mu"],
@@ -428,13 +465,57 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     provenance = {
         "plant": plant.name, "plant_params": getattr(plant, "params", {}), "actuator": getattr(act, "name", "?"),
         "geometry_source": src, "options": {"speed": V, "dt": step, "shape_factor": shape_factor, "ramp_rate": rate,
-                                            "a_y_cap": cap, "smooth": window, "prediction_step": pstep},
+                                            "a_y_cap": cap, "smooth": window, "prediction_step": pstep,
+                                            "mu": mu, "mu_max": mu_max},
         "manoeuvres": {n: {"purpose": r.purpose, "samples": len(r), "duration": float(r.t[-1]), "note": r.note}
                        for n, r in recs.items()},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+    assumptions += _assumptions(src, geo, mon, peaks, drive, lat, mu0)
+    for note in assumptions:
+        logger.warning("identify: assumed: %s", note)
     return IdentificationResult(dyn, lon.tau, lon.accel_max, lon.decel_max, plain(report), plain(provenance), "",
-                                a_peak if mon.saturated else None, a_peak, lon, lat, recs)
+                                a_y_max=a_peak if mon.saturated else None, power_per_mass=lon.power_per_mass,
+                                assumptions=tuple(assumptions), a_y_peak=a_peak, longitudinal=lon, lateral=lat,
+                                recordings=recs)
+
+
+def _assumptions(src: dict[str, str], geo: dict[str, float], mon: mv.RampMonitor, peaks: AxlePeaks,
+                 drive: str | None, lat: LateralFit, mu0: float) -> list[str]:
+    """What the identified numbers rest on without having been measured (the vehicle file's ``assumptions``)."""
+    out = []
+    why = {"mass": "1 kg (the lateral dynamics depend only on I_z / m: I_z is per kilogram)",
+           "h_cg": "0 m (no longitudinal load transfer)", "l_f": "the middle of the wheelbase"}
+    for k in ("mass", "h_cg", "l_f"):
+        if src.get(k) == "assumed":
+            out.append(f"{'CG position' if k == 'l_f' else k} not declared by the plant: {why[k]}")
+    if src.get("mu") == "assumed":
+        out.append(f"mu = {mu0:.3g} assumed, not measured: the speed ramp did not reach the grip limit "
+                   f"({mon.reason}); pass --mu / mu= to set it")
+    elif src.get("mu") == "argument":
+        out.append(f"mu = {mu0:.3g} given, not measured")
+    elif src.get("mu") == "fitted":
+        out.append("mu extrapolated by the tyre curve: no axle's force levelled off on the speed ramp")
+    if not mon.saturated:
+        out.append(f"a_y_max not measured (null): the speed ramp reached {mon.peak:.3g} m/s^2 without saturating "
+                   f"({mon.reason}); the lateral limit falls back to mu g")
+    if src.get("mu", "").startswith("measured"):
+        for axle, sat, d in (("front", peaks.front_saturated, lat.D_f), ("rear", peaks.rear_saturated, lat.D_r)):
+            if not sat:
+                out.append(f"the {axle} axle never reached its limit (it used {getattr(peaks, axle):.3g} of its load): "
+                           f"its peak factor D = {d:.3g} assumes the friction of the saturated axle")
+    if drive is None:
+        out.append("driven axle not declared: the drive force is left out of the axles' combined slip")
+    return out
+
+
+def _top_speed(rec: mv.Recording) -> float | None:
+    """The speed [m/s] a full-throttle run levelled off at (its last fifth gained less than a tenth of
+    what the run gained per second on average), else None (still accelerating)."""
+    k = max(5, len(rec) // 5)
+    rate_end = float(np.polyfit(rec.t[-k:], rec.v_x[-k:], 1)[0])
+    rate_all = (float(rec.v_x[-1]) - float(rec.v_x[0])) / max(float(rec.t[-1] - rec.t[0]), 1e-9)
+    return float(np.max(rec.v_x)) if rate_all > 0 and rate_end < 0.1 * rate_all else None
 
 
 def _a_priori(plant: Any, act: Any, C: float) -> dict[str, float]:
@@ -449,5 +530,5 @@ def _a_priori(plant: Any, act: Any, C: float) -> dict[str, float]:
     except Exception:
         return {}
     cf, cr = p.cornering_stiffness
-    return {"mu": p.mu, "B_f": p.tyre_B_f, "B_r": p.tyre_B_r, "C_alpha_f": cf, "C_alpha_r": cr, "I_z": p.I_z,
+    return {"mu": p.mu, "B_f": p.tyre_B_f, "B_r": p.tyre_B_r, "D_f": p.tyre_D_f, "D_r": p.tyre_D_r, "C_alpha_f": cf, "C_alpha_r": cr, "I_z": p.I_z,
             "speed_lag": float(act.speed_lag)}

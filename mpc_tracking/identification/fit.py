@@ -56,16 +56,22 @@ def derivative(y: np.ndarray, dt: float, window: float) -> np.ndarray:
     return np.asarray(savgol_filter(y, w, min(3, w - 2), deriv=1, delta=dt, mode="interp"))
 
 
-def simulate_speed(v0: float, v_cmd: np.ndarray, dt: float, tau: float, a_max: float, d_max: float) -> np.ndarray:
-    """Speed [m/s] of the clipped first-order loop, RK4 per sample with the command held, shape of ``v_cmd``."""
+def simulate_speed(v0: float, v_cmd: np.ndarray, dt: float, tau: float, a_max: float, d_max: float,
+                   power_per_mass: float = math.inf) -> np.ndarray:
+    """Speed [m/s] of the clipped first-order loop, RK4 per sample with the command held, shape of ``v_cmd``.
+
+    ``v' = clip((v_cmd - v) / tau, -d_max, min(a_max, power_per_mass / v))`` (``power_per_mass`` P/m
+    [W/kg]; inf: no power limit)."""
     out = np.empty_like(v_cmd)
     v = float(v0)
     inv = 1.0 / tau if tau > 0 else math.inf
+    pm = float(power_per_mass)
 
     def f(v_: float, c: float) -> float:
         if math.isinf(inv):
             return 0.0
-        return min(max((c - v_) * inv, -d_max), a_max)
+        top = a_max if math.isinf(pm) else min(a_max, pm / max(v_, 0.1))
+        return min(max((c - v_) * inv, -d_max), top)
 
     for k, c in enumerate(v_cmd):
         out[k] = v
@@ -94,6 +100,10 @@ class LongitudinalFit:
         The same read off the measured acceleration (median of its top 5 % in each run) [m/s²].
     rms_speed : float
         RMS speed error of the fitted loop over the runs [m/s].
+    power_per_mass : float or None
+        P/m [W/kg] when the acceleration falls with speed as a power limit, ``min(accel_max, P/m / v)``
+        (it bound over at least a fifth of the acceleration run and cut its speed error by a quarter);
+        None: not limited within the speeds driven.
     """
 
     tau: float
@@ -102,6 +112,7 @@ class LongitudinalFit:
     accel_plateau: float
     decel_plateau: float
     rms_speed: float
+    power_per_mass: float | None = None
 
 
 def _plateau(a: np.ndarray) -> float:
@@ -124,18 +135,45 @@ def fit_longitudinal(accel: Recording, brake: Recording, window: float) -> Longi
         return LongitudinalFit(0.0, math.inf, math.inf, acc_p, dec_p, 0.0)
 
     def residual(p: np.ndarray) -> np.ndarray:
-        tau, a, d = np.exp(p)
-        return np.concatenate([simulate_speed(r.v_x[0], r.v_cmd, dt, tau, a, d) - r.v_x for r in runs])
+        tau, a, d = np.exp(p[:3])
+        pm = float(np.exp(p[3])) if p.size > 3 else math.inf
+        return np.concatenate([simulate_speed(r.v_x[0], r.v_cmd, dt, tau, a, d, pm) - r.v_x for r in runs])
 
     # initial lag: time to 63 % of the small step at the end of the acceleration run
     p0 = np.log([_lag_guess(accel), max(acc_p, 1e-3), max(dec_p, 1e-3)])
     sol = least_squares(residual, p0, x_scale=1.0, method="trf")
     tau, a, d = (float(v) for v in np.exp(sol.x))
     rms = float(np.sqrt(np.mean(sol.fun ** 2)))
+    power = _fit_power(residual, sol, accel)
+    if power is not None:
+        tau, a, d, pm = (float(v) for v in np.exp(power.x))
+        rms_p = float(np.sqrt(np.mean(power.fun ** 2)))
+        v_run = accel.v_x[accel.v_cmd >= 0.99 * np.max(accel.v_cmd)]
+        binds = float(np.mean(pm / np.maximum(v_run, 0.1) < a)) if v_run.size else 0.0
+        logger.debug("identify: speed error %.3g m/s without, %.3g with a power limit P/m = %.4g W/kg (binds on "
+                     "%.0f %% of the full-throttle run)", rms, rms_p, pm, 100 * binds)
+        if rms_p < 0.75 * rms and binds >= 0.2:
+            logger.info("identify: a power limit P/m = %.4g W/kg (speed error %.3g -> %.3g m/s)", pm, rms, rms_p)
+            # a power limit that binds from the start of the run leaves accel_max unmeasured above P/m / v
+            a = min(a, pm / max(float(np.min(v_run)), 0.1))
+            d = d if _plateau_time(-a_brk, dt) >= 0.5 * tau else math.inf
+            return LongitudinalFit(tau, a, d, acc_p, dec_p, rms_p, pm)
+        tau, a, d = (float(v) for v in np.exp(sol.x))
     # a limit is measured only where the acceleration stayed near its largest value for a while (a plateau);
     # an unsaturated first-order response peaks at the step and decays at once
     a, d = (v if _plateau_time(acc, dt) >= 0.5 * tau else math.inf for v, acc in ((a, a_acc), (d, -a_brk)))
     return LongitudinalFit(tau, a, d, acc_p, dec_p, rms)
+
+
+def _fit_power(residual, sol, accel: Recording):  # noqa: ANN001, ANN202 - scipy objects
+    """The fit with a power limit P/m added, started where ``P/m / v`` meets the fitted acceleration
+    limit at 0.7 of the run's top speed (None when the run has no full-throttle phase)."""
+    full = accel.v_cmd >= 0.99 * np.max(accel.v_cmd)
+    if np.count_nonzero(full) < 10:
+        return None
+    v_top = float(np.max(accel.v_x[full]))
+    p0 = np.concatenate([sol.x, [sol.x[1] + math.log(0.7 * v_top)]])
+    return least_squares(residual, p0, x_scale=1.0, method="trf")
 
 
 def _plateau_time(a: np.ndarray, dt: float) -> float:
@@ -224,9 +262,9 @@ class AxlePeaks:
         Largest force of the axle over its normal load, ``|F| / F_z`` [-] (99.5th percentile of the
         samples; on the driven axle ``F`` includes the drive force ``m a_x``: combined slip).
     front_saturated, rear_saturated : bool
-        The axle's force stopped growing while its slip angle kept growing (its slip angle went at
-        least 15 % beyond the smallest one at which the force was within 1 % of its peak): the axle
-        reached its limit, so its peak measures its friction.
+        The axle's force stopped growing while its slip angle kept growing (over the top tenth of
+        the slip range its slope fell below 5 % of the linear range's): the axle reached its limit,
+        so its peak measures its friction.
     """
 
     front: float
@@ -246,7 +284,8 @@ def axle_forces(S: dict[str, np.ndarray], geo: dict[str, float], I_z: float) -> 
 
     ``m a_y = F_yf cos(delta) + F_yr`` and ``I_z r' = l_f F_yf cos(delta) - l_r F_yr`` give
     ``F_yf = (m l_r a_y + I_z r') / (L cos delta)``, ``F_yr = (m l_f a_y - I_z r') / L``; the loads
-    ``F_zf = m (g l_r - a_x h) / L``, ``F_zr = m (g l_f + a_x h) / L`` (longitudinal load transfer).
+    ``F_zf = m (g l_r - a_x h) / L``, ``F_zr = m (g l_f + a_x h) / L`` (longitudinal load transfer, with
+    the model's ``a_x``: :func:`drive_acceleration`).
 
     Returns
     -------
@@ -256,15 +295,29 @@ def axle_forces(S: dict[str, np.ndarray], geo: dict[str, float], I_z: float) -> 
     L = lf + lr
     fyf = (m * lr * S["a_y"] + I_z * S["r_dot"]) / (L * np.cos(S["delta"]))
     fyr = (m * lf * S["a_y"] - I_z * S["r_dot"]) / L
-    fzf = m * (g * lr - S["a_x"] * h) / L
-    fzr = m * (g * lf + S["a_x"] * h) / L
+    ax = drive_acceleration(S, fyf, m)
+    fzf = m * (g * lr - ax * h) / L
+    fzr = m * (g * lf + ax * h) / L
     return fyf, fyr, fzf, fzr
 
 
-def _saturated(alpha: np.ndarray, used: np.ndarray, peak: float) -> bool:
+def drive_acceleration(S: dict[str, np.ndarray], fyf: np.ndarray, m: float) -> np.ndarray:
+    """The dynamic model's ``a_x`` input [m/s²] (the drive force over the mass): the measured longitudinal
+    acceleration plus the rearward component ``F_yf sin(delta) / m`` of the steered front axle's force."""
+    return S["a_x"] + fyf * np.sin(S["delta"]) / m
+
+
+def _saturated(alpha: np.ndarray, used: np.ndarray) -> bool:
+    """Whether the force ``used`` levelled off over the slip angles ``alpha``: its slope over the top
+    tenth of the slip range is below 5 % of its slope in the linear range (slip below 30 % of the largest)."""
     a = np.abs(alpha)
-    near = a[used >= 0.99 * peak]
-    return bool(near.size and a.max() >= 1.15 * max(float(near.min()), 1e-4))
+    top = float(a.max()) if a.size else 0.0
+    lin, end = a <= 0.3 * top, a >= 0.9 * top
+    if top <= 0 or np.count_nonzero(lin) < 5 or np.count_nonzero(end) < 5 or np.ptp(a[end]) <= 0:
+        return False
+    slope0 = float(np.polyfit(a[lin], used[lin], 1)[0])
+    slope_end = float(np.polyfit(a[end], used[end], 1)[0])
+    return bool(slope0 > 0 and slope_end < 0.05 * slope0)
 
 
 def axle_peaks(S: dict[str, np.ndarray], geo: dict[str, float], I_z: float, driven: str | None) -> AxlePeaks:
@@ -276,14 +329,14 @@ def axle_peaks(S: dict[str, np.ndarray], geo: dict[str, float], I_z: float, driv
     """
     m = geo["mass"]
     fyf, fyr, fzf, fzr = axle_forces(S, geo, I_z)
-    fx = m * S["a_x"]
+    fx = m * drive_acceleration(S, fyf, m)
     share_f = {"front": 1.0, "rear": 0.0, "all": fzf / (fzf + fzr)}.get(driven or "", 0.0)
     share_r = {"front": 0.0, "rear": 1.0, "all": fzr / (fzf + fzr)}.get(driven or "", 0.0)
     used_f = np.hypot(fyf, share_f * fx) / fzf
     used_r = np.hypot(fyr, share_r * fx) / fzr
     pf = float(np.percentile(used_f, 99.5)) if used_f.size else 0.0
     pr = float(np.percentile(used_r, 99.5)) if used_r.size else 0.0
-    return AxlePeaks(pf, pr, _saturated(S["alpha_f"], used_f, pf), _saturated(S["alpha_r"], used_r, pr))
+    return AxlePeaks(pf, pr, _saturated(S["alpha_f"], used_f), _saturated(S["alpha_r"], used_r))
 
 
 def _forces(S: dict[str, np.ndarray], geo: dict[str, float], mu: float, bf: float, br: float, C: float,

@@ -27,7 +27,7 @@ from mpc_tracking.errors import IdentificationError, MPCTrackingError, NonFinite
 
 __all__ = [
     "Scale", "Recording", "Segment", "RampMonitor", "run_manoeuvre", "measure",
-    "acceleration_run", "braking_run", "steady_state_ramp", "step_steer", "sine_sweep", "braking_in_turn",
+    "acceleration_run", "braking_run", "ramp_radius", "steady_state_ramp", "step_steer", "sine_sweep", "braking_in_turn",
 ]
 
 logger = logging.getLogger(__name__)
@@ -275,16 +275,17 @@ def _ramp_to(value: float, duration: float, start: float = 0.0) -> Callable[[flo
     return lambda tau: start + (value - start) * min(1.0, tau / duration) if duration > 0 else value
 
 
-def acceleration_run(scale: Scale, limit: float) -> tuple[float, list[Segment]]:
+def acceleration_run(scale: Scale, limit: float, stop_at_limit: bool = False) -> tuple[float, list[Segment]]:
     """Straight line: 0.2 V -> V (full-throttle step), hold; then small steps V -> 0.95 V -> V (the lag).
 
-    Returns (start speed, segments); ``limit`` [s] is the time allowed to reach V.
+    Returns (start speed, segments); ``limit`` [s] is the time allowed to reach V (``stop_at_limit``:
+    then the recording ends there, noted, instead of raising).
     """
     V, tf = scale.speed, scale.tf
     return 0.2 * V, [
         Segment(0.2 * V, 0.0, duration=2 * tf),
         Segment(V, 0.0, until=_near(V, 0.02 * V), then=6 * tf, limit=limit,
-                waiting_for=f"the commanded speed {V:.2f} m/s"),
+                waiting_for=f"the commanded speed {V:.2f} m/s", stop_at_limit=stop_at_limit),
         Segment(0.95 * V, 0.0, duration=6 * tf),
         Segment(V, 0.0, duration=6 * tf),
     ]
@@ -378,14 +379,20 @@ class RampMonitor:
         return True
 
 
+def ramp_radius(scale: Scale, mu_at: float = 1.0) -> float:
+    """Radius [m] of the speed ramp's circle: ``max((1.1 V)² / (mu_at g), 3 L)`` (friction ``mu_at``
+    saturates at 1.1 V; a plant whose top speed is 1.1 V is sized with ``mu_at = 2``)."""
+    return max((1.1 * scale.speed) ** 2 / (mu_at * scale.g), 3.0 * scale.wheelbase)
+
+
 def steady_state_ramp(scale: Scale, rate: float, cap: float, limit: float,
-                      l_r: float = 0.0) -> tuple[float, list[Segment], RampMonitor]:
-    """Constant steer on a circle of radius ``max((1.1 V)² / g, 3 L)`` (friction 1 saturates at 1.1 V),
-    speed command ramped at ``rate`` [m/s²] from 0.3 V until the lateral acceleration saturates
-    (:class:`RampMonitor`, ``cap`` [m/s²]); a plant whose speed stops rising first ends the ramp
+                      l_r: float = 0.0, radius: float | None = None) -> tuple[float, list[Segment], RampMonitor]:
+    """Constant steer on a circle of radius ``radius`` [m] (default :func:`ramp_radius`: friction 1
+    saturates at 1.1 V), speed command ramped at ``rate`` [m/s²] from 0.3 V until the lateral acceleration
+    saturates (:class:`RampMonitor`, ``cap`` [m/s²]); a plant whose speed stops rising first ends the ramp
     unsaturated (noted) after ``limit`` seconds. ``l_r`` [m]: rear axle to CG (for the CG's ``a_y``)."""
     V, tf = scale.speed, scale.tf
-    delta = math.atan(scale.wheelbase / max((1.1 * V) ** 2 / scale.g, 3.0 * scale.wheelbase))
+    delta = math.atan(scale.wheelbase / (ramp_radius(scale) if radius is None else radius))
     v0 = 0.3 * V
     mon = RampMonitor(scale.dt, 0.5 * tf, cap, l_r)
     return v0, [

@@ -7,7 +7,9 @@ with saturated acceleration::
     a_x = clip((v_cmd - v_x) / tau, -decel_max, accel_max)
 
 so every parameter :func:`~mpc_tracking.identification.identify` fits (``mu``, ``tyre_B_f``,
-``tyre_B_r``, ``tau``, ``accel_max``, ``decel_max``) has a true value to compare with. It takes the
+``tyre_B_r``, ``tau``, ``accel_max``, ``decel_max``, ``power_per_mass``) has a true value to compare with;
+``speed_max`` makes a plant that reaches only part of the manoeuvre speed. It declares its geometry
+(``mass``, ``yaw_inertia``, ``l_f``, ``l_r``, ``cg_height``: the plant contract). It takes the
 MPC's ``(v, delta)`` directly (actuator ``"direct"``). It is not registered by name (it would show in
 ``mpc-tracking models``); create it with ``DynamicBicyclePlant(params)``.
 
@@ -24,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mpc_tracking.errors import ModelError
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
 from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams, temporal_derivatives
 
@@ -41,7 +44,8 @@ class DynamicBicyclePlant(MotionModel):
     and yaw rate [rad/s]; input ``(v_cmd, delta)`` [m/s, rad]. Parameters: every field of
     :class:`~mpc_tracking.models.prediction.spatial_dynamic.DynamicParams` (default:
     :meth:`~mpc_tracking.models.prediction.spatial_dynamic.DynamicParams.bmw_320i`, tyre shape C = 1.3, E = 0)
-    plus ``tau``, ``accel_max``, ``decel_max`` of the speed loop. ``vehicle_params`` is the
+    plus ``tau``, ``accel_max``, ``decel_max``, ``power_per_mass`` (0: none) and ``speed_max`` (0: none)
+    of the speed loop. ``vehicle_params`` is the
     ``DynamicParams``. The pose origin is the CG, so ``reference_offset = l_r``.
     """
 
@@ -59,6 +63,8 @@ class DynamicBicyclePlant(MotionModel):
         "tau": (0.3, "speed-loop time constant [s]"),
         "accel_max": (4.0, "largest acceleration of the speed loop [m/s^2]"),
         "decel_max": (7.0, "largest braking deceleration of the speed loop [m/s^2]"),
+        "power_per_mass": (0.0, "power limit P/m [W/kg]: a_x <= P/m / v_x; 0 = not limited"),
+        "speed_max": (0.0, "top speed [m/s]: the speed command is clipped to it (a governor); 0 = none"),
     }
     default_actuator: ClassVar[str] = "direct"
     integrator: ClassVar[str] = "rk4"
@@ -70,6 +76,13 @@ class DynamicBicyclePlant(MotionModel):
         self.vehicle_params = DynamicParams(**{k: float(p[k]) for k in _DYN_KEYS})
         self.reference_offset = self.vehicle_params.l_r
         self._tau, self._a, self._d = float(p["tau"]), float(p["accel_max"]), float(p["decel_max"])
+        for k in ("power_per_mass", "speed_max"):
+            if not p[k] >= 0:
+                raise ModelError(f"{self.name}: parameter {k} must be >= 0 ({self.PARAMS[k][1]}), got {p[k]!r}")
+        self._power, self._vtop = float(p["power_per_mass"]), float(p["speed_max"])
+        # the contract identification reads (MotionModel's declared geometry)
+        vp = self.vehicle_params
+        self.mass, self.yaw_inertia, self.l_f, self.l_r, self.cg_height = vp.mass, vp.I_z, vp.l_f, vp.l_r, vp.h_cg
 
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
         self._z = info["z"]
@@ -77,7 +90,10 @@ class DynamicBicyclePlant(MotionModel):
 
     def acceleration_command(self, v_x: float, v_cmd: float) -> float:
         """The speed loop's ``a_x`` [m/s²] at speed ``v_x`` for the command ``v_cmd``."""
-        return float(np.clip((v_cmd - v_x) / self._tau, -self._d, self._a))
+        if self._vtop > 0:
+            v_cmd = min(v_cmd, self._vtop)
+        top = min(self._a, self._power / max(v_x, 0.1)) if self._power > 0 else self._a
+        return float(np.clip((v_cmd - v_x) / self._tau, -self._d, top))
 
     def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         psi, vx, vy, r = x[2], x[3], x[4], x[5]

@@ -7,8 +7,10 @@ A YAML mapping::
     speed_lag: 0.34     # time constant of the speed loop [s]
     accel_max: 3.9      # largest acceleration [m/s^2] (.inf: not limited)
     decel_max: 7.8      # largest braking deceleration [m/s^2]
+    power_per_mass: 85  # P/m [W/kg]: accel limit min(accel_max, P/m / v); null (or absent): not limited
     a_y_max: 7.9        # largest steady lateral acceleration measured (speed ramp) [m/s^2]; null: not reached
     mu_g: 8.7           # mu g [m/s^2] of the fitted tyres (derived, for reading)
+    assumptions: [...]  # what was assumed, not measured (an assumed mu, a null a_y_max, ...); [] = nothing
     report: {...}       # the fit and its prediction errors on hold-out manoeuvres
     provenance: {...}   # plant name and parameters, actuator, options, date
 
@@ -70,7 +72,14 @@ class VehicleFile:
         The file read (empty for a result not yet written).
     a_y_max : float or None
         Largest steady lateral acceleration the plant held on the speed ramp [m/s²]; None when the
-        ramp did not reach the limit.
+        ramp did not reach the limit (then :attr:`assumptions` says so).
+    power_per_mass : float or None
+        Power limit P/m [W/kg]: the acceleration limit at speed v is ``min(accel_max, power_per_mass / v)``
+        (:meth:`accel_limit`); None: not limited.
+    assumptions : tuple of str
+        Everything the numbers rest on that was not measured (an assumed mu, a geometry value
+        not declared by the plant, a limit not reached, a manoeuvre speed lowered); empty when
+        nothing was assumed. Written as the list ``assumptions:``.
     """
 
     params: DynamicParams
@@ -81,11 +90,26 @@ class VehicleFile:
     provenance: dict = field(default_factory=dict)
     source: str = ""
     a_y_max: float | None = None
+    power_per_mass: float | None = None   # P/m [W/kg]: accel limit min(accel_max, power_per_mass / v); None = not limited
+    assumptions: tuple[str, ...] = ()
 
     @property
     def mu_g(self) -> float:
         """``mu g`` [m/s²] of the fitted tyres."""
         return self.params.mu * self.params.g
+
+    def accel_limit(self, v: Any) -> Any:
+        """Acceleration limit [m/s²] at speed ``v`` [m/s]: ``min(accel_max, power_per_mass / v)``.
+
+        >>> vf = VehicleFile(DynamicParams.bmw_320i(), 0.3, 4.0, 7.0, power_per_mass=60.0)
+        >>> vf.accel_limit(np.array([10.0, 20.0, 30.0])).tolist()
+        [4.0, 3.0, 2.0]
+        """
+        v = np.asarray(v, dtype=float)
+        if self.power_per_mass is None:
+            return np.full_like(v, self.accel_max) if v.ndim else float(self.accel_max)
+        out = np.minimum(self.accel_max, self.power_per_mass / np.maximum(v, 1e-3))
+        return out if v.ndim else float(out)
 
     @property
     def lateral_limit(self) -> float:
@@ -98,7 +122,8 @@ class VehicleFile:
             "format": FORMAT,
             "dynamic": {f.name: getattr(self.params, f.name) for f in fields(DynamicParams)},
             "speed_lag": self.speed_lag, "accel_max": self.accel_max, "decel_max": self.decel_max,
-            "a_y_max": self.a_y_max, "mu_g": self.mu_g, "report": self.report, "provenance": self.provenance,
+            "power_per_mass": self.power_per_mass, "a_y_max": self.a_y_max, "mu_g": self.mu_g,
+            "assumptions": list(self.assumptions), "report": self.report, "provenance": self.provenance,
         })
 
     def to_yaml(self, path: str | Path) -> Path:
@@ -167,8 +192,15 @@ def load_vehicle_file(path: str | Path) -> VehicleFile:
         vals[k] = _number(where, k, data[k], allow_zero=zero, allow_inf=(k != "speed_lag"))
     a_y = data.get("a_y_max")
     a_y_max = None if a_y is None else _number(where, "a_y_max", a_y, allow_zero=False)
+    pm = data.get("power_per_mass")  # files older than the power limit have no key: not limited
+    power = None if pm is None else _number(where, "power_per_mass", pm, allow_zero=False)
+    notes = data.get("assumptions", [])
+    if notes is None:
+        notes = []
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise VehicleFileError(f"{where}: key 'assumptions' must be a list of strings, got {notes!r}")
     report = data.get("report") or {}
     prov = data.get("provenance") or {}
     return VehicleFile(params, vals["speed_lag"], vals["accel_max"], vals["decel_max"],
                        report if isinstance(report, dict) else {}, prov if isinstance(prov, dict) else {}, where,
-                       a_y_max)
+                       a_y_max, power, tuple(notes))
