@@ -307,8 +307,8 @@ class RampMonitor:
 
     The lateral acceleration is measured properly, ``a_y = v_y' + v_x r`` at the centre of gravity
     (``v_y`` of the rear axle plus ``l_r r``; ``v_y'`` by differencing), not ``v_x r`` alone (which
-    reads a spin-in, the yaw rate climbing, as grip). Both signals are low-pass filtered with time
-    constant ``smooth`` [s]. A sample is *steady* while the sideslip changes slowly,
+    reads a spin-in, the yaw rate climbing, as grip). Both terms pass the same two first-order
+    low-pass stages (time constant ``smooth`` [s]), so they stay in phase. A sample is *steady* while the sideslip changes slowly,
     ``|v_y'| <= 0.15 |a_y|`` (on a slow ramp ``v_y'`` is a few percent of ``a_y``).
 
     The ramp ends when
@@ -319,9 +319,10 @@ class RampMonitor:
       range it grows 25 %) or fell below 85 % of its peak (an understeering car running wide);
     * ``a_y`` reached ``cap`` (not saturated).
 
-    :attr:`peak` is the largest *steady* ``a_y`` (the limit), :attr:`balance` how the path's
-    curvature ``a_y / v_x²`` went over the last 12 % of speed before the end: ``"understeer"``
-    (the circle widened), ``"oversteer"`` (it tightened) or ``"neutral"`` (within 3 %).
+    :attr:`peak` is the largest *steady* ``a_y`` (the limit), :attr:`balance` the car's balance there:
+    ``"oversteer"`` after a yaw divergence, else how the yaw rate's curvature ``r / v_x`` went over the
+    last 12 % of speed before the end: ``"understeer"`` (the circle widened), ``"oversteer"`` (it
+    tightened) or ``"neutral"`` (within 3 %).
     """
 
     dt: float
@@ -335,6 +336,7 @@ class RampMonitor:
     _a: float | None = field(default=None, repr=False)
     _vy: float | None = field(default=None, repr=False)
     _vyd: float = field(default=0.0, repr=False)
+    _vr: list = field(default_factory=list, repr=False)
     _unsteady: float = field(default=0.0, repr=False)
     _vmax: list = field(default_factory=list, repr=False)  # running maximum of the speed (sorted)
     _acc: list = field(default_factory=list, repr=False)
@@ -345,20 +347,21 @@ class RampMonitor:
         v, r = m["v_x"], m["r"]
         vy = m["v_y"] + self.l_r * r
         if self._vy is None:
-            self._vy = vy
+            self._vy, self._vr = vy, [v * r, v * r]
         vy_prev = self._vy
+        # both terms through the same two first-order stages (v_y', by differencing, between them): in phase
         self._vy += k * (vy - self._vy)
         self._vyd += k * ((self._vy - vy_prev) / self.dt - self._vyd)
-        a_raw = abs(v * r + self._vyd)
-        self._a = a_raw if self._a is None else self._a + k * (a_raw - self._a)
-        a = self._a
+        self._vr[0] += k * (v * r - self._vr[0])
+        self._vr[1] += k * (self._vr[0] - self._vr[1])
+        a = self._a = abs(self._vr[1] + self._vyd)
         steady = abs(self._vyd) <= 0.15 * max(a, 0.02 * self.cap)
         self._unsteady = 0.0 if steady else self._unsteady + self.dt
         if steady:
             self.peak = max(self.peak, a)
         self._vmax.append(max(v, self._vmax[-1]) if self._vmax else v)
         self._acc.append(a)
-        self._kappa.append(a / max(v * v, 1e-9))
+        self._kappa.append(abs(self._vr[1]) / max(v * v, 1e-9))  # the yaw rate's curvature r / v_x
         # a_y and the curvature when the speed was 12 % lower (the speed rises along the ramp)
         i = bisect.bisect_right(self._vmax, v / 1.12) - 1
         if self._unsteady >= 0.3 * self.smooth and self.peak > 0.2 * self.cap:
@@ -373,7 +376,9 @@ class RampMonitor:
 
     def _end(self, i: int, saturated: bool, reason: str) -> bool:
         self.saturated, self.reason = saturated, reason
-        if i >= 0:
+        if reason.startswith("yaw divergence"):  # the yaw rate outran the path
+            self.balance = "oversteer"
+        elif i >= 0:
             change = self._kappa[-1] / max(self._kappa[i], 1e-12) - 1.0
             self.balance = "oversteer" if change > 0.03 else "understeer" if change < -0.03 else "neutral"
         return True
