@@ -28,9 +28,9 @@ from _provenance import REPO, RESULTS, dumps, finish, provenance, save_json
 
 sys.path.insert(0, str(REPO))
 
-import mpc_tracking as mt  # noqa: E402
-from mpc_tracking.identification import DynamicBicyclePlant  # noqa: E402
-from mpc_tracking.models.prediction import dynamic_params_from_ackermann3d  # noqa: E402
+import mpc_tracking as mt
+from mpc_tracking.identification import DynamicBicyclePlant
+from mpc_tracking.models.prediction import dynamic_params_from_ackermann3d
 
 OVERSTEER = {"preset": "sedan", "cg_to_front": 1.6, "arb_front": 0.0, "arb_rear": 3.0e4}
 
@@ -38,7 +38,8 @@ OVERSTEER = {"preset": "sedan", "cg_to_front": 1.6, "arb_front": 0.0, "arb_rear"
 def _plants() -> dict[str, tuple[Any, dict[str, Any], dict[str, float]]]:
     """name -> (plant, identify() options, truth)."""
     out: dict[str, tuple[Any, dict[str, Any], dict[str, float]]] = {}
-    for name, params, mu in (("sedan_dry", {"preset": "sedan"}, 0.9), ("sedan_wet", {"preset": "sedan", "mu": 0.6}, 0.6),
+    for name, params, mu in (("sedan_dry", {"preset": "sedan"}, 0.9),
+                             ("sedan_wet", {"preset": "sedan", "mu": 0.6}, 0.6),
                              ("sedan_rwd_oversteer", OVERSTEER, 0.9), ("rc_car", {"preset": "rc_car"}, 0.9)):
         plant = mt.create_model("ackermann3d", params)
         prior = dynamic_params_from_ackermann3d(plant.vehicle)

@@ -530,5 +530,6 @@ def _a_priori(plant: Any, act: Any, C: float) -> dict[str, float]:
     except Exception:
         return {}
     cf, cr = p.cornering_stiffness
-    return {"mu": p.mu, "B_f": p.tyre_B_f, "B_r": p.tyre_B_r, "D_f": p.tyre_D_f, "D_r": p.tyre_D_r, "C_alpha_f": cf, "C_alpha_r": cr, "I_z": p.I_z,
+    return {"mu": p.mu, "B_f": p.tyre_B_f, "B_r": p.tyre_B_r, "D_f": p.tyre_D_f, "D_r": p.tyre_D_r,
+            "C_alpha_f": cf, "C_alpha_r": cr, "I_z": p.I_z,
             "speed_lag": float(act.speed_lag)}

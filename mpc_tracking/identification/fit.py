@@ -165,7 +165,7 @@ def fit_longitudinal(accel: Recording, brake: Recording, window: float) -> Longi
     return LongitudinalFit(tau, a, d, acc_p, dec_p, rms)
 
 
-def _fit_power(residual, sol, accel: Recording):  # noqa: ANN001, ANN202 - scipy objects
+def _fit_power(residual, sol, accel: Recording):
     """The fit with a power limit P/m added, started where ``P/m / v`` meets the fitted acceleration
     limit at 0.7 of the run's top speed (None when the run has no full-throttle phase)."""
     full = accel.v_cmd >= 0.99 * np.max(accel.v_cmd)

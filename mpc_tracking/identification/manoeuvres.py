@@ -27,7 +27,8 @@ from mpc_tracking.errors import IdentificationError, MPCTrackingError, NonFinite
 
 __all__ = [
     "Scale", "Recording", "Segment", "RampMonitor", "run_manoeuvre", "measure",
-    "acceleration_run", "braking_run", "ramp_radius", "steady_state_ramp", "step_steer", "sine_sweep", "braking_in_turn",
+    "acceleration_run", "braking_run", "ramp_radius", "steady_state_ramp", "step_steer", "sine_sweep",
+    "braking_in_turn",
 ]
 
 logger = logging.getLogger(__name__)
@@ -308,8 +309,8 @@ class RampMonitor:
     The lateral acceleration is measured properly, ``a_y = v_y' + v_x r`` at the centre of gravity
     (``v_y`` of the rear axle plus ``l_r r``; ``v_y'`` by differencing), not ``v_x r`` alone (which
     reads a spin-in, the yaw rate climbing, as grip). Both terms pass the same two first-order
-    low-pass stages (time constant ``smooth`` [s]), so they stay in phase. A sample is *steady* while the sideslip changes slowly,
-    ``|v_y'| <= 0.15 |a_y|`` (on a slow ramp ``v_y'`` is a few percent of ``a_y``).
+    low-pass stages (time constant ``smooth`` [s]), so they stay in phase. A sample is *steady* while
+    the sideslip changes slowly, ``|v_y'| <= 0.15 |a_y|`` (on a slow ramp ``v_y'`` is a few percent of ``a_y``).
 
     The ramp ends when
 
