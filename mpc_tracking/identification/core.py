@@ -2,22 +2,31 @@
 
 Sequence (sizes from :class:`~mpc_tracking.identification.manoeuvres.Scale`):
 
-1. straight-line acceleration and braking runs -> speed lag ``tau``, ``accel_max``, ``decel_max``;
+1. straight-line acceleration and braking runs -> speed lag ``tau``, ``accel_max``, ``decel_max`` and a
+   power limit ``power_per_mass`` where the acceleration falls with speed; a plant whose speed levels
+   off below V is identified at 0.9 of its top speed (listed in the assumptions);
 2. constant-steer speed ramp on a circle (radius ``(1.1 V)² / g``, at least 3 L) until the lateral
-   acceleration saturates -> peak lateral acceleration ``a_y_peak`` (``mu`` start value; without
-   saturation ``mu`` is assumed);
-3. step steers at 0.6 V (0.4 a_y_peak) and 0.9 V (0.7 a_y_peak, to the other side) and a sine sweep
-   at 0.75 V -> with the ramp, the equation-error fit of ``mu``, ``B_f``, ``B_r`` (and ``I_z``);
-4. hold-out manoeuvres not used by any fit: a step steer at 0.75 V (0.55 a_y_peak) and a braking in a
-   turn (0.7 V -> 0.28 V at 0.4 a_y_peak) -> one-step and open-loop prediction errors.
+   acceleration ``v_y' + v_x r`` saturates or the car diverges in yaw
+   (:class:`~mpc_tracking.identification.manoeuvres.RampMonitor`) -> the last steady lateral
+   acceleration ``a_y_peak`` and the balance there; the axle forces solved from the motion
+   (:func:`~mpc_tracking.identification.fit.axle_peaks`): mu is the force peak of an axle that
+   saturated (measured, not extrapolated by the tyre curve), the peak factors ``D_f``, ``D_r`` follow;
+3. step steers at 0.6 V (0.4 a_ref) and 0.9 V (0.7 a_ref, to the other side) and a sine sweep at
+   0.75 V, ``a_ref = min(a_y_peak, mu g, mu_max g)``; one that spins is retried at half amplitude ->
+   with the ramp, the equation-error fit of ``B_f``, ``B_r`` (and ``I_z``; ``mu`` too when no axle
+   saturated);
+4. hold-out manoeuvres not used by any fit: a step steer at 0.75 V (0.55 a_ref) and a braking in a
+   turn (0.7 V -> 0.28 V at 0.4 a_ref) -> one-step and open-loop prediction errors.
 
-Geometry the manoeuvres cannot measure (mass, l_f, l_r, h_cg, and I_z unless fitted) is read off the
-plant: a 3D car's ``plant.vehicle`` (Ackermann3DParams), a plant's ``vehicle_params``
-(:class:`DynamicParams`), or parameters named ``mass``, ``I_z``, ``l_f``, ``l_r``, ``h_cg``,
-``wheelbase``; the ``geometry`` argument overrides. The lateral dynamics depend on the mass only
-through ``I_z / m`` (the tyre forces scale with ``m``), so an unknown mass is set to 1 kg (then ``I_z``
-is per kilogram); an unknown CG position is the middle of the wheelbase; an unknown CG height is 0.
-Every such assumption is logged and listed in the provenance.
+Geometry the manoeuvres cannot measure (mass, l_f, l_r, h_cg, I_z unless fitted, the driven axle) is
+what the plant declares (:class:`~mpc_tracking.models.base.MotionModel` attributes ``mass``,
+``yaw_inertia``, ``l_f``, ``l_r``, ``cg_height``, ``driven_axle``), else read off a 3D car's
+``plant.vehicle`` (Ackermann3DParams), a plant's ``vehicle_params`` (:class:`DynamicParams`), or
+parameters named ``mass``, ``I_z``, ``l_f``, ``l_r``, ``h_cg``, ``wheelbase``; the ``geometry``
+argument overrides. The lateral dynamics depend on the mass only through ``I_z / m`` (the tyre forces
+scale with ``m``), so an unknown mass is set to 1 kg (then ``I_z`` is per kilogram); an unknown CG
+position is the middle of the wheelbase; an unknown CG height is 0. Every such assumption is logged
+and listed in the result's (and the vehicle file's) ``assumptions``.
 """
 from __future__ import annotations
 
