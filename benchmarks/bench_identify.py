@@ -13,7 +13,10 @@ Plants (all from the command's defaults, nothing tuned per plant):
   Formula tyres with peak p_dy1 = 1.0489, rear drive), the test plugin ``tests/identification/plants``.
 
 Prints JSON with provenance; ``--save`` writes benchmarks/results/identify.json.
-Run: ``nice python benchmarks/bench_identify.py [--only NAME ...] [--save]`` (about 5 minutes on one core).
+Run: ``nice python benchmarks/bench_identify.py [--only NAME ...] [--save]`` (about 3 minutes on one core).
+``--lap BrandsHatch [--fraction 0.9]``: the CommonRoad model's vehicle file in closed loop (one lap of a
+shared track with the dynamic MPC at that fraction of its limits, default settings otherwise; about 5
+minutes; results/identify_lap.json).
 """
 from __future__ import annotations
 
@@ -93,13 +96,57 @@ def measure(name: str, plant: Any, options: dict[str, Any], truth: dict[str, flo
     }
 
 
+def lap(track: str, fraction: float) -> dict[str, Any]:
+    """The CommonRoad drift model identified from scratch, then one lap of ``track`` (a shared track)
+    with the dynamic MPC at ``fraction`` of its identified limits (``MPCSettings(v_max=40,
+    grip_fraction=fraction)`` + the scenario defaults: nothing tuned), beside the kinematic ideal
+    (a kinematic bicycle at the same limits)."""
+    from mpc_tracking.models.prediction import DynamicPrediction
+    from mpc_tracking.scenario.defaults import grip_defaults
+    from tests.identification.plants import commonroad_std
+
+    commonroad_std.register()
+    car = mt.create_model("commonroad_std")
+    vf = mt.identify(car, holdout=False)
+    path = mt.read_tum(REPO.parent / "shared" / "tracks" / f"{track}.csv", ds=1.0, smoothing=0.25)
+    body = mt.VehicleParams(wheelbase=vf.params.l_f + vf.params.l_r, length=4.508, width=1.61, rear_overhang=0.95)
+    act = mt.actuation.default_actuator(car)
+    st = grip_defaults(mt.MPCSettings(v_max=40.0, grip_fraction=fraction), car, act, vf, path.ds, "bench")
+    pred = DynamicPrediction(vf.params, speed_lag=act.speed_lag) if st.prediction_model == "dynamic" else None
+    res = mt.simulate(path, mt.SpatialMPC(path, body, st, prediction=pred), car, act)
+    kin = mt.MPCSettings(horizon=st.horizon, ds=1.0, v_max=st.v_max, a_y_max=st.a_y_max, decel_max=st.decel_max,
+                         accel_max=st.accel_max, prediction_model="kinematic", friction_ellipse=True)
+    ideal_car = mt.create_model("kinematic_bicycle", {"wheelbase": body.wheelbase})
+    ideal = mt.simulate(path, mt.SpatialMPC(path, body, kin), ideal_car, mt.actuation.default_actuator(ideal_car))
+    m = res.metrics
+    return {"track": track, "fraction": fraction, "completed": bool(res.success), "reason": str(res.reason),
+            "lap_time_s": m["lap_time"] if res.lap_times else None, "ideal_lap_time_s": ideal.metrics["lap_time"],
+            "rms_e_y_m": m["rms_e_y"], "max_e_y_m": m["max_abs_e_y"], "max_body_overshoot_m": m["max_body_overshoot"],
+            "solver_failures": m["infeasible_steps"], "t_end_s": float(res.t[-1]), "s_end_m": float(res.s[-1]),
+            "track_length_m": float(path.length),
+            "settings": {"prediction_model": st.prediction_model, "a_y_max": st.a_y_max, "accel_max": st.accel_max,
+                         "decel_max": st.decel_max, "horizon": st.horizon, "friction_ellipse": st.friction_ellipse},
+            "vehicle_file": {"lateral_limit": vf.lateral_limit, "accel_max": vf.accel_max, "decel_max": vf.decel_max,
+                             "power_per_mass": vf.power_per_mass, "mu": vf.params.mu}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="plant names to run (default all)")
+    ap.add_argument("--lap", metavar="TRACK", help="instead: identify the CommonRoad model and drive one lap of the "
+                    "shared TRACK (e.g. BrandsHatch) at --fraction of its limits (results/identify_lap.json)")
+    ap.add_argument("--fraction", type=float, default=0.9, help="grip fraction of the --lap run (default 0.9)")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/identify.json")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
+    if args.lap:
+        out = {"provenance": None, "lap": lap(args.lap, args.fraction)}
+        out["provenance"] = finish(prov)
+        print(dumps(out))
+        if args.save:
+            save_json(RESULTS / "identify_lap.json", out)
+        return
     rows = [measure(n, *spec) for n, spec in _plants().items() if not args.only or n in args.only]
     out = {"provenance": finish(prov), "plants": rows,
            "summary": {r["plant"]: {"success": r["success"],
