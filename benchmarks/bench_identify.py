@@ -10,7 +10,8 @@ Plants (all from the command's defaults, nothing tuned per plant):
 * ``synthetic``: the dynamic bicycle itself (every parameter known);
 * ``synthetic_power_topspeed``: the same with P/m = 40 W/kg and a 15 m/s governor;
 * ``commonroad_std``: CommonRoad's single-track drift model (steering-rate + acceleration inputs, Magic
-  Formula tyres with peak p_dy1 = 1.0489, rear drive), the test plugin ``tests/identification/plants``.
+  Formula tyres with peak p_dy1 = 1.0489, rear drive), the test plugin ``tests/identification/plants``;
+  ``commonroad_std_speed30`` the same with ``speed=30`` (its power limit binds above 21.6 m/s).
 
 Prints JSON with provenance; ``--save`` writes benchmarks/results/identify.json.
 Run: ``nice python benchmarks/bench_identify.py [--only NAME ...] [--save]`` (about 3 minutes on one core).
@@ -64,9 +65,13 @@ def _plants() -> dict[str, tuple[Any, dict[str, Any], dict[str, float]]]:
         from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
         bmw = DynamicParams.bmw_320i()  # CommonRoad's vehicle 2 with its tyre file (the a-priori model)
-        out["commonroad_std"] = (mt.create_model("commonroad_std"), {},
-                                 {"mu": bmw.mu, "C_alpha_f": bmw.cornering_stiffness[0],
-                                  "C_alpha_r": bmw.cornering_stiffness[1]})
+        truth = {"mu": bmw.mu, "C_alpha_f": bmw.cornering_stiffness[0], "C_alpha_r": bmw.cornering_stiffness[1]}
+        out["commonroad_std"] = (mt.create_model("commonroad_std"), {}, truth)
+        # manoeuvres up to 30 m/s: the engine's a_max v_switch / v limit (P/m = 11.5 x 7.319 W/kg) binds above
+        # 21.6 m/s, where the actuator's 3.9 m/s^2 meets it
+        lon = mt.create_model("commonroad_std").vp.longitudinal
+        out["commonroad_std_speed30"] = (mt.create_model("commonroad_std"), {"speed": 30.0},
+                                         {**truth, "power_per_mass": lon.a_max * lon.v_switch})
     return out
 
 
