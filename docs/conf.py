@@ -66,7 +66,7 @@ numpydoc_attributes_as_param_list = True
 numpydoc_validation_checks: set[str] = set()
 
 # -- MyST ------------------------------------------------------------------------------------
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "amsmath", "dollarmath"]
 myst_heading_anchors = 3
 
 # -- sphinx-gallery: the tutorials (docs/tutorials) and one page per demos/*.py (docs/gallery) --

@@ -199,3 +199,28 @@ def test_every_page_is_reachable():
 
 def test_the_changelog_names_the_current_version():
     assert f"## [{mpc_tracking.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def _check_links_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_links", DOCS / "check_links.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_link_checker_finds_missing_pages_and_fragments(tmp_path):
+    check = _check_links_module()
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<a href="guide/a.html#models">ok</a> <a href="guide/a.html#nowhere">bad fragment</a>'
+        '<a href="guide/missing.html">bad page</a> <a href="https://example.org/x">external</a>'
+        '<img src="img/logo.png"> <a href="#top">self</a> <p id="top"></p>')
+    (tmp_path / "guide" / "a.html").write_text('<h2 id="models">Models</h2><a href="../index.html">up</a>')
+    bad = sorted(link for _, link in check.broken_links(tmp_path))
+    assert bad == ["guide/a.html#nowhere", "guide/missing.html", "img/logo.png"]
+    assert check.main([str(tmp_path)]) == 1
+    (tmp_path / "index.html").write_text('<a href="guide/a.html#models">ok</a>')
+    assert check.main([str(tmp_path)]) == 0
