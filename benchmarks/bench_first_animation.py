@@ -89,7 +89,8 @@ def _run_notebook(nb_file: Path, site: Path) -> dict:
         else:
             os.environ["PYTHONPATH"] = env_before
     module = subprocess.run([sys.executable, "-c", "import mpc_tracking; print(mpc_tracking.__file__)"],
-                            env={**os.environ, "PYTHONPATH": str(site)}, capture_output=True, text=True).stdout
+                            env={**os.environ, "PYTHONPATH": str(site)}, cwd=str(site.parent), capture_output=True,
+                            text=True).stdout
     return {"kernel_start_s": round(kernel_s, 2), "to_animation_s": round(total, 2), "cells": cells,
             "animation_html_kB": html_kb, "imported_from_install": module.strip().startswith(str(site))}
 
