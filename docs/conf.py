@@ -4,9 +4,12 @@ Build (from the repository root, after ``pip install -e ".[docs]"``)::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-The gallery runs every script of ``demos/`` (through ``docs/gallery/``, one wrapper per demo)
-at full length; ``MPC_TRACKING_DOCS_T_MAX=2`` cuts each simulated run to 2 s for a quick build,
-``-D plot_gallery=0`` skips running them.
+The gallery (``docs/gallery/``, one self-contained notebook per script of ``demos/``) and the
+tutorials run at full length; ``MPC_TRACKING_DOCS_T_MAX=2`` cuts each simulated run of the
+gallery to 2 s for a quick build, ``-D plot_gallery=0`` skips running them. Each example's zip
+download holds its ``.py``, its ``.ipynb`` and the data files beside it (``tutorials/*.csv``).
+The front page shows an animation of the quickstart made while the site is built
+(``_generated/quickstart.gif``).
 """
 from __future__ import annotations
 
@@ -23,6 +26,9 @@ DOCS = Path(__file__).resolve().parent
 # the gallery helpers (demo runner, image scraper, ordering) are imported by name from here
 sys.path.insert(0, str(DOCS / "gallery"))
 os.environ.setdefault("MPLBACKEND", "Agg")
+# the gallery pages read the demos' time limit (they run as downloaded, without this file)
+if os.environ.get("MPC_TRACKING_DOCS_T_MAX"):
+    os.environ["MPC_TRACKING_DEMO_T_MAX"] = os.environ["MPC_TRACKING_DOCS_T_MAX"]
 
 # -- project ---------------------------------------------------------------------------------
 project = "mpc_tracking"
@@ -60,7 +66,7 @@ numpydoc_attributes_as_param_list = True
 numpydoc_validation_checks: set[str] = set()
 
 # -- MyST ------------------------------------------------------------------------------------
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "amsmath", "dollarmath"]
 myst_heading_anchors = 3
 
 # -- sphinx-gallery: the tutorials (docs/tutorials) and one page per demos/*.py (docs/gallery) --
@@ -70,7 +76,7 @@ sphinx_gallery_conf = {
     "filename_pattern": r"[\\/][a-z]\w*\.py$",  # run every wrapper
     "ignore_pattern": r"^_",  # ... but not the helpers (_demo_runner.py; matched on the file name)
     "within_subsection_order": "_demo_runner.DemoOrder",
-    "image_scrapers": ("matplotlib", "_demo_runner.scrape_loose_figures", "_demo_runner.scrape_demo_files"),
+    "image_scrapers": ("matplotlib", "_demo_runner.scrape_loose_figures"),
     "download_all_examples": False,
     "remove_config_comments": True,
     "abort_on_example_error": True,
@@ -190,17 +196,47 @@ def _resolve_alias(app, env, node, contnode):
 
 
 def _generate_outputs(app) -> None:
-    """What guide/notebooks.md shows of a real run: its repr and its Jupyter HTML (docs/_generated/)."""
+    """What guide/notebooks.md shows of a real run (its repr and its Jupyter HTML) and the front
+    page's animation of it (docs/_generated/)."""
     out = DOCS / "_generated"
     out.mkdir(exist_ok=True)
     result = mpc_tracking.run_scenario(mpc_tracking.load_scenario(DOCS.parent / "demos" / "quickstart.yaml"))
     (out / "result_repr.txt").write_text(repr(result) + "\n")
     (out / "result_repr.html").write_text(result._repr_html_() + "\n")
+    result.animate(fps=10, speed=3.0, dpi=50).save(out / "quickstart.gif")
+
+
+#: data files beside the examples of a gallery that go into each example's zip download
+_ZIP_DATA = ("*.csv", "*.yaml")
+
+
+def _complete_zips(app) -> None:
+    """Add the data files of each gallery's source folder (``my_track.csv``) to its examples' zips.
+
+    sphinx-gallery zips an example's ``.py`` and ``.ipynb`` only; a tutorial that reads a file
+    beside it would fail as downloaded.
+    """
+    import zipfile
+
+    conf = app.config.sphinx_gallery_conf
+    for src, dst in zip(conf["examples_dirs"], conf["gallery_dirs"], strict=True):
+        data = sorted({f for pattern in _ZIP_DATA for f in (DOCS / src).glob(pattern)})
+        if not data:
+            continue
+        for archive in (DOCS / dst).glob("*.zip"):
+            if archive.name.startswith(Path(dst).name):  # the gallery-wide zips (download_all_examples)
+                continue
+            with zipfile.ZipFile(archive, "a") as zf:
+                names = set(zf.namelist())
+                for f in data:
+                    if f.name not in names:
+                        zf.write(f, f.name)
 
 
 def setup(app) -> None:
     # before numpydoc (priority 500) turns the sections into reST
     app.connect("autodoc-process-docstring", _clean_docstring, priority=400)
     app.connect("builder-inited", _generate_outputs)
+    app.connect("builder-inited", _complete_zips, priority=900)  # after sphinx-gallery wrote the zips
     app.connect("missing-reference", _resolve_alias)
     app.connect("env-before-read-docs", lambda app, env, docnames: setattr(env, "_mpc_documented", None))

@@ -308,8 +308,10 @@ class SimulationResult:
             return plotting.plot_path_view(self.path, **kwargs)
         raise InputError(f"kind: expected 'track', 'timeseries' or 'path', got {kind!r}")
 
-    def animate(self, out: str | Path, **kwargs: Any) -> Path:
-        """Write an animation (GIF or MP4 by the suffix of ``out``); see :func:`mpc_tracking.viz.animation.animate`."""
+    def animate(self, out: str | Path | None = None, **kwargs: Any) -> Any:
+        """Write an animation (GIF or MP4 by the suffix of ``out``) and return the file, or without
+        ``out`` return an :class:`~mpc_tracking.viz.animation.Animation` that plays inline in
+        Jupyter and saves with ``.save(file)``; see :func:`mpc_tracking.viz.animation.animate`."""
         from mpc_tracking.viz.animation import animate
 
         return animate(self, out, **kwargs)

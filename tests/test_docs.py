@@ -68,16 +68,90 @@ def _toctree(page: Path) -> list[str]:
     return out
 
 
+def _page_scenarios(page: Path) -> dict:
+    """The ``SCENARIOS = {...}`` of a gallery page: its upper-case top-level data (pure literals,
+    which may use each other, as ``_CONTROLLER``) evaluated without builtins."""
+    names: dict[str, object] = {}
+    for node in ast.parse(page.read_text()).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper():
+            try:
+                names[node.targets[0].id] = eval(compile(ast.Expression(node.value), page.name, "eval"),
+                                                 {"__builtins__": {}}, dict(names))
+            except (NameError, TypeError, AttributeError):  # not data (T_MAX reads the environment)
+                continue
+    return names.get("SCENARIOS", {})  # type: ignore[return-value]
+
+
+def _without_outputs(scenario) -> dict:
+    data = scenario.to_dict()
+    data.pop("outputs", None)
+    data.pop("description", None)
+    return data
+
+
 @pytest.mark.parametrize("demo", DEMOS)
-def test_every_demo_has_a_gallery_page(demo):
+def test_every_demo_has_a_self_contained_gallery_page(demo):
+    from mpc_tracking.scenario.core import load_scenario
+
     page = DOCS / "gallery" / f"{demo}.py"
     assert page.is_file(), f"demos/{demo}.py has no gallery page docs/gallery/{demo}.py"
     text = page.read_text()
     doc = ast.get_docstring(ast.parse(text), clean=False) or ""
     title, underline = (doc.strip().splitlines() + ["", ""])[:2]
     assert title and set(underline) == {"="} and len(underline) >= len(title), f"{page.name}: no reST title"
-    assert f'run_demo("{demo}")' in text, f"{page.name} does not run demos/{demo}.py"
-    assert f"literalinclude:: ../../demos/{demo}.py" in text, f"{page.name} does not show the demo's source"
+    # runs as downloaded: no helper of docs/, no file of demos/
+    imported = {n.module if isinstance(n, ast.ImportFrom) else a.name
+                for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}
+    roots = {name.split(".")[0] for name in imported}
+    assert roots <= {"os", "pathlib", "numpy", "mpc_tracking"}, f"{page.name} imports {sorted(roots)}"
+    assert ".yaml\")" not in text and "demos/" not in re.sub(r'"""[\s\S]*?"""|#.*', "", text)
+    # the scenarios it holds are the demo's files, key for key
+    scenarios = _page_scenarios(page)
+    assert scenarios, f"{page.name}: no SCENARIOS = {{'file.yaml': {{...}}}} literal"
+    for file, data in scenarios.items():
+        assert _without_outputs(load_scenario(data)) == _without_outputs(load_scenario(ROOT / "demos" / file)), \
+            f"{page.name}: SCENARIOS[{file!r}] differs from demos/{file}"
+
+
+def _notebook_of(page: Path, folder: Path) -> Path:
+    """The page's notebook as the docs build makes it (sphinx-gallery's converter), in ``folder``."""
+    import contextlib
+    import io
+    import shutil
+
+    from sphinx_gallery.notebook import python_to_jupyter_cli
+
+    copy = folder / page.name
+    shutil.copyfile(page, copy)
+    with contextlib.redirect_stdout(io.StringIO()):
+        python_to_jupyter_cli([str(copy)])
+    copy.unlink()  # only the notebook is left: it must not need the .py (nor anything else)
+    return copy.with_suffix(".ipynb")
+
+
+GALLERY_PAGES = [DOCS / "gallery" / f"{d}.py" for d in DEMOS] + sorted((DOCS / "tutorials").glob("[a-z]*.py"))
+
+
+@pytest.mark.parametrize("page", GALLERY_PAGES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_downloaded_notebook_runs_in_an_empty_folder(page, tmp_path, monkeypatch):
+    """Each page's "Download Jupyter notebook", executed in a clean folder (runs cut to 1.5 s)."""
+    nbformat = pytest.importorskip("nbformat", reason="needs the test extra (nbformat, nbclient, ipykernel)")
+    nbclient = pytest.importorskip("nbclient", reason="needs the test extra (nbformat, nbclient, ipykernel)")
+    pytest.importorskip("ipykernel", reason="needs the test extra (nbformat, nbclient, ipykernel)")
+    pytest.importorskip("sphinx_gallery", reason="needs the docs extra (sphinx-gallery)")
+    monkeypatch.setenv("MPC_TRACKING_DEMO_T_MAX", "1.5")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb_file = _notebook_of(page, tmp_path)
+    nb = nbformat.read(nb_file, as_version=4)
+    assert sum(c.cell_type == "code" for c in nb.cells) >= 2
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+                            ).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    if "animate(" in page.read_text():  # the animation plays inline: an embedded video or player
+        html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+        assert any("data:video/mp4;base64" in h or "data:image/jpeg;base64" in h for h in html)
 
 
 def test_gallery_pages_and_order_match_the_demos():
@@ -125,3 +199,28 @@ def test_every_page_is_reachable():
 
 def test_the_changelog_names_the_current_version():
     assert f"## [{mpc_tracking.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
+
+
+def _check_links_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("check_links", DOCS / "check_links.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_link_checker_finds_missing_pages_and_fragments(tmp_path):
+    check = _check_links_module()
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<a href="guide/a.html#models">ok</a> <a href="guide/a.html#nowhere">bad fragment</a>'
+        '<a href="guide/missing.html">bad page</a> <a href="https://example.org/x">external</a>'
+        '<img src="img/logo.png"> <a href="#top">self</a> <p id="top"></p>')
+    (tmp_path / "guide" / "a.html").write_text('<h2 id="models">Models</h2><a href="../index.html">up</a>')
+    bad = sorted(link for _, link in check.broken_links(tmp_path))
+    assert bad == ["guide/a.html#nowhere", "guide/missing.html", "img/logo.png"]
+    assert check.main([str(tmp_path)]) == 1
+    (tmp_path / "index.html").write_text('<a href="guide/a.html#models">ok</a>')
+    assert check.main([str(tmp_path)]) == 0

@@ -2,32 +2,64 @@
 Quickstart: one lap of the oval
 ===============================
 
-Loads the scenario file ``demos/quickstart.yaml`` (the bundled ``oval``, a kinematic bicycle,
-tracking mode, horizon 30, start 1 m left of the centre line), runs it, prints the summary,
-writes the track and time-series figures, saves the run as ``result.npz`` and renders an
-animation at twice real time.
+The scenario of ``demos/quickstart.yaml``: the bundled ``oval``, a kinematic bicycle, tracking
+mode, horizon 30, starting 1 m left of the centre line. Run it, print the summary, draw the
+track and the time series, save the run and animate it at twice real time.
 
-Run it yourself with ``python demos/quickstart.py`` (``--t-max 5`` for a 5 s smoke run); the
-same scenario from the command line is ``mpc-tracking run demos/quickstart.yaml``.
+This page is a notebook: download it (below) and run it wherever mpc_tracking is installed --
+it needs no file of this repository. The same as a script is ``python demos/quickstart.py``, and
+from the command line ``mpc-tracking run demos/quickstart.yaml``.
 """
 
 # %%
-# Run the demo
+# The scenario
 # ------------
-# The summary (outcome, lap time, lateral error, solve times, real-time overruns, track edge)
-# is :meth:`~mpc_tracking.results.SimulationResult.summary`; the figures are
-# :func:`~mpc_tracking.viz.plotting.plot_track`, :func:`~mpc_tracking.viz.plotting.plot_timeseries`
-# and :func:`~mpc_tracking.viz.animation.animate`.
-from _demo_runner import run_demo
+# The sections and keys of the scenario file, as a dictionary
+# (:func:`~mpc_tracking.scenario.load_scenario` takes either; :doc:`/guide/scenarios`).
+# ``T_MAX`` cuts the simulated time short when the environment sets ``MPC_TRACKING_DEMO_T_MAX``
+# (the demos' ``--t-max``); unset, the car drives the whole lap.
+import os
 
-run_demo("quickstart")  # python demos/quickstart.py
+import mpc_tracking as mt
+
+T_MAX = float(os.environ.get("MPC_TRACKING_DEMO_T_MAX", 0)) or None  # [s]; None: the whole lap
+
+SCENARIOS = {
+    "quickstart.yaml": {
+        "name": "quickstart",
+        "path": {"source": "oval", "ds": 0.5},
+        "vehicle": {"preset": "car"},
+        "plant": {"name": "kinematic_bicycle", "params": {}},
+        "controller": {"horizon": 30, "mode": "tracking", "v_max": 12.0, "a_y_max": 4.0, "accel_max": 3.0,
+                       "decel_max": 5.0, "delta_rate_max": 0.6},
+        "simulation": {"laps": 1, "e_y0": 1.0},
+    },
+}
+scenario = mt.load_scenario(SCENARIOS["quickstart.yaml"]).with_overrides({"simulation.t_max": T_MAX})
 
 # %%
-# Source
+# Run it
 # ------
-# :download:`demos/quickstart.py <../../demos/quickstart.py>` (the script itself; the downloads below
-# are this page's wrapper); ``demos/_common.py`` holds the options ``--t-max`` and ``--out`` shared
-# by all demos.
-#
-# .. literalinclude:: ../../demos/quickstart.py
-#    :language: python
+# :func:`~mpc_tracking.scenario.run_scenario` builds the path, the controller and the plant and
+# drives the closed loop; :meth:`~mpc_tracking.results.SimulationResult.summary` tells how it went.
+result = mt.run_scenario(scenario)
+print(result.summary())
+
+# %%
+# The figures
+# -----------
+# :meth:`~mpc_tracking.results.SimulationResult.plot` returns ``(fig, ax)``; as the last line of a
+# notebook cell it shows the figure, ``fig.savefig("track.png")`` writes it.
+track = result.plot("track")
+
+# %%
+timeseries = result.plot("timeseries")
+
+# %%
+# Animate it
+# ----------
+# ``result.animate()`` without a file name is an animation that plays in the notebook;
+# ``animation.save("quickstart.gif")`` (or ``.mp4``) writes it as a file. ``result.save("run.npz")``
+# keeps the run itself: ``SimulationResult.load`` and ``mpc-tracking animate`` read it back.
+animation = result.animate(speed=2.0, dpi=60)
+animation  # noqa: B018 (the last expression of a cell is shown)

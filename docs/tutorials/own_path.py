@@ -13,19 +13,31 @@ the page was produced by running this script.
 
 The file used here, :download:`my_track.csv <../tutorials/my_track.csv>`, is a GPS-like trace
 of a 229 m loop: 120 points about 1.9 m apart with 5 cm of noise, one ``x,y`` pair per line (in
-metres) under a ``# x,y`` comment. It was made with::
+metres) under a ``# x,y`` comment. It is in this page's zip download (with the ``.py`` and the
+``.ipynb``); the first cell below writes the same file when it is missing, so the script and the
+notebook also run on their own.
 
-    import numpy as np
+Put your own file in its place: comma, semicolon or whitespace separated columns ``x, y``,
+optionally followed by ``w_right, w_left`` (track widths in metres).
+"""
 
+# %%
+# The points
+# ----------
+# Skip this cell when you have your own ``my_track.csv``: it makes the tutorial's file.
+from pathlib import Path
+
+import numpy as np
+
+import mpc_tracking as mt
+from mpc_tracking.viz.plotting import plot_path_view
+
+if not Path("my_track.csv").exists():
     rng = np.random.default_rng(1)
     t = np.linspace(0, 2 * np.pi, 120, endpoint=False)
     x = 45 * np.cos(t) + 8 * np.cos(2 * t) + rng.normal(0, 0.05, t.size)
     y = 25 * np.sin(t) + 4 * np.sin(2 * t) + rng.normal(0, 0.05, t.size)
     np.savetxt("my_track.csv", np.column_stack([x, y]), delimiter=",", header="x,y", fmt="%.3f")
-
-Put your own file in its place: comma, semicolon or whitespace separated columns ``x, y``,
-optionally followed by ``w_right, w_left`` (track widths in metres).
-"""
 
 # %%
 # Load the points
@@ -33,11 +45,6 @@ optionally followed by ``w_right, w_left`` (track widths in metres).
 # :func:`~mpc_tracking.paths.load_path` reads the table and resamples the centre line every
 # ``ds`` metres (here 0.5 m). Whether the points form a loop is decided from the data (the last
 # point is back near the first), ``closed=True``/``False`` overrides it.
-import numpy as np
-
-import mpc_tracking as mt
-from mpc_tracking.viz.plotting import plot_path_view
-
 raw = mt.load_path("my_track.csv", ds=0.5)
 print(raw.summary())
 
@@ -88,6 +95,12 @@ fig, ax = result.plot("track")
 
 # %%
 fig, axes = result.plot("timeseries")
+
+# %%
+# ``result.animate()`` is the lap as an animation: in a notebook it plays inline (an HTML5
+# video, or a JavaScript player without ffmpeg); ``animation.save("my_lap.gif")`` writes a file.
+animation = result.animate(speed=3.0, dpi=60)
+animation  # noqa: B018 (the last expression of a cell is shown)
 
 # %%
 # The numbers behind the summary are in ``result.metrics``, the logged signals in

@@ -1,10 +1,16 @@
 """What a sweep says: per-point aggregates, the Pareto front, a recommended setting, figures.
 
-Figures are :class:`matplotlib.figure.Figure` objects (no pyplot, never shown); save them with
-``fig.savefig(...)``.
+Figures are :class:`matplotlib.figure.Figure` objects (no pyplot, never shown), returned as a
+:class:`~mpc_tracking.viz.plotting.Plot` (the tuple ``(fig, ax)``, shown inline as the last
+expression of a Jupyter cell); save them with ``fig.savefig(...)``.
+
+Points are ranked by :data:`~mpc_tracking.tuning.metrics.DEFAULT_METRIC`, the RMS lateral error
+once the start transient is over (:mod:`mpc_tracking.tuning.metrics`); rows without it (a custom
+runner, a run too short to settle) are ranked by the whole-run ``rms_e_y``.
 """
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,13 +19,23 @@ from typing import Any
 import numpy as np
 
 from mpc_tracking.errors import InputError
+from mpc_tracking.tuning.metrics import DEFAULT_METRIC
 
-__all__ = ["aggregate", "pareto_front", "recommend", "Recommendation", "plot_metrics", "plot_pareto", "metric_label"]
+__all__ = ["aggregate", "pareto_front", "recommend", "Recommendation", "plot_metrics", "plot_pareto", "metric_label",
+           "ranking_metric", "PLOT_METRICS"]
+
+logger = logging.getLogger(__name__)
+
+#: the metrics :func:`plot_metrics` draws by default (one panel each)
+PLOT_METRICS = (DEFAULT_METRIC, "rms_e_y", "solve_time_median")
 
 #: display name, unit and scale of the metrics (SI value x scale = shown value)
 _LABELS = {
     "rms_e_y": ("RMS e_y", "cm", 100.0),
     "max_abs_e_y": ("max |e_y|", "cm", 100.0),
+    "rms_e_y_settled": ("RMS e_y after the start", "cm", 100.0),
+    "max_abs_e_y_settled": ("max |e_y| after the start", "cm", 100.0),
+    "settle_distance": ("start left out", "m", 1.0),
     "lap_time": ("lap time", "s", 1.0),
     "duration": ("duration", "s", 1.0),
     "mean_speed": ("mean speed", "m/s", 1.0),
@@ -80,15 +96,30 @@ def aggregate(rows: Sequence[dict[str, Any]], params: Sequence[str]) -> list[dic
     return out
 
 
+def ranking_metric(rows: Sequence[dict[str, Any]], metric: str = DEFAULT_METRIC) -> str:
+    """``metric``, or ``"rms_e_y"`` when ``metric`` is the default settled metric and no
+    successful row (or aggregated point) has a finite value of it (a custom runner, runs too
+    short to settle)."""
+    if metric != DEFAULT_METRIC:
+        return metric
+    if any(r.get("status", "ok") == "ok" and math.isfinite(_num(r.get(metric))) for r in rows):
+        return metric
+    logger.info("no run has %s (no run drove past its start): ranking by rms_e_y, the whole run", metric)
+    return "rms_e_y"
+
+
 def _eligible(points: list[dict], metric: str, cost: str) -> list[dict]:
     good = [p for p in points if p["ok"] and math.isfinite(_num(p.get(metric))) and math.isfinite(_num(p.get(cost)))]
     lapped = [p for p in good if p["lap_completed"]]
     return lapped or good
 
 
-def pareto_front(points: Sequence[dict[str, Any]], metric: str = "rms_e_y",
+def pareto_front(points: Sequence[dict[str, Any]], metric: str = DEFAULT_METRIC,
                  cost: str = "solve_time_median") -> list[dict]:
-    """Points no other point beats on both ``metric`` and ``cost`` (lower is better), by rising cost."""
+    """Points no other point beats on both ``metric`` and ``cost`` (lower is better), by rising cost.
+
+    ``metric``: see :func:`ranking_metric`."""
+    metric = ranking_metric(points, metric)
     front, best = [], math.inf
     for p in sorted(points, key=lambda q: (_num(q.get(cost)), _num(q.get(metric)))):
         if _num(p.get(metric)) < best:
@@ -138,11 +169,15 @@ def _default_param(params: Sequence[str], param: str | None) -> str:
 
 
 def recommend(rows: Sequence[dict[str, Any]], params: Sequence[str], param: str | None = None, within: float = 0.05,
-              metric: str = "rms_e_y", cost: str = "solve_time_median") -> Recommendation | None:
+              metric: str = DEFAULT_METRIC, cost: str = "solve_time_median") -> Recommendation | None:
     """The smallest value of ``param`` (default the horizon) within ``within`` (0.05 = 5 %) of the
     best ``metric``; ties broken by ``cost``. Only points whose runs completed their laps count
-    when any did. None when no point succeeded."""
+    when any did. None when no point succeeded.
+
+    ``metric`` defaults to the RMS lateral error after the start transient
+    (:func:`~mpc_tracking.tuning.metrics.settled_metrics`; see :func:`ranking_metric`)."""
     param = _default_param(params, param)
+    metric = ranking_metric(rows, metric)
     if not (isinstance(within, (int, float)) and within >= 0):
         raise InputError(f"within: expected a fraction >= 0 (0.05 = 5 %), got {within!r}")
     points = _eligible(aggregate(rows, params), metric, cost)
@@ -162,9 +197,9 @@ def recommend(rows: Sequence[dict[str, Any]], params: Sequence[str], param: str 
 
 
 def _figure(nrows: int, height: float):
-    from matplotlib.figure import Figure
+    from mpc_tracking.viz.plotting import new_figure
 
-    fig = Figure(figsize=(6.4, height * nrows), layout="constrained")
+    fig = new_figure(figsize=(6.4, height * nrows), layout="constrained")
     axes = fig.subplots(nrows, 1, sharex=True, squeeze=False)[:, 0]
     return fig, axes
 
@@ -174,13 +209,19 @@ def _short(key: str) -> str:
 
 
 def plot_metrics(rows: Sequence[dict[str, Any]], params: Sequence[str], param: str | None = None,
-                 metrics: Sequence[str] = ("rms_e_y", "solve_time_median"), axes: Sequence[Any] | None = None):
+                 metrics: Sequence[str] | None = None, axes: Sequence[Any] | None = None):
     """Each metric against ``param``: one line per combination of the other swept keys.
 
     Hollow markers: points whose runs did not complete their laps. ``axes``: one Axes per
-    metric to draw into (default a new Figure). Returns (Figure, axes).
+    metric to draw into (default a new Figure). Returns a :class:`~mpc_tracking.viz.plotting.Plot`
+    (Figure, axes). ``metrics`` default: :data:`PLOT_METRICS`, less those no successful run has.
     """
+    from mpc_tracking.viz.plotting import Plot
+
     param = _default_param(params, param)
+    if metrics is None:
+        metrics = [m for m in PLOT_METRICS if any(r.get("status") == "ok" and math.isfinite(_num(r.get(m)))
+                                                  for r in rows)] or ["rms_e_y", "solve_time_median"]
     if not metrics:
         raise InputError("metrics: give at least one metric name, e.g. ('rms_e_y', 'solve_time_median')")
     others = [k for k in params if k != param]
@@ -212,15 +253,19 @@ def plot_metrics(rows: Sequence[dict[str, Any]], params: Sequence[str], param: s
         axes[0].legend(fontsize="small")
     unfinished = any(not p["lap_completed"] for p in points)
     axes[0].set_title(f"sweep over {param}" + (" (hollow: run did not finish its laps)" if unfinished else ""))
-    return fig, axes
+    return Plot(fig, axes)
 
 
 def plot_pareto(rows: Sequence[dict[str, Any]], params: Sequence[str], chosen: Recommendation | None = None,
-                metric: str = "rms_e_y", cost: str = "solve_time_median", ax: Any = None):
+                metric: str = DEFAULT_METRIC, cost: str = "solve_time_median", ax: Any = None):
     """Tracking error vs compute time of every successful point, the Pareto front, ``chosen`` marked.
 
-    ``ax``: Axes to draw into (default a new Figure). Returns (Figure, Axes).
+    ``ax``: Axes to draw into (default a new Figure). Returns a
+    :class:`~mpc_tracking.viz.plotting.Plot` (Figure, Axes). ``metric``: see :func:`ranking_metric`.
     """
+    from mpc_tracking.viz.plotting import Plot
+
+    metric = ranking_metric(rows, metric)
     points = _eligible(aggregate(rows, params), metric, cost)
     if ax is None:
         fig, (ax,) = _figure(1, 4.2)
@@ -239,11 +284,13 @@ def plot_pareto(rows: Sequence[dict[str, Any]], params: Sequence[str], chosen: R
         ax.step([p[cost] * xs for p in front], [p[metric] * ys for p in front], "-", where="post", color="C0",
                 label="Pareto front")
     if chosen is not None:
-        ax.plot([chosen.cost_value * xs], [chosen.metric_value * ys], "*", ms=16, color="C3",
-                label=f"chosen: {_short(chosen.param)}={chosen.value}")
+        at = next((p for p in points if p["point"] == chosen.point), None)
+        cx = chosen.cost_value if chosen.cost == cost or at is None else at[cost]
+        cy = chosen.metric_value if chosen.metric == metric or at is None else at[metric]
+        ax.plot([cx * xs], [cy * ys], "*", ms=16, color="C3", label=f"chosen: {_short(chosen.param)}={chosen.value}")
     ax.set_xlabel(xlab)
     ax.set_ylabel(ylab)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title("tracking error vs compute time")
-    return fig, ax
+    return Plot(fig, ax)

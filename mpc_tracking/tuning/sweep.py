@@ -7,6 +7,13 @@ streams one row per run to CSV/JSON as runs finish (see :mod:`mpc_tracking.tunin
 returned sorted by run index, so the same sweep gives the same rows on every executor (apart
 from the timing fields :data:`TIMING_FIELDS`). A run that fails records its error in its row.
 
+Points are ranked (:meth:`SweepResult.recommend`, the Pareto figure) by the RMS lateral error
+after the start transient, ``rms_e_y_settled`` (:mod:`mpc_tracking.tuning.metrics`). A warning
+that runs log (a path's spacing, a smoothed path) is shown once per sweep, with the number of
+runs that gave it, not once per run. In a notebook the result shows as a table and the Pareto
+figure (``_repr_html_``), ``to_pandas()`` gives the rows as a DataFrame, and the progress bar is
+tqdm's notebook bar.
+
 Examples
 --------
 Two horizons on the first 2 s of the default lap, in this process (a real sweep drops
@@ -20,6 +27,8 @@ Two horizons on the first 2 s of the default lap, in this process (a real sweep 
 >>> rec = res.recommend()
 >>> rec.param, rec.value in (10, 20)
 ('controller.horizon', True)
+>>> repr(res).startswith("<SweepResult: 2 runs over controller.horizon")
+True
 """
 from __future__ import annotations
 
@@ -29,8 +38,10 @@ import logging
 import os
 import socket
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +51,7 @@ from mpc_tracking.tuning.analysis import Recommendation, aggregate, plot_metrics
 from mpc_tracking.tuning.executors import check_connect_timeout, check_executor, iter_runs
 from mpc_tracking.tuning.grid import check_keys, check_values, expand_grid, grid_size, point_key
 from mpc_tracking.tuning.io import META_NAME, SweepWriter, read_rows, write_json_atomic
+from mpc_tracking.tuning.metrics import DEFAULT_METRIC, settled_metrics
 
 __all__ = ["sweep", "SweepResult", "run_point", "METRIC_FIELDS", "TIMING_FIELDS",
            "DEFAULT_MAX_RUNS", "MAX_SWEEP_RUNS"]
@@ -54,7 +66,8 @@ MAX_SWEEP_RUNS = 1_000_000
 #: metrics of :attr:`SimulationResult.metrics` written as CSV columns (in this order)
 METRIC_FIELDS = (
     "reason", "lap_completed", "laps_completed", "lap_time", "duration", "steps", "rms_e_y", "max_abs_e_y",
-    "max_abs_e_psi", "max_abs_delta", "mean_speed", "corridor_violation_steps", "infeasible_steps",
+    "rms_e_y_settled", "max_abs_e_y_settled", "settle_distance", "max_abs_e_psi", "max_abs_delta", "mean_speed",
+    "corridor_violation_steps", "infeasible_steps",
     "solve_time_median", "solve_time_p95", "solve_time_max", "step_time_median", "step_time_p95",
     "realtime_overruns", "worst_step_time",
 )
@@ -82,12 +95,14 @@ def run_point(scenario: dict, overrides: Mapping[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        :attr:`SimulationResult.metrics` of the run.
+        :attr:`SimulationResult.metrics` of the run and its
+        :func:`~mpc_tracking.tuning.metrics.settled_metrics`.
     """
     from mpc_tracking.scenario.core import load_scenario, run_scenario
 
     sc = load_scenario(scenario).with_overrides(dict(overrides))
-    return dict(run_scenario(sc).metrics)
+    result = run_scenario(sc)
+    return {**result.metrics, **settled_metrics(result)}
 
 
 def _base_row(task: dict) -> dict[str, Any]:
@@ -108,8 +123,68 @@ def _worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+class _RunWarnings(logging.Handler):
+    """Warnings that ``mpc_tracking`` loggers give while runs execute, kept per thread.
+
+    Installed on the ``mpc_tracking`` logger (with ``propagate`` off) while any run of this
+    process is under way: the records of a thread that runs a task are kept for its row;
+    records of other threads, and those below WARNING, go on to the root logger's handlers.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.kept: dict[int, list[str]] = {}
+        self.users = 0
+        self.lock_ = threading.Lock()
+        self.saved_propagate = True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kept = self.kept.get(record.thread or 0) if record.levelno >= logging.WARNING else None
+        if kept is not None:
+            kept.append(record.getMessage())
+        else:
+            logging.getLogger().handle(record)
+
+
+_RUN_WARNINGS = _RunWarnings()
+
+
+@contextlib.contextmanager
+def _captured_warnings() -> Iterator[list[str]]:
+    """The warning messages ``mpc_tracking`` logs in this thread inside the block (not shown)."""
+    log = logging.getLogger("mpc_tracking")
+    h = _RUN_WARNINGS
+    me: list[str] = []
+    with h.lock_:
+        if h.users == 0:
+            h.saved_propagate = log.propagate
+            log.addHandler(h)
+            log.propagate = False
+        h.users += 1
+        h.kept[threading.get_ident()] = me
+    try:
+        yield me
+    finally:
+        with h.lock_:
+            h.kept.pop(threading.get_ident(), None)
+            h.users -= 1
+            if h.users == 0:
+                log.removeHandler(h)
+                log.propagate = h.saved_propagate
+
+
 def _execute(common: dict, task: dict) -> dict[str, Any]:
-    """Run one task (module level so every executor can pickle it); never raises for a run error."""
+    """Run one task (module level so every executor can pickle it); never raises for a run error.
+
+    The warnings the run logged come back in the row's ``warnings`` (a list of messages) for
+    the sweep to show once; the sweep removes that field before the row is written."""
+    with _captured_warnings() as warned:
+        row = _execute_run(common, task)
+    row["warnings"] = warned
+    return row
+
+
+def _execute_run(common: dict, task: dict) -> dict[str, Any]:
     runner: Runner = common.get("runner") or run_point
     t0, c0 = time.perf_counter(), time.process_time()
     try:
@@ -163,20 +238,73 @@ class SweepResult:
         """One row per grid point: metrics averaged over its successful repeats."""
         return aggregate(self.rows, self.params)
 
-    def recommend(self, param: str | None = None, within: float = 0.05, metric: str = "rms_e_y",
+    def recommend(self, param: str | None = None, within: float = 0.05, metric: str = DEFAULT_METRIC,
                   cost: str = "solve_time_median") -> Recommendation | None:
-        """The recommended point; ``None`` when no run succeeded (:func:`mpc_tracking.tuning.analysis.recommend`)."""
+        """The recommended point; ``None`` when no run succeeded (:func:`mpc_tracking.tuning.analysis.recommend`).
+
+        By default ranked by ``rms_e_y_settled``, the RMS lateral error after the start transient
+        (:mod:`mpc_tracking.tuning.metrics`)."""
         return recommend(self.rows, self.params, param=param, within=within, metric=metric, cost=cost)
 
-    def plot_metrics(self, param: str | None = None, metrics: Sequence[str] = ("rms_e_y", "solve_time_median"),
+    def plot_metrics(self, param: str | None = None, metrics: Sequence[str] | None = None,
                      axes: Sequence[Any] | None = None):
-        """(Figure, axes): each metric against ``param`` (:func:`~mpc_tracking.tuning.analysis.plot_metrics`)."""
+        """Plot (Figure, axes): each metric against ``param`` (:func:`~mpc_tracking.tuning.analysis.plot_metrics`)."""
         return plot_metrics(self.rows, self.params, param=param, metrics=metrics, axes=axes)
 
-    def plot_pareto(self, chosen: Recommendation | None = None, metric: str = "rms_e_y",
+    def plot_pareto(self, chosen: Recommendation | None = None, metric: str = DEFAULT_METRIC,
                     cost: str = "solve_time_median", ax: Any = None):
-        """(Figure, Axes): tracking error vs compute time, the Pareto front, ``chosen`` marked."""
+        """Plot (Figure, Axes): tracking error vs compute time, the Pareto front, ``chosen`` marked.
+
+        Shown inline as the last expression of a Jupyter cell; ``fig, ax = res.plot_pareto()``
+        unpacks it."""
         return plot_pareto(self.rows, self.params, chosen=chosen, metric=metric, cost=cost, ax=ax)
+
+    def to_pandas(self, points: bool = False) -> Any:
+        """The rows (or, with ``points``, one row per grid point) as a :class:`pandas.DataFrame`.
+
+        Columns as in ``sweep.csv`` (run index, parameters, metrics in SI units, status, timing);
+        ``points=True`` gives :meth:`points` (repeats averaged). Needs the optional extra:
+        ``pip install mpc_tracking[pandas]``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by run index (``points``: by grid point).
+        """
+        import importlib
+
+        try:
+            pd = importlib.import_module("pandas")  # by name: pandas ships no type information
+        except ImportError:
+            raise ImportError("SweepResult.to_pandas() needs pandas, an optional extra: "
+                              "pip install mpc_tracking[pandas]") from None
+        if points:
+            return pd.DataFrame(self.points()).set_index("point")
+        order = [*_HEAD, *self.params, *METRIC_FIELDS, *_TAIL]
+        names = [k for k in order if any(k in r for r in self.rows)]
+        names += [k for r in self.rows for k in r if k not in names and k not in order]
+        frame = pd.DataFrame([{k: r.get(k) for k in names} for r in self.rows], columns=list(dict.fromkeys(names)))
+        return frame.set_index("index") if "index" in frame else frame
+
+    def __repr__(self) -> str:
+        """One line: runs, swept keys, failures, wall time and the recommendation (never the rows)."""
+        rec = self._recommendation()
+        best = f"; recommended {rec.param} = {rec.value}" if rec is not None else "; no run succeeded"
+        keys = ", ".join(self.params) or "no keys"
+        return (f"<SweepResult: {len(self.rows)} runs over {keys} ({len(self.points())} points), "
+                f"{self.n_failed} failed, {self.wall_time:.1f} s{best}>")
+
+    def _repr_html_(self) -> str:
+        """Jupyter display: the points as a table, the recommendation and the Pareto figure (inline PNG)."""
+        from mpc_tracking.tuning.display import sweep_html
+
+        return sweep_html(self)
+
+    def _recommendation(self) -> Recommendation | None:
+        try:
+            return self.recommend()
+        except InputError:  # no swept keys (an explicit list of empty overrides)
+            return None
 
 
 def _scenario_payload(scenario: Any) -> tuple[Any, dict]:
@@ -193,9 +321,30 @@ def _scenario_payload(scenario: Any) -> tuple[Any, dict]:
     return sc, data
 
 
+def _note_warnings(row: dict[str, Any], seen: Counter[str], params: list[str]) -> None:
+    """Take the run's warnings out of ``row``; log each message the first time this sweep sees it."""
+    for message in dict.fromkeys(row.pop("warnings", None) or ()):
+        if message not in seen:
+            logger.warning("%s [run %d, %s; a warning is shown once per sweep]", message, row["index"],
+                           _short(row, params) or "base scenario")
+        seen[message] += 1
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython's ZMQ shell)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # pragma: no cover - a broken IPython
+        return False
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
 def _progress(total: int, initial: int, enabled: bool | None):
-    if enabled is None:
-        enabled = sys.stderr.isatty()
+    if enabled is None:  # a terminal or a notebook; never a log file or CI
+        enabled = sys.stderr.isatty() or _in_notebook()
     if not enabled:
         return None
     try:
@@ -257,7 +406,8 @@ def sweep(
     max_runs : int
         Refuse to launch more runs than this unless ``yes``.
     progress : bool, optional
-        tqdm progress bar (default: only when stderr is a terminal).
+        Progress bar (``tqdm.auto``: a widget in Jupyter, text in a terminal); default on when
+        stderr is a terminal or in a Jupyter notebook, off otherwise (log files, CI).
     runner : callable, optional
         ``runner(scenario_dict, overrides) -> metrics`` instead of :func:`run_point` (module
         level, so that it pickles).
@@ -302,6 +452,7 @@ def sweep(
     check_keys(sc, params, [t["overrides"] for t in tasks])
 
     done: list[dict] = []
+    warned: Counter[str] = Counter()
     if out is not None:
         out = Path(out)
         meta = {"scenario_hash": point_key(payload), "params": params, "scenario": payload}
@@ -344,6 +495,7 @@ def sweep(
             stack.callback(bar.close)
             stack.enter_context(_logging_redirect())
         for row in rows_iter:
+            _note_warnings(row, warned, params)
             rows.append(row)
             n_bad += row.get("status") != "ok"
             if writer is not None:
@@ -354,6 +506,9 @@ def sweep(
             if row.get("status") != "ok":
                 logger.warning("run %d %s: %s", row["index"], _short(row, params), row.get("error"))
     rows.sort(key=lambda r: r["index"])
+    for message, count in warned.items():
+        if count > 1:
+            logger.info("%d of the %d runs warned: %s", count, len(rows) - len(done), message)
     files = {} if writer is None else {"csv": writer.csv_path, "jsonl": writer.jsonl_path, "json": writer.json_path}
     return SweepResult(rows=rows, params=params, out=out, skipped=len(done), wall_time=time.perf_counter() - t0,
                        files=files)

@@ -8,6 +8,12 @@ the middle of the window, so the cached background is reused for many frames.
 
 GIF is written with Pillow, MP4 with ffmpeg through imageio-ffmpeg (when installed). Files are
 written under a temporary name and renamed when complete.
+
+Without a file name, :func:`animate` returns an :class:`Animation`: nothing is rendered until it
+is shown or saved. As the last expression of a Jupyter cell it plays inline (``_repr_html_``):
+an HTML5 ``<video>`` (H.264, a few hundred kB) when ffmpeg is available, else matplotlib's
+JavaScript player (``to_jshtml``, JPEG frames) -- both embedded as data, so they survive an HTML
+export of the notebook. ``.save("run.gif")`` writes a file as :func:`animate` with a name does.
 """
 from __future__ import annotations
 
@@ -32,11 +38,17 @@ from mpc_tracking.viz.plotting import (
     scenario_obstacles,
 )
 
-__all__ = ["animate", "render_frames", "frame_indices", "available_formats", "FORMATS"]
+__all__ = ["animate", "Animation", "render_frames", "frame_indices", "available_formats", "FORMATS",
+           "HTML_KINDS"]
 
 logger = logging.getLogger(__name__)
 #: file suffixes :func:`animate` writes
 FORMATS = (".gif", ".mp4")
+#: what :meth:`Animation.to_html` embeds: ``"auto"`` (video when ffmpeg is available, else the
+#: JavaScript player), ``"video"`` (HTML5 video, needs ffmpeg) or ``"jshtml"`` (JavaScript player)
+HTML_KINDS = ("auto", "video", "jshtml")
+#: largest embedded animation [MB] (as matplotlib's ``animation.embed_limit``): frames past it are dropped
+EMBED_LIMIT_MB = 20.0
 _STATUS = {0: "solved", 1: "inaccurate", 2: "FALLBACK", 3: "SAFE STOP"}
 
 
@@ -282,53 +294,207 @@ def _control_period(result) -> float:
     return float(np.median(np.diff(t))) if t.size > 1 else float(_mpc_default("control_period"))
 
 
-def animate(result, out: str | Path, *, fps: float = 20.0, speed: float = 1.0, every: int | None = None,
-            dpi: int = 80, figsize: tuple[float, float] | None = None, window: float | None = None,
-            obstacles: Sequence[Any] | None = None,
-            progress: Callable[[int, int], None] | None = None) -> Path:
-    """Write an animation of ``result`` to ``out`` (``.gif`` or ``.mp4``).
+def animate(result, out: str | Path | None = None, *, fps: float = 20.0, speed: float = 1.0,
+            every: int | None = None, dpi: int = 80, figsize: tuple[float, float] | None = None,
+            window: float | None = None, obstacles: Sequence[Any] | None = None,
+            progress: Callable[[int, int], None] | None = None) -> Any:
+    """Animate ``result``: write it to ``out`` (``.gif`` or ``.mp4``), or return an :class:`Animation`.
 
     Parameters
     ----------
     result : SimulationResult
-    out : str or Path
-        Output file; the suffix chooses the format (see :func:`available_formats`).
+    out : str or Path, optional
+        Output file; the suffix chooses the format (see :func:`available_formats`). Without it
+        nothing is written: the returned :class:`Animation` shows inline in Jupyter and saves
+        with ``.save(file)``.
     fps, speed, every, dpi, figsize, window, obstacles
         See :func:`render_frames`.
     progress : callable, optional
-        ``progress(i, n)`` after each frame.
+        ``progress(i, n)`` after each frame (when writing a file).
 
     Returns
     -------
-    Path
-        The written file (complete: frames go to a temporary name that is renamed at the end).
+    Path or Animation
+        With ``out``: the written file (complete: frames go to a temporary name that is renamed
+        at the end). Without: the :class:`Animation` (rendered when shown or saved).
 
     Raises
     ------
     InputError
-        Unknown suffix, a format whose writer is not installed, an empty run, a missing folder.
+        Unknown suffix, a format whose writer is not installed, an empty run, a missing folder,
+        a bad ``fps``/``speed``/``every``/``dpi``/``window``.
     """
-    out = Path(out)
-    suffix = out.suffix.lower()
-    if suffix not in FORMATS:
-        raise InputError(f"{out}: unknown animation format {out.suffix!r}; expected one of {', '.join(FORMATS)}")
-    reason = available_formats()[suffix]
-    if reason is not None:
-        raise InputError(f"{out}: {reason}")
-    if not out.parent.is_dir():
-        raise InputError(f"{out}: folder {out.parent} does not exist")
-    if len(result) == 0:
-        raise InputError("result: the run has no steps to animate")
-    _check_view(dpi, window)
-    idx = frame_indices(len(result), _control_period(result), fps=fps, speed=speed, every=every)
-    n = len(idx)
-    frames = _images(result, idx, dpi=dpi, figsize=figsize, window=window, obstacles=obstacles)
-    with atomic_path(out) as tmp:
-        if suffix == ".gif":
-            _write_gif(tmp, frames, fps, n, progress)
-        else:
-            _write_mp4(tmp, frames, fps, n, progress)
-    return out
+    anim = Animation(result, fps=fps, speed=speed, every=every, dpi=dpi, figsize=figsize, window=window,
+                     obstacles=obstacles)
+    if out is None:
+        return anim
+    return anim.save(out, progress=progress)
+
+
+class Animation:
+    """An animation of a run, held as its settings: shown inline in Jupyter, saved to a file.
+
+    Made by :func:`animate` (or ``result.animate()``) without a file name. Frames are rendered
+    each time it is shown or saved (never all kept in memory); the inline HTML is kept once made.
+
+    Parameters
+    ----------
+    result : SimulationResult
+    fps, speed, every, dpi, figsize, window, obstacles
+        See :func:`render_frames`.
+
+    Examples
+    --------
+    >>> from mpc_tracking.scenario.core import default_scenario, run_scenario
+    >>> run = run_scenario(default_scenario().with_overrides({"simulation.t_max": 1.0}))
+    >>> anim = run.animate(every=10, dpi=30)
+    >>> anim.n_frames
+    3
+    >>> anim.to_html("jshtml").count("data:image/jpeg;base64")
+    3
+    """
+
+    def __init__(self, result, *, fps: float = 20.0, speed: float = 1.0, every: int | None = None,
+                 dpi: int = 80, figsize: tuple[float, float] | None = None, window: float | None = None,
+                 obstacles: Sequence[Any] | None = None) -> None:
+        if len(result) == 0:
+            raise InputError("result: the run has no steps to animate")
+        _check_view(dpi, window)
+        self.result = result
+        self.fps = float(fps)
+        self.indices = frame_indices(len(result), _control_period(result), fps=fps, speed=speed, every=every)
+        self.dpi = dpi
+        self._scene_kw: dict[str, Any] = dict(dpi=dpi, figsize=figsize, window=window, obstacles=obstacles)
+        self._html: dict[str, str] = {}
+
+    @property
+    def n_frames(self) -> int:
+        """Number of frames (control steps shown)."""
+        return len(self.indices)
+
+    @property
+    def duration(self) -> float:
+        """Play time [s] at :attr:`fps`."""
+        return self.n_frames / self.fps
+
+    def __repr__(self) -> str:
+        name = getattr(self.result.path, "name", "") or "run"
+        return (f"<Animation of {name}: {self.n_frames} frames at {self.fps:g} fps ({self.duration:.1f} s); "
+                "shows inline in Jupyter, .save('run.gif'|'run.mp4') writes a file>")
+
+    def frames(self) -> Iterator[Any]:
+        """The frames as RGB PIL images, rendered one at a time."""
+        return _images(self.result, self.indices, **self._scene_kw)
+
+    def save(self, out: str | Path, *, progress: Callable[[int, int], None] | None = None) -> Path:
+        """Write the animation to ``out`` (``.gif`` or ``.mp4`` by its suffix); returns the file.
+
+        Raises
+        ------
+        InputError
+            Unknown suffix, a format whose writer is not installed, a missing folder.
+        """
+        out = Path(out)
+        suffix = out.suffix.lower()
+        if suffix not in FORMATS:
+            raise InputError(f"{out}: unknown animation format {out.suffix!r}; expected one of {', '.join(FORMATS)}")
+        reason = available_formats()[suffix]
+        if reason is not None:
+            raise InputError(f"{out}: {reason}")
+        if not out.parent.is_dir():
+            raise InputError(f"{out}: folder {out.parent} does not exist")
+        with atomic_path(out) as tmp:
+            if suffix == ".gif":
+                _write_gif(tmp, self.frames(), self.fps, self.n_frames, progress)
+            else:
+                _write_mp4(tmp, self.frames(), self.fps, self.n_frames, progress)
+        return out
+
+    def to_html(self, kind: str = "auto", *, embed_limit: float = EMBED_LIMIT_MB) -> str:
+        """The animation as one self-contained HTML fragment (the frames embedded as data).
+
+        Parameters
+        ----------
+        kind : {"auto", "video", "jshtml"}
+            ``"video"``: an HTML5 ``<video>`` of an H.264 MP4 (needs imageio-ffmpeg);
+            ``"jshtml"``: matplotlib's JavaScript player with JPEG frames (play, step, loop);
+            ``"auto"``: video when it can be written, else the player.
+        embed_limit : float
+            Largest size [MB]; the player drops the frames past it (with a warning), a larger
+            video is an :class:`InputError` (raise ``every`` or lower ``dpi``).
+
+        Returns
+        -------
+        str
+        """
+        if kind not in HTML_KINDS:
+            raise InputError(f"kind: expected one of {', '.join(HTML_KINDS)}, got {kind!r}")
+        if not (isinstance(embed_limit, (int, float)) and embed_limit > 0):
+            raise InputError(f"embed_limit: expected a size > 0 MB, got {embed_limit!r}")
+        if kind == "auto":
+            kind = "video" if available_formats()[".mp4"] is None else "jshtml"
+        if kind not in self._html:
+            self._html[kind] = self._video_html(embed_limit) if kind == "video" else self._jshtml(embed_limit)
+        return self._html[kind]
+
+    def to_jshtml(self) -> str:
+        """matplotlib's JavaScript player of the frames (as ``matplotlib.animation.Animation.to_jshtml``)."""
+        return self.to_html("jshtml")
+
+    def _repr_html_(self) -> str:
+        return self.to_html("auto")
+
+    def _video_html(self, embed_limit: float) -> str:
+        import base64
+        import tempfile
+
+        reason = available_formats()[".mp4"]
+        if reason is not None:
+            raise InputError(f"kind='video': {reason}")
+        with tempfile.TemporaryDirectory() as tmp:
+            data = self.save(Path(tmp) / "animation.mp4").read_bytes()
+        if len(data) > embed_limit * 1024 * 1024:
+            raise InputError(f"the video is {len(data) / 1e6:.1f} MB, more than embed_limit={embed_limit:g} MB; "
+                             "animate with a larger every= or a lower dpi=, or .save() it to a file")
+        b64 = base64.b64encode(data).decode("ascii")
+        return ("<video controls autoplay loop muted playsinline style='max-width:100%'>"
+                f"<source type='video/mp4' src='data:video/mp4;base64,{b64}'></video>")
+
+    def _jshtml(self, embed_limit: float) -> str:
+        return _jshtml(self.frames(), self.fps, self.dpi, embed_limit)
+
+
+def _jshtml(frames: Iterator[Any], fps: float, dpi: int, embed_limit: float) -> str:
+    """matplotlib's HTML player (:class:`matplotlib.animation.HTMLWriter`) fed with JPEG frames.
+
+    The writer grabs frames from a figure; ours are already images, so their base64 text goes
+    straight into the list it embeds (``_saved_frames``, as its own ``grab_frame`` does).
+    """
+    import base64
+    import io
+    import tempfile
+
+    from matplotlib.animation import HTMLWriter
+
+    writer = HTMLWriter(fps=max(1, round(fps)), embed_frames=True, default_mode="loop", embed_limit=embed_limit)
+    writer.frame_format = "jpeg"
+    with tempfile.TemporaryDirectory() as tmp:
+        html_file = Path(tmp) / "animation.html"
+        writer.setup(new_figure(figsize=(1, 1), dpi=dpi), html_file, dpi=dpi)
+        saved: list[str] = writer._saved_frames  # type: ignore[attr-defined]
+        limit, total = embed_limit * 1024 * 1024, 0
+        for i, img in enumerate(frames):
+            buf = io.BytesIO()
+            img.save(buf, format="JPEG", quality=85)
+            data = base64.encodebytes(buf.getvalue()).decode("ascii")
+            total += len(data)
+            if total > limit:
+                logger.warning("animation: %d frames fit in embed_limit=%g MB, the rest are dropped (raise every= "
+                               "or lower dpi=)", i, embed_limit)
+                break
+            saved.append(data)
+        writer.finish()
+        return html_file.read_text()
 
 
 def _write_gif(tmp: Path, frames: Iterator[Any], fps: float, n: int, progress) -> None:

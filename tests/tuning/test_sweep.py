@@ -284,7 +284,7 @@ def test_cli_sweep_writes_table_and_plots(tmp_path, capsys):
                                  "--plot", "--no-progress"])
     assert args.func(args) == 0
     text = capsys.readouterr().out
-    assert "recommended: controller.horizon =" in text and "RMS e_y [cm]" in text
+    assert "recommended: controller.horizon =" in text and "RMS e_y [cm]" in text and "settled [cm]" in text
     assert (tmp_path / "sweep_pareto.png").is_file() and (tmp_path / "sweep_metrics.png").is_file()
 
 
@@ -293,6 +293,7 @@ def test_cli_sweep_writes_table_and_plots(tmp_path, capsys):
     ([], "--grid: empty grid"),
     (["--grid", "controller.horizon=5,6,7", "--max-runs", "2"], "--yes"),
     (["--grid", "controller.horizon=5", "--grid", "controller.horizon=6"], "given twice"),
+    (["--grid", "controller.horizon=5", "--metric", "rms_e_y_setled"], "did you mean 'rms_e_y_settled'"),
 ])
 def test_cli_bad_input(argv, match, tmp_path):
     args = _parser().parse_args(["sweep", "default", "--out", str(tmp_path), "--executor", "serial", *argv])

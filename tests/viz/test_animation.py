@@ -96,3 +96,72 @@ def test_animate_rejects_bad_dpi_and_window(tmp_path, kw, match):
     res = mt.simulate(path, mpc, mt.create_model("kinematic_bicycle"), t_max=0.2)
     with pytest.raises(mt.InputError, match=match):
         animate(res, tmp_path / "a.gif", **kw)
+
+
+# ---------------------------------------------------------------------- inline (notebook) animations
+def _data_uris(html: str, mime: str) -> list[bytes]:
+    import base64
+    import re
+
+    return [base64.b64decode(m.replace("\\\n", "")) for m in re.findall(rf"data:{mime};base64,([^\"']+)", html)]
+
+
+def test_animate_without_a_file_returns_an_animation_and_writes_nothing(result, tmp_path, monkeypatch):
+    from mpc_tracking.viz.animation import Animation
+
+    monkeypatch.chdir(tmp_path)
+    anim = result.animate(every=10, dpi=30)
+    assert isinstance(anim, Animation)
+    assert anim.n_frames == len(frame_indices(len(result), 0.05, every=10))
+    assert "\n" not in repr(anim) and f"{anim.n_frames} frames" in repr(anim)
+    assert not list(tmp_path.iterdir())
+
+
+def test_jshtml_embeds_every_frame_as_jpeg(result):
+    anim = animate(result, every=10, dpi=30)
+    html = anim.to_jshtml()
+    frames = _data_uris(html, "image/jpeg")
+    assert len(frames) == anim.n_frames
+    first = Image.open(__import__("io").BytesIO(frames[0]))
+    assert first.format == "JPEG" and first.size[0] == 240  # 8 inch x 30 dpi
+    assert "anim" in html and "<script" in html  # matplotlib's player
+
+
+def test_video_html_embeds_an_mp4(result):
+    html = animate(result, every=10, dpi=30).to_html("video")
+    (video,) = _data_uris(html, "video/mp4")
+    assert html.startswith("<video") and video[4:8] == b"ftyp"
+
+
+def test_repr_html_is_the_player_when_no_ffmpeg(result, monkeypatch):
+    import mpc_tracking.viz.animation as an
+
+    monkeypatch.setattr(an, "available_formats", lambda: {".gif": None, ".mp4": "MP4 needs imageio-ffmpeg"})
+    anim = an.animate(result, every=20, dpi=30)
+    assert len(_data_uris(anim._repr_html_(), "image/jpeg")) == anim.n_frames
+    with pytest.raises(InputError, match="MP4 needs imageio-ffmpeg"):
+        anim.to_html("video")
+
+
+def test_animation_saves_the_same_frames_as_animate_with_a_file(result, tmp_path):
+    anim = animate(result, every=4)
+    out = anim.save(tmp_path / "run.gif")
+    with Image.open(out) as im:
+        assert im.n_frames == anim.n_frames
+
+
+def test_embed_limit_drops_frames_with_a_warning_or_refuses_the_video(result, caplog):
+    anim = animate(result, every=5, dpi=30)
+    with caplog.at_level("WARNING"):
+        html = anim.to_html("jshtml", embed_limit=0.02)  # 20 kB: a frame or two
+    assert 0 < len(_data_uris(html, "image/jpeg")) < anim.n_frames
+    assert "embed_limit" in caplog.text
+    with pytest.raises(InputError, match="embed_limit"):
+        anim.to_html("video", embed_limit=1e-4)
+
+
+@pytest.mark.parametrize("kw, match", [({"kind": "gif"}, "kind: expected one of auto, video, jshtml"),
+                                       ({"embed_limit": 0}, "embed_limit")])
+def test_to_html_bad_input(result, kw, match):
+    with pytest.raises(InputError, match=match):
+        animate(result, every=20, dpi=30).to_html(**kw)
