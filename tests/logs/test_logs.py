@@ -241,7 +241,10 @@ def test_cli_path_from_log(bags, tmp_path, capsys):
     assert main(["path", "from-log", str(bags["mcap"]), "--topic", "/gnss/fix", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "deviation        RMS" in text and "local frame" in text
-    assert mt.load_path(out).closed
+    written = mt.load_path(out)
+    assert written.closed
+    # the local frame's origin (the first fix) is stored in the file and read back
+    assert written.geo_origin == read_log(bags["mcap"], topics=["/gnss/fix"]).geo_origin
     assert main(["path", "from-log", str(bags["mcap"]), "--topic", "/nope", "--out", str(out)]) == 2
     assert "no topic '/nope'; the topics are /cmd" in capsys.readouterr().err
 
