@@ -433,7 +433,7 @@ def read_waypoints(filename: str | Path, *, name: str | None = None) -> Referenc
     from mpc_tracking.paths.geo import origin_from_meta
 
     if (geo := origin_from_meta(tab.meta, str(filename))) is not None:
-        path.geo_origin = geo  # type: ignore[attr-defined]
+        path.geo_origin = geo
     return path
 
 

@@ -266,6 +266,41 @@ def test_cli_run_writes_mcap_and_bag_that_read_back(tmp_path):
     assert (bag / "metadata.yaml").is_file()
 
 
+def test_scenario_outputs_mcap_and_bag_are_the_run_mcap_and_bag(tmp_path):
+    """``outputs.mcap`` / ``outputs.bag`` write into the output folder what ``run --mcap`` / ``--bag`` write: the
+    same topics and the same numbers (the run is deterministic)."""
+    from mpc_tracking.cli.main import main
+
+    root = Path(__file__).resolve().parents[2]
+    scenario = str(root / "demos" / "quickstart.yaml")
+    out = tmp_path / "run"
+    assert main(["run", scenario, "--out", str(out), "--no-plots", "-q", "--set", "simulation.t_max=3",
+                 "--set", "outputs.mcap=run.mcap", "--set", "outputs.bag=run_bag",
+                 "--mcap", str(tmp_path / "option.mcap")]) == 0
+    assert (out / "run_bag" / "metadata.yaml").is_file()
+    by_option = read_log(tmp_path / "option.mcap")
+    for f in (out / "run.mcap", out / "run_bag"):
+        tab = read_log(f)
+        assert set(tab.topics) == set(by_option.topics)
+        for col in ("odom.x", "odom.yaw", "cmd.steering_angle", "mpc/e_y.value"):
+            np.testing.assert_array_equal(tab[col], by_option[col])
+
+
+@pytest.mark.parametrize("key, value, error", [
+    ("outputs.mcap", "sub/run.mcap", r"outputs\.mcap 'sub/run\.mcap': expected a file name in the output folder"),
+    ("outputs.mcap", "run.bag", r"outputs\.mcap 'run\.bag': expected a file name .* e\.g\. run\.mcap"),
+    ("outputs.bag", "../bag", r"outputs\.bag '\.\./bag': expected a folder name"),
+])
+def test_bad_log_output_names_are_refused_by_check(tmp_path, capsys, key, value, error):
+    import re
+
+    from mpc_tracking.cli.main import main
+
+    root = Path(__file__).resolve().parents[2]
+    assert main(["check", str(root / "demos" / "quickstart.yaml"), "--set", f"{key}={value}"]) == 2
+    assert re.search(error, capsys.readouterr().err)
+
+
 # ---------------------------------------------------------------------- identification from a log
 TAU, DEAD_TIME, STEER_OFFSET = 0.4, 0.1, 0.01
 
