@@ -2,6 +2,7 @@
 noise is read back; bad input (unknown topic, truncated file, time backwards, mixed frames) is named."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -444,9 +445,34 @@ def test_cli_replay(tmp_path, capsys):
     assert np.max(diff) < 1e-6
 
 
+def test_a_damaged_sqlite_bag_is_read_around_the_damage(bags, tmp_path):
+    """Two pages (8 kB) of the .db3 overwritten at 60 %: rosbags refuses the file ("malformed"); read_log reads
+    every other message with sqlite3, names the message ids lost and the last time read before them, and what
+    it reads is what the intact bag holds."""
+    db = next(bags["sqlite3"].glob("*.db3"))
+    data = bytearray(db.read_bytes())
+    at = int(0.6 * len(data)) // 4096 * 4096
+    data[at:at + 8192] = b"\xff" * 8192
+    bad = tmp_path / "damaged.db3"
+    bad.write_bytes(bytes(data))
+    full = read_log(bags["sqlite3"]).topic("/odom")
+    part = read_log(bad)
+    assert len(part.problems) == 1
+    assert re.search(r"damaged\.db3: message id \d+ to \d+ cannot be read \(a damaged page\); read \d+ messages "
+                     r"before it, last log time \d+\.\d{3} s", part.problems[0])
+    odom = part.topic("/odom")
+    assert 0.9 * len(full) < len(odom) < len(full)
+    k = np.searchsorted(full.t, odom.t)
+    np.testing.assert_array_equal(full.t[k], odom.t)
+    np.testing.assert_array_equal(full["x"][k], odom["x"])
+    # the topics asked for are checked against the bag's own list
+    with pytest.raises(LogError, match=r"no topic '/nope'; the topics are /cmd"):
+        read_log(bad, topics=["/nope"])
+
+
 def test_a_truncated_sqlite_bag_is_named(bags, tmp_path):
-    """sqlite3 cannot open a database cut in half (its schema pages are gone): the error names the file and
-    sqlite's reason (unlike MCAP, whose records before the cut are read)."""
+    """A database cut in half has lost the pages of its topics table: without it no message can be decoded, so
+    the error names the file and sqlite's reason (unlike MCAP, whose records before the cut are read)."""
     db = next(bags["sqlite3"].glob("*.db3"))
     cut = tmp_path / "cut.db3"
     cut.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
