@@ -210,8 +210,11 @@ def test_gnss_jumps_are_dropped(drive, bags):
     fix = tab.topic("/gnss/fix")
     fix.fields["east"] = fix.fields["east"].copy()
     fix.fields["east"][[40, 41, 120]] += 25.0  # a two-fix jump and a single outlier
+    fix.fields["north"] = fix.fields["north"].copy()
+    fix.fields["north"][[200, 201, 202]] = np.nan  # fixes lost (NavSatFix status -1 reads as NaN)
     lp = path_from_log(tab, "/gnss/fix")
-    assert lp.dropped_outliers == 3
+    assert lp.dropped_outliers == 3  # the lost fixes are left out, not counted as outliers
+    assert np.all(np.isfinite(lp.x)) and np.all(np.isfinite(lp.y)) and lp.path.closed
     assert _truth_error(lp.path, drive)[0] < 0.3
 
 
@@ -392,7 +395,28 @@ def test_a_gentle_log_says_what_it_does_not_excite(tmp_path):
     t = np.arange(500) * 0.02
     np.savetxt(f, np.column_stack([t, np.full(t.size, 5.0), np.full(t.size, 5.0)]), delimiter=",",
                header="t,v_cmd,v", comments="")
-    with pytest.raises(mt.IdentificationError, match=r"excites nothing identifiable.*speed command hardly changes"):
+    with pytest.raises(mt.IdentificationError, match=r"excites nothing identifiable") as info:
+        mt.identify_from_log(f)
+    text = str(info.value)
+    for name in ("speed_lag", "accel_max", "decel_max", "power_per_mass"):
+        assert f"{name}: the speed command hardly changes (< 0.2 m/s)" in text
+    assert "steering_offset: the log has no steering command" in text
+
+
+def test_a_steady_steering_log_names_the_steering_as_not_excited(tmp_path):
+    """A constant speed and a constant steering command: nothing moves, and the error says so for both."""
+    f = tmp_path / "circle.csv"
+    t = np.arange(500) * 0.02
+    const = np.ones(t.size)
+    np.savetxt(f, np.column_stack([t, 5 * const, 5 * const, 0.1 * const, 0.1 * const]), delimiter=",",
+               header="t,v_cmd,v,delta_cmd,steer", comments="")
+    with pytest.raises(mt.IdentificationError, match=r"steering_delay: the steering command hardly moves"):
+        mt.identify_from_log(f)
+
+
+def test_a_log_too_short_to_identify_is_refused(tmp_path):
+    f = _speed_log(tmp_path, [(0.0, 0.1), (5.0, 0.2)])
+    with pytest.raises(mt.IdentificationError, match=r"speed\.csv: 15 samples; too short to identify anything"):
         mt.identify_from_log(f)
 
 
