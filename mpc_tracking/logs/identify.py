@@ -16,11 +16,17 @@
   angle: ``delta(t) = delta_cmd(t - d) + offset``.
 
 and reports the RMS errors of both on the rest of the log (hold-out), beside those of the trivial
-predictions (speed = command, steering = command). What the drive does not excite is named, with
-why: a constant speed command (no lag), limits never reached, no steering, no wheelbase; the tyre
-parameters (mu, cornering stiffness) are never fitted from a log here -- they need the lateral
-manoeuvres of :func:`mpc_tracking.identify` -- and are taken from ``base`` (or assumed and named).
-A log in which nothing is excited raises :class:`~mpc_tracking.errors.IdentificationError` saying so.
+predictions (speed = command, steering = command). With a ``base`` vehicle (the geometry: mass,
+CG position, ``I_z``) and a lateral velocity in the log it also fits
+
+* the **axle stiffness and the grip peak** (``tyre_B_f``, ``tyre_B_r``, ``mu``;
+  :mod:`mpc_tracking.logs.tyres`) where the drive excites them: slip for the stiffness, a tyre
+  near its peak force for ``mu``.
+
+What the drive does not excite is named, with why: a constant speed command (no lag), limits
+never reached, no steering, no wheelbase, no slip, a peak never approached; what is not fitted is
+taken from ``base`` (or assumed and named). A log in which nothing is excited raises
+:class:`~mpc_tracking.errors.IdentificationError` saying so.
 """
 from __future__ import annotations
 
@@ -52,6 +58,7 @@ SIGNALS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
                   ("delta_cmd", "steer_cmd", "steering_cmd", "steering_angle_cmd")),
     "yaw_rate": ((("Imu", "yaw_rate"), ("Odometry", "yaw_rate")), ("yaw_rate", "r", "omega_z")),
     "steer": ((("SteeringReport", "steering_tire_angle"),), ("steer", "steering_angle", "delta", "steer_angle")),
+    "vy": ((("Odometry", "vy"),), ("vy", "v_y", "lateral_velocity")),
 }
 _WINDOW = 5.0  # [s] the speed loop is simulated over windows of this length from the measured speed
 
@@ -73,6 +80,11 @@ class LogIdentification:
         None when the drive does not show such a limit.
     steering_offset, steering_delay : float or None
         ``delta = delta_cmd(t - delay) + offset`` [rad], [s]; None when not excited.
+    tyre_B_f, tyre_B_r, mu : float or None
+        Pacejka stiffness factors [1/rad] and friction coefficient [-] (None: not excited, or no
+        ``base`` geometry); :mod:`mpc_tracking.logs.tyres`.
+    cornering_stiffness_f, cornering_stiffness_r : float or None
+        Axle cornering stiffness ``B C mu F_z`` at the static load [N/rad].
     not_excited : dict of str -> str
         Parameter -> why the log does not determine it.
     holdout, fitted : dict
@@ -91,6 +103,11 @@ class LogIdentification:
     power_per_mass: float | None = None
     steering_offset: float | None = None
     steering_delay: float | None = None
+    tyre_B_f: float | None = None
+    tyre_B_r: float | None = None
+    mu: float | None = None
+    cornering_stiffness_f: float | None = None
+    cornering_stiffness_r: float | None = None
     not_excited: dict[str, str] = field(default_factory=dict)
     holdout: dict[str, float] = field(default_factory=dict)
     fitted: dict[str, float] = field(default_factory=dict)
@@ -105,7 +122,10 @@ class LogIdentification:
         rows = [("speed lag", f(self.speed_lag, "s")), ("speed delay", f(self.speed_delay, "s")),
                 ("accel_max", f(self.accel_max, "m/s^2")), ("decel_max", f(self.decel_max, "m/s^2")),
                 ("power/mass", f(self.power_per_mass, "W/kg")),
-                ("steering offset", f(self.steering_offset, "rad")), ("steering delay", f(self.steering_delay, "s"))]
+                ("steering offset", f(self.steering_offset, "rad")), ("steering delay", f(self.steering_delay, "s")),
+                ("tyre B front", f(self.tyre_B_f, "1/rad")), ("tyre B rear", f(self.tyre_B_r, "1/rad")),
+                ("C_alpha front", f(self.cornering_stiffness_f, "N/rad")),
+                ("C_alpha rear", f(self.cornering_stiffness_r, "N/rad")), ("mu", f(self.mu, ""))]
         lines = [f"  {k:<16} {v}" for k, v in rows]
         for k, why in self.not_excited.items():
             lines.append(f"  not excited: {k}: {why}")
@@ -134,12 +154,21 @@ class LogIdentification:
             assumed = ["mass", "I_z", "l_f", "l_r", "h_cg", "mu", "tyre_B_f", "tyre_C_f", "tyre_B_r", "tyre_C_r"]
         else:
             raise InputError(f"base: expected a VehicleFile or DynamicParams, got {type(base).__name__}")
+        tyres = {k: getattr(self, k) for k in ("tyre_B_f", "tyre_B_r", "mu") if getattr(self, k) is not None}
+        if tyres:
+            import dataclasses
+
+            params = dataclasses.replace(params, **tyres)
+            assumed = [k for k in assumed if k not in tyres]
         lag = self.speed_lag if self.speed_lag is not None else (base.speed_lag if isinstance(base, VehicleFile)
                                                                  else 0.0)
         report = {"from_log": {"speed_lag": self.speed_lag, "speed_delay": self.speed_delay,
                                "accel_max": self.accel_max, "decel_max": self.decel_max,
                                "power_per_mass": self.power_per_mass, "steering_offset": self.steering_offset,
-                               "steering_delay": self.steering_delay,
+                               "steering_delay": self.steering_delay, "tyre_B_f": self.tyre_B_f,
+                               "tyre_B_r": self.tyre_B_r, "mu": self.mu,
+                               "cornering_stiffness_f": self.cornering_stiffness_f,
+                               "cornering_stiffness_r": self.cornering_stiffness_r,
                                "not_excited": self.not_excited, "holdout": self.holdout, "fitted": self.fitted,
                                "signals": self.signals}}
         prov = {"log": self.source, "base": getattr(base, "source", type(base).__name__ if base else None),
@@ -167,8 +196,8 @@ def _find(table: LogTable, role: str, given: dict[str, str]) -> str | None:
 
 def identify_from_log(log: str | Path | LogTable, *, wheelbase: float | None = None,
                       signals: dict[str, str] | None = None, fit_fraction: float = 0.7, v_min: float = 2.0,
-                      max_delay: float = 1.0, rate: float | None = None) -> LogIdentification:
-    """Fit the speed loop and the steering offset/delay that a recorded drive excites.
+                      max_delay: float = 1.0, rate: float | None = None, base: Any = None) -> LogIdentification:
+    """Fit the speed loop, the steering offset/delay and the tyres that a recorded drive excites.
 
     Parameters
     ----------
@@ -176,6 +205,7 @@ def identify_from_log(log: str | Path | LogTable, *, wheelbase: float | None = N
         A drive log (:func:`~mpc_tracking.logs.read_log`) or a table already read.
     wheelbase : float, optional
         L [m]; needed for the steering fit from yaw rate (a log without steering feedback).
+        Default with ``base``: its ``l_f + l_r``.
     signals : dict, optional
         Role -> column, overriding the automatic choice (roles in :data:`SIGNALS`: ``v``, ``v_cmd``,
         ``delta_cmd``, ``yaw_rate``, ``steer``).
@@ -187,6 +217,9 @@ def identify_from_log(log: str | Path | LogTable, *, wheelbase: float | None = N
         Longest delay searched [s].
     rate : float, optional
         Rate [Hz] of the grid the log is aligned on (when ``log`` is a file).
+    base : VehicleFile or DynamicParams, optional
+        The car's geometry (mass, ``l_f``, ``l_r``, ``h_cg``, ``I_z``, tyre shape factor) for the
+        tyre fit; without it the tyres are not fitted (named in ``not_excited``).
 
     Returns
     -------
@@ -203,6 +236,9 @@ def identify_from_log(log: str | Path | LogTable, *, wheelbase: float | None = N
         raise InputError(f"fit_fraction: expected a share in [0.2, 0.95], got {fit_fraction!r}")
     if wheelbase is not None and not (isinstance(wheelbase, (int, float)) and wheelbase > 0):
         raise InputError(f"wheelbase: expected a length > 0 m, got {wheelbase!r}")
+    params = _base_params(base)
+    if wheelbase is None and params is not None:
+        wheelbase = params.l_f + params.l_r
     table = log if isinstance(log, LogTable) else read_log(log, rate=rate)
     t = table.t
     if t.size < 20:
@@ -213,12 +249,56 @@ def identify_from_log(log: str | Path | LogTable, *, wheelbase: float | None = N
     split = int(fit_fraction * t.size)
     _speed(table, found, dt, split, out)
     _steering(table, found, dt, split, wheelbase, v_min, max_delay, out)
-    if out.speed_lag is None and out.steering_offset is None:
+    _tyres(table, found, dt, split, params, v_min, out)
+    if out.speed_lag is None and out.steering_offset is None and out.tyre_B_f is None and out.tyre_B_r is None:
         why = "; ".join(f"{k}: {v}" for k, v in out.not_excited.items())
         raise IdentificationError(f"{table.source}: the drive excites nothing identifiable ({why})")
     for k, why in out.not_excited.items():
         logger.warning("identify_from_log: %s not identified: %s", k, why)
     return out
+
+
+def _base_params(base: Any) -> Any:
+    from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+
+    if base is None or isinstance(base, DynamicParams):
+        return base
+    if isinstance(base, VehicleFile):
+        return base.params
+    raise InputError(f"base: expected a VehicleFile or DynamicParams, got {type(base).__name__}")
+
+
+# ---------------------------------------------------------------------- tyres
+def _tyres(table: LogTable, found: dict[str, str | None], dt: float, split: int, params: Any, v_min: float,
+           out: LogIdentification) -> None:
+    from mpc_tracking.logs.tyres import fit_tyres
+
+    keys = ("tyre_B_f", "tyre_B_r", "mu")
+    missing = [role for role in ("v", "vy", "yaw_rate") if found[role] is None]
+    if params is None:
+        why = "needs the car's geometry (mass, l_f, l_r, h_cg, I_z): give base= (identify --log --base)"
+    elif missing:
+        why = f"the log has no {' and no '.join(missing)} signal"
+    elif found["steer"] is None and out.steering_delay is None:
+        why = "no steering angle: no steering feedback, and the steering command's delay was not identified"
+    else:
+        why = ""
+    if why:
+        out.not_excited.update(dict.fromkeys(keys, why))
+        return
+    if found["steer"] is not None:
+        delta = table[found["steer"]]
+    else:  # the command as the wheels turned it: delayed and offset as identified
+        cmd = table[found["delta_cmd"]]  # type: ignore[index]
+        m = round((out.steering_delay or 0.0) / dt)
+        delta = (np.concatenate([np.full(m, np.nan), cmd[: cmd.size - m]]) if m else cmd) + (out.steering_offset or 0.0)
+    fit = fit_tyres(table.t, table[found["v"]], table[found["vy"]], table[found["yaw_rate"]],  # type: ignore[index]
+                    delta, split, params, v_min)
+    out.tyre_B_f, out.tyre_B_r, out.mu = fit.B_f, fit.B_r, fit.mu
+    out.cornering_stiffness_f, out.cornering_stiffness_r = fit.stiffness_f, fit.stiffness_r
+    out.not_excited.update(fit.not_excited)
+    out.fitted.update(fit.fitted)
+    out.holdout.update(fit.holdout)
 
 
 # ---------------------------------------------------------------------- speed loop
