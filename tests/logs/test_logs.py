@@ -340,7 +340,8 @@ def test_identify_from_log_recovers_the_plant(ident_bag):
     assert r.steering_offset == pytest.approx(STEER_OFFSET, abs=1e-3)
     assert r.steering_delay == pytest.approx(DEAD_TIME, abs=0.021)
     assert np.isinf(r.accel_max) and np.isinf(r.decel_max)
-    assert set(r.not_excited) == {"accel_max", "decel_max", "power_per_mass"} and r.power_per_mass is None
+    assert set(r.not_excited) == {"accel_max", "decel_max", "power_per_mass", "tyre_B_f", "tyre_B_r", "mu"}
+    assert r.power_per_mass is None and "give base=" in r.not_excited["mu"]  # no geometry given: no tyre fit
     assert r.holdout["v"] < 0.1 * r.holdout["v_trivial"]
     assert r.holdout["delta"] < 0.1 * r.holdout["delta_trivial"]
     vf = r.vehicle_file(wheelbase=wheelbase)
