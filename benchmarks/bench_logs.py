@@ -6,7 +6,10 @@ MCAP -- and reads it three ways in the same run: rosbags' bare storage iteration
 with CDR decoding of every message, and ``read_log`` (decode + extract + align). Prints JSON with
 provenance and messages/s; ``--save`` writes benchmarks/results/logs_read.json.
 
-Run: ``nice python benchmarks/bench_logs.py [--minutes 8] [--save]``.
+``--minutes 15`` gives the 100 MB MCAP bag of issue 25 (saved as ``logs_read_100mb.json`` with
+``--save --name logs_read_100mb``).
+
+Run: ``nice python benchmarks/bench_logs.py [--minutes 8] [--save] [--name logs_read]``.
 """
 from __future__ import annotations
 
@@ -67,6 +70,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=8.0)
     ap.add_argument("--save", action="store_true")
+    ap.add_argument("--name", default="logs_read", help="results file name (without .json)")
     args = ap.parse_args()
     from rosbags.highlevel import AnyReader
 
@@ -107,7 +111,7 @@ def main() -> None:
     data = {"benchmark": "logs_read", **out, "provenance": finish(prov)}
     print(dumps(data))
     if args.save:
-        save_json(RESULTS / "logs_read.json", data)
+        save_json(RESULTS / f"{args.name}.json", data)
     assert math.isfinite(out["storages"]["mcap"]["read_log_msgs_per_s"])
 
 

@@ -78,11 +78,13 @@ def add_identify_log_options(p: argparse.ArgumentParser) -> None:
     """Add ``--log``, ``--wheelbase`` and ``--base`` to ``identify``."""
     p.add_argument("--log", metavar="LOG",
                    help="identify from a recorded drive (ROS 2 bag, MCAP or CSV log) instead of a simulated plant: "
-                        "speed lag and delay, acceleration/braking limits, steering offset and delay where excited")
+                        "speed lag and delay, acceleration/braking/power limits, steering offset and delay, and "
+                        "(with --base) the axles' tyre stiffness and grip peak, where the drive excites them")
     p.add_argument("--wheelbase", type=number(gt=0, unit="m"),
                    help="with --log: wheelbase [m] (steering from the yaw rate; geometry of the vehicle file)")
     p.add_argument("--base", metavar="VEHICLE.yaml",
-                   help="with --log: vehicle file giving what a log does not identify (geometry, tyres)")
+                   help="with --log: vehicle file giving what a log does not identify (geometry; the tyres where "
+                        "the drive does not excite them)")
 
 
 def run_identify_from_log(args: argparse.Namespace) -> int:
@@ -96,7 +98,7 @@ def run_identify_from_log(args: argparse.Namespace) -> int:
 
         raise InputError("identify --log: give --wheelbase L (m) or --base VEHICLE.yaml for the geometry")
     wheelbase = args.wheelbase if args.wheelbase is not None else base.params.l_f + base.params.l_r  # type: ignore
-    result = identify_from_log(args.log, wheelbase=wheelbase)
+    result = identify_from_log(args.log, wheelbase=wheelbase, base=base)
     vf = result.vehicle_file(base, wheelbase=wheelbase)
     out = vf.to_yaml(args.out or f"{Path(args.log).stem}_vehicle.yaml")
     if not args.quiet:

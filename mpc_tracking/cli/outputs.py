@@ -26,7 +26,7 @@ from mpc_tracking.fileio import atomic_path, json_safe, write_json
 __all__ = [
     "prepare_folder", "atomic_path", "write_csv", "write_json", "save_figure", "write_run_files",
     "json_safe", "PLOT_FILES", "staged_folder", "Staging", "INCOMPLETE_NAME", "remove_stale_staging",
-    "check_output_formats",
+    "check_output_formats", "check_log_outputs", "write_log_outputs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ def check_animation_file(out: str | Path, what: str) -> Path:
 def check_output_formats(scenario) -> None:
     """Every output format a scenario asks for can be written: its animation file is a plain file
     name (written into the output folder) in a format this installation writes."""
+    check_log_outputs(scenario.outputs.mcap, scenario.outputs.bag)
     name = scenario.outputs.animation.file
     if not name:
         return
@@ -93,6 +94,42 @@ def check_output_formats(scenario) -> None:
         raise InputError(f"outputs.animation.file {name!r}: expected a file name in the output folder (no folder "
                          "part), e.g. run.gif")
     check_animation_file(p, "outputs.animation.file")
+
+
+def check_log_outputs(mcap: str | None, bag: str | None) -> None:
+    """``outputs.mcap`` is a plain ``.mcap`` file name and ``outputs.bag`` a plain folder name (both
+    written into the output folder), and the packages that write them are installed; else
+    :class:`InputError` naming the key."""
+    import importlib.util
+
+    for key, name, example in (("outputs.mcap", mcap, "run.mcap"), ("outputs.bag", bag, "run_bag")):
+        if name is None:
+            continue
+        p = Path(name)
+        if p.name != name or p.name in ("", ".", "..") or (key == "outputs.mcap" and p.suffix.lower() != ".mcap"):
+            raise InputError(f"{key} {name!r}: expected a {'file' if key == 'outputs.mcap' else 'folder'} name in "
+                             f"the output folder (no folder part), e.g. {example}")
+        if importlib.util.find_spec("rosbags") is None:
+            raise InputError(f"{key} {name!r}: writing MCAP files and ROS 2 bags needs the optional package "
+                             "'rosbags': pip install \"mpc_tracking[logs]\"")
+
+
+def write_log_outputs(result, folder: str | Path, outputs: dict | None) -> list[Path]:
+    """Write the run as MCAP / a ROS 2 bag into ``folder`` when the scenario's ``outputs`` mapping
+    asks for it (keys ``mcap``, ``bag``: the same files as ``run --mcap`` / ``--bag``); returns
+    the files written (a bag folder's files)."""
+    from mpc_tracking.logs.export import write_run
+
+    outputs = outputs or {}
+    check_log_outputs(outputs.get("mcap"), outputs.get("bag"))
+    folder = Path(folder)
+    files: list[Path] = []
+    if outputs.get("mcap"):
+        files.append(write_run(result, folder / outputs["mcap"], storage="mcap"))
+    if outputs.get("bag"):
+        bag = write_run(result, folder / outputs["bag"], storage="sqlite3")
+        files.extend(sorted(f for f in bag.rglob("*") if f.is_file()))
+    return files
 
 
 def write_csv(target: str | Path, series: dict[str, np.ndarray]) -> Path:
@@ -150,7 +187,8 @@ def write_run_files(result, folder: str | Path, *, plots: Sequence[str] = ("trac
 
     Files: ``result.npz`` (:meth:`SimulationResult.save`), ``timeseries.csv``, ``metrics.json``
     (metrics, outcome, lap times, info and the resolved scenario), ``scenario.yaml`` (when a
-    scenario is given) and the plots. Returns the files written.
+    scenario is given), the plots, and the MCAP file / ROS 2 bag of the scenario's
+    ``outputs.mcap`` / ``outputs.bag`` (:func:`write_log_outputs`). Returns the files written.
     """
     folder = prepare_folder(folder)
     files: list[Path] = []
@@ -180,6 +218,9 @@ def write_run_files(result, folder: str | Path, *, plots: Sequence[str] = ("trac
             done(target)
     for f in write_plots(result, folder, plots):
         done(f)
+    if scenario is not None and len(result):
+        for f in write_log_outputs(result, folder, scenario.get("outputs")):
+            done(f)
     return files
 
 

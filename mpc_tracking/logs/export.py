@@ -8,7 +8,8 @@ car ``base_link``), one message per control step unless noted:
 topic                  type                                            content
 =====================  ==============================================  ==============================================
 ``/tf``                ``tf2_msgs/msg/TFMessage``                      ``map -> base_link`` (controller reference point)
-``/odom``              ``nav_msgs/msg/Odometry``                       pose, speed ``v``, yaw rate
+``/odom``              ``nav_msgs/msg/Odometry``                       pose, speed ``v``, lateral velocity, yaw rate
+                                                                       (both from the pose's time derivative)
 ``/pose``              ``geometry_msgs/msg/PoseStamped``               the same pose
 ``/cmd``               ``ackermann_msgs/msg/AckermannDriveStamped``    ``v_cmd``, ``delta_cmd``
 ``/path``              ``nav_msgs/msg/Path``                           the reference path (first step only)
@@ -81,14 +82,15 @@ class _Msgs:
         poses = [self.pose_stamped(ns, float(a), float(b), float(c)) for a, b, c in zip(xs, ys, yaw, strict=False)]
         return self.T["nav_msgs/msg/Path"](header=self.header(ns, "map"), poses=poses)
 
-    def odometry(self, ns: int, x: float, y: float, yaw: float, v: float, r: float) -> Any:
+    def odometry(self, ns: int, x: float, y: float, yaw: float, v: float, r: float, vy: float = 0.0) -> Any:
         T = self.T
         cov = np.zeros(36)
         return T["nav_msgs/msg/Odometry"](
             header=self.header(ns, "map"), child_frame_id="base_link",
             pose=T["geometry_msgs/msg/PoseWithCovariance"](pose=self.pose(x, y, yaw), covariance=cov),
             twist=T["geometry_msgs/msg/TwistWithCovariance"](
-                twist=T["geometry_msgs/msg/Twist"](linear=self.vec(v), angular=self.vec(0.0, 0.0, r)), covariance=cov))
+                twist=T["geometry_msgs/msg/Twist"](linear=self.vec(v, vy), angular=self.vec(0.0, 0.0, r)),
+                covariance=cov))
 
     def tf(self, ns: int, x: float, y: float, yaw: float) -> Any:
         T = self.T
@@ -225,6 +227,8 @@ def _write_messages(writer: Any, store: Any, result: Any, origin: Any, gnss_sigm
 
     stamps = np.round((start + t) * 1e9).astype(np.int64)
     r = np.gradient(np.unwrap(yaw), t) if n > 1 else np.zeros(n)
+    # lateral velocity of the reference point in the body frame (REP-103: child frame base_link, y left)
+    vy = -np.sin(yaw) * np.gradient(x, t) + np.cos(yaw) * np.gradient(y, t) if n > 1 else np.zeros(n)
     noisy_x = x + odom_sigma * rng.standard_normal(n) if odom_sigma else x
     noisy_y = y + odom_sigma * rng.standard_normal(n) if odom_sigma else y
     v = np.asarray(s.get("v", np.zeros(n)), dtype=float)
@@ -252,7 +256,7 @@ def _write_messages(writer: Any, store: Any, result: Any, origin: Any, gnss_sigm
                 put("/corridor/right", m.path(ns, path.x + sn * wr, path.y - c * wr), ns)
         xk, yk, pk = float(noisy_x[k]), float(noisy_y[k]), float(yaw[k])
         put("/tf", m.tf(ns, float(x[k]), float(y[k]), pk), ns)
-        put("/odom", m.odometry(ns, xk, yk, pk, float(v[k]), float(r[k])), ns)
+        put("/odom", m.odometry(ns, xk, yk, pk, float(v[k]), float(r[k]), float(vy[k])), ns)
         put("/pose", m.pose_stamped(ns, xk, yk, pk), ns)
         put("/cmd", m.ackermann(ns, float(s["v_cmd"][k]), float(s["delta_cmd"][k])), ns)
         if horizon.ndim == 3 and horizon.shape[1] and np.all(np.isfinite(horizon[k])):

@@ -12,6 +12,7 @@ far the path strays from the points it was fitted to.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,14 +172,33 @@ def _drop_standstill(x: np.ndarray, y: np.ndarray, min_step: float) -> tuple[np.
     return x[keep], y[keep]
 
 
+#: a pass near the start counts as a return (a new lap) only when it heads within this angle of the start [rad]
+_SAME_HEADING = math.radians(60.0)
+
+
+def _directions(x: np.ndarray, y: np.ndarray, span: int = 3) -> np.ndarray:
+    """Unit directions of travel, shape (K, 2), from the points ``span`` before and after each one."""
+    n = x.size
+    lo, hi = np.clip(np.arange(n) - span, 0, n - 1), np.clip(np.arange(n) + span, 0, n - 1)
+    d = np.column_stack([x[hi] - x[lo], y[hi] - y[lo]])
+    norm = np.hypot(d[:, 0], d[:, 1])
+    return d / np.where(norm > 0, norm, 1.0)[:, None]
+
+
 def _first_lap(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cut a trace that passes its start again (more than one lap) at its first return."""
+    """Cut a trace that passes its start again (more than one lap) at its first return.
+
+    A return is a pass within 3 median spacings of the start heading the way the trace started
+    (within 60 degrees): the crossing of a figure eight is not one.
+    """
     step = float(np.median(np.hypot(np.diff(x), np.diff(y))))
     d = np.hypot(x - x[0], y - y[0])
     away = np.flatnonzero(d > 10.0 * step)
     if away.size == 0:
         return x, y
-    back = away[0] + np.flatnonzero(d[away[0]:] < 3.0 * step)
+    u = _directions(x, y)
+    aligned = u @ u[0] > math.cos(_SAME_HEADING)
+    back = away[0] + np.flatnonzero((d[away[0]:] < 3.0 * step) & aligned[away[0]:])
     if back.size == 0:
         return x, y
     run_end = back[0]

@@ -40,7 +40,7 @@ from mpc_tracking.errors import InputError, PathFormatError
 from mpc_tracking.fileio import check_file_size
 
 __all__ = ["GeoOrigin", "GeoTrace", "to_local", "read_geo_trace", "geo_columns", "looks_like_degrees",
-           "GEO_SUFFIXES", "require"]
+           "GEO_SUFFIXES", "require", "origin_meta", "origin_from_meta"]
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +126,49 @@ class GeoOrigin:
     def as_dict(self) -> dict[str, float]:
         """``{"lat": ..., "lon": ..., "alt": ...}`` (for files)."""
         return {"lat": self.lat, "lon": self.lon, "alt": self.alt}
+
+
+def origin_meta(path: Any) -> str:
+    """The ``geo_origin=lat,lon,alt`` item of a path file's ``# mpc_tracking path:`` line ("" without one).
+
+    Numbers are written with ``repr`` (17 significant digits), so :func:`origin_from_meta` gives
+    back the same origin.
+
+    Examples
+    --------
+    >>> class P: geo_origin = GeoOrigin(48.137, 11.575)
+    >>> origin_meta(P())
+    '; geo_origin=48.137,11.575,0.0'
+    >>> origin_from_meta({"geo_origin": "48.137,11.575,0.0"}, "p.csv")
+    GeoOrigin(lat=48.137, lon=11.575, alt=0.0)
+    """
+    o = getattr(path, "geo_origin", None)
+    if not isinstance(o, GeoOrigin):
+        return ""
+    return f"; geo_origin={o.lat!r},{o.lon!r},{o.alt!r}"
+
+
+def origin_from_meta(meta: dict[str, str], where: str) -> GeoOrigin | None:
+    """The origin stored by :func:`origin_meta` in a path file's metadata ``meta`` (None without one).
+
+    Raises
+    ------
+    PathFormatError
+        The item is not three numbers ``lat,lon,alt`` [deg, deg, m] of a valid WGS84 position;
+        the message names ``where`` (the file).
+    """
+    text = meta.get("geo_origin")
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        nums = [float(p) for p in parts]
+        if len(nums) not in (2, 3):
+            raise ValueError
+        return GeoOrigin(*nums)
+    except (ValueError, InputError):
+        raise PathFormatError(f"{where}: geo_origin={text!r}: expected 'lat,lon,alt' in degrees, degrees, metres "
+                              "(latitude in [-90, 90], longitude in [-180, 180])") from None
 
 
 @functools.lru_cache(maxsize=32)

@@ -408,8 +408,11 @@ def write_path(path: ReferencePath, filename: str | Path) -> Path:
     filename = Path(filename)
     v = path.v_ref if path.v_ref is not None else np.full(path.n, np.nan)
     data = np.column_stack([path.s, path.x, path.y, path.psi, path.kappa, path.width_left, path.width_right, v])
+    from mpc_tracking.paths.geo import origin_meta  # the GNSS origin, when the path has one
+
     with filename.open("w") as fh:
-        fh.write(f"# mpc_tracking path: name={path.name}; closed={str(path.closed).lower()}; length={path.length!r}\n")
+        fh.write(f"# mpc_tracking path: name={path.name}; closed={str(path.closed).lower()}; length={path.length!r}"
+                 f"{origin_meta(path)}\n")
         fh.write("# " + ",".join(_WAYPOINT_COLS) + "\n")
         np.savetxt(fh, data, fmt="%.17g", delimiter=",")
     return filename
@@ -423,10 +426,15 @@ def read_waypoints(filename: str | Path, *, name: str | None = None) -> Referenc
     closed = tab.meta.get("closed", "false") == "true"
     length = float(tab.meta["length"]) if "length" in tab.meta else None
     v_ref = None if np.all(np.isnan(v)) else v
-    return _wrap_errors(filename, lambda: ReferencePath.from_waypoints(
+    path = _wrap_errors(filename, lambda: ReferencePath.from_waypoints(
         s, x, y, psi, kap, width_left=None if np.all(np.isinf(wl)) else wl,
         width_right=None if np.all(np.isinf(wr)) else wr, v_ref=v_ref, closed=closed, length=length,
         name=name or tab.meta.get("name", filename.stem)))
+    from mpc_tracking.paths.geo import origin_from_meta
+
+    if (geo := origin_from_meta(tab.meta, str(filename))) is not None:
+        path.geo_origin = geo
+    return path
 
 
 def read_yaml(filename: str | Path, *, ds: float | None = None) -> ReferencePath:

@@ -290,6 +290,8 @@ class OutputsConfig:
     folder: str = _f("out/run", "str", "output folder")
     plots: list = _f(["track", "timeseries"], "strlist", "figures to write", PLOT_KINDS)
     animation: AnimationConfig = field(default_factory=AnimationConfig, metadata={"kind": "section"})
+    mcap: str | None = _f(None, "str?", "MCAP file name in the output folder: the run for Foxglove (as run --mcap)")
+    bag: str | None = _f(None, "str?", "ROS 2 bag folder name (sqlite3) in the output folder (as run --bag)")
 
 
 def _section(cls: type) -> Any:

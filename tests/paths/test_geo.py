@@ -138,3 +138,34 @@ def test_without_pyproj_the_error_says_what_to_install(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r'pip install "mpc_tracking\[logs\]"'):
         mt.load_path(f)
     geo._transformer.cache_clear()
+
+
+def test_the_origin_is_stored_in_the_written_path_file_and_read_back(tmp_path):
+    """write_path puts the origin on the file's metadata line with 17 digits: the same origin comes back, and
+    local points turned into lat/lon with the read origin land on the original fixes (to 1e-10 deg = 1 cm)."""
+    from mpc_tracking.paths.io import write_path
+
+    x, y = _loop(1.0)
+    lat, lon = _geodetic(x, y)
+    geo = mt.load_path(_write("gpx", tmp_path, lat, lon))
+    out = write_path(geo, tmp_path / "written.csv")
+    assert "geo_origin=" in out.read_text().splitlines()[0]
+    back = mt.load_path(out)
+    assert back.geo_origin == geo.geo_origin
+    la, lo = back.geo_origin.to_geodetic(back.x[0], back.y[0])
+    assert float(la) == pytest.approx(lat[0], abs=1e-6) and float(lo) == pytest.approx(lon[0], abs=1e-6)
+    # a metric path has no origin and its file has none
+    plain = write_path(mt.load_path("oval"), tmp_path / "plain.csv")
+    assert "geo_origin" not in plain.read_text() and not hasattr(mt.load_path(plain), "geo_origin")
+
+
+@pytest.mark.parametrize("value", ["48.1", "95.0,11.5,0", "north,11.5,0"])
+def test_a_bad_stored_origin_names_the_file(tmp_path, value):
+    from mpc_tracking.paths.io import write_path
+
+    f = write_path(mt.load_path("oval"), tmp_path / "p.csv")
+    lines = f.read_text().splitlines()
+    lines[0] += f"; geo_origin={value}"
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(PathFormatError, match=r"p\.csv: geo_origin='.*': expected 'lat,lon,alt'"):
+        mt.load_path(f)
