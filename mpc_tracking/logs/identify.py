@@ -175,7 +175,8 @@ class LogIdentification:
                 "assumed": assumed, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds")}
         return VehicleFile(params, float(lag), self.accel_max, self.decel_max, plain(report), plain(prov), "",
-                           power_per_mass=self.power_per_mass)
+                           power_per_mass=self.power_per_mass,
+                           assumptions=tuple(f"{k} not identified from the log: a-priori value" for k in assumed))
 
 
 def _find(table: LogTable, role: str, given: dict[str, str]) -> str | None:
