@@ -14,6 +14,7 @@ import osqp
 
 from mpc_tracking.models.prediction import KinematicPrediction, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.reference import BRAKE_FLOOR, feasible_speed_profile, lateral_reference, speed_limit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
@@ -137,6 +138,15 @@ class StepQP:
             self._cut_cols = list(lay.cut_states)
             self._cut_ga = np.broadcast_to(self._cut_a, (N, lay.n_cuts))
             d.l[lay.r_ell : lay.r_slack] = -_INF
+        #: the compiled kernels (:mod:`mpc_tracking.mpc.kernels`) when ``settings.compiled`` resolves to numba
+        self.kernels = kernels.load() if kernels.resolve(st.compiled) == "numba" else None
+        # the kinematic model's Euler linearization and its fill run as one compiled call
+        self._compiled_dynamics = (self.kernels is not None and type(model) is KinematicPrediction
+                                   and st.discretization == "euler")
+        if self._compiled_dynamics:
+            self._lin_buf = (np.empty((N, NX, NX)), np.empty((N, NX, NU)), np.empty((N, NX)))
+            self._pos_A = np.ascontiguousarray(lay.dyn_pos_A, dtype=np.int64)
+            self._pos_B = np.ascontiguousarray(lay.dyn_pos_B, dtype=np.int64)
         self._views = {
             "box_l": box_l,
             "box_u": box_u,
@@ -226,12 +236,18 @@ class StepQP:
         """
         st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
         NX, model = self.nx, self.model
-        A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
-        lay.fill_dynamics(d.A_data, A, B)
-        # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
-        d.l[:NX] = x0
-        d.l[NX : lay.nX] = -f.reshape(-1)
-        d.u[: lay.nX] = d.l[: lay.nX]
+        kern = self.kernels
+        if self._compiled_dynamics and kern is not None:  # the same numbers in one compiled call
+            kernels.kinematic_linearize_fill(kern, x_op, u_op, q.kappa, s_grid, model.wheelbase, x0, d.A_data,
+                                             self._pos_A, self._pos_B, d.l, d.u, self._lin_buf)
+            self._lin = self._lin_buf
+        else:
+            A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
+            lay.fill_dynamics(d.A_data, A, B)
+            # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
+            d.l[:NX] = x0
+            d.l[NX : lay.nX] = -f.reshape(-1)
+            d.u[: lay.nX] = d.l[: lay.nX]
         # speed bound from path and planned curvature: on the inputs 0..N-1 or the states 1..N
         spd = V["speed_hi"]
         ks = slice(1, N + 1) if self._speed_in_state else slice(0, N)

@@ -1,0 +1,157 @@
+"""The compiled step kernels (:mod:`mpc_tracking.mpc.kernels`) against the numpy path they replace."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+import mpc_tracking as mt
+from mpc_tracking.errors import SettingsError
+from mpc_tracking.mpc import kernels
+
+needs_numba = pytest.mark.skipif(not kernels.numba_available(), reason="numba is not installed (extra 'fast')")
+TOL = 1e-12
+
+
+def _controllers(model: str, **changes: object) -> tuple[mt.SpatialMPC, mt.SpatialMPC]:
+    path = mt.load_path("oval", ds=0.5)
+    st = mt.MPCSettings(horizon=25, v_max=12.0, prediction_model=model, **changes)
+    return (mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="python")),
+            mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="numba")))
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> None:
+    np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL)
+
+
+def test_resolve_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert kernels.resolve("python") == "python"
+    with pytest.raises(SettingsError, match="compiled"):
+        kernels.resolve("fortran")
+    monkeypatch.setattr(kernels, "numba_available", lambda: False)
+    assert kernels.resolve("auto") == "python"
+    with pytest.raises(SettingsError, match="needs numba"):
+        kernels.resolve("numba")
+
+
+def test_auto_falls_back_to_numpy_without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernels, "numba_available", lambda: False)
+    mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), mt.MPCSettings(horizon=10))
+    assert mpc.qp.kernels is None
+    assert mpc.safeguards._kernels is None
+    assert mpc.solve((3.0, 0.5, 0.0)).success
+
+
+@needs_numba
+def test_settings_select_the_compiled_path() -> None:
+    py, nb = _controllers("kinematic")
+    assert py.qp.kernels is None and py.safeguards._kernels is None
+    assert nb.qp.kernels is not None and nb.safeguards._kernels is not None
+    assert nb.qp._compiled_dynamics and not py.qp._compiled_dynamics
+    assert kernels.compile_seconds() is not None
+
+
+@needs_numba
+@pytest.mark.parametrize("state", [(3.0, 0.5, 0.1), (40.0, -0.8, -0.2), (120.0, 1.5, 0.3), (7.5, 0.0, 0.0)])
+def test_kinematic_qp_numbers_equal(state: tuple[float, float, float]) -> None:
+    """Every number of the QP (A/B/f, the CSC data, q, l, u) from the kernel equals numpy's to 1e-12."""
+    py, nb = _controllers("kinematic")
+    for mpc in (py, nb):  # a previous plan: the operating point is the shifted solution (not the reference)
+        mpc.solve((state[0] - 1.0, state[1], state[2]))
+    a, b = py.prepare_qp(state), nb.prepare_qp(state)
+    for name in ("A", "B", "f"):
+        _close(getattr(a, name), getattr(b, name))
+    for name in ("q", "l", "u", "A_data"):
+        _close(getattr(py.data, name), getattr(nb.data, name))
+
+
+@needs_numba
+def test_kinematic_linearization_kernel_at_random_operating_points() -> None:
+    """The kernel against spatial_bicycle.linearize + QPLayout.fill_dynamics at operating points away from 0."""
+    from mpc_tracking.models.prediction import spatial_bicycle as sb
+
+    rng = np.random.default_rng(3)
+    _py, nb = _controllers("kinematic")
+    qp, lay, N = nb.qp, nb.layout, nb.N
+    x_op = np.column_stack([rng.uniform(-2, 2, N + 1), rng.uniform(-1, 1, N + 1), rng.uniform(0, 9, N + 1)])
+    u_op = np.column_stack([rng.uniform(1, 20, N), rng.uniform(-0.5, 0.5, N)])
+    kappa = rng.uniform(-0.05, 0.05, N + 1)
+    s_grid = np.cumsum(rng.uniform(0.2, 0.8, N + 1))
+    s_grid[3] = s_grid[2]  # a zero-length step
+    data, lower, upper = np.zeros(lay.nnz), np.zeros(lay.m), np.zeros(lay.m)
+    out = (np.empty((N, 3, 3)), np.empty((N, 3, 2)), np.empty((N, 3)))
+    kernels.kinematic_linearize_fill(qp.kernels, x_op, u_op, kappa[::1], s_grid, 2.7, x_op[0].copy(), data,
+                                     qp._pos_A, qp._pos_B, lower, upper, out)
+    A, B, f = sb.linearize(x_op[:-1], u_op, kappa[:-1], np.maximum(np.diff(s_grid), 0.0), sb.VehicleParams())
+    ref = np.zeros(lay.nnz)
+    lay.fill_dynamics(ref, A, B)
+    for got, want in zip(out, (A, B, f), strict=True):
+        _close(got, want)
+    _close(data, ref)
+    _close(lower[: lay.nX], np.concatenate([x_op[0], -f.ravel()]))
+    _close(upper[: lay.nX], lower[: lay.nX])
+
+
+@needs_numba
+@pytest.mark.parametrize("model", ["kinematic", "dynamic"])
+def test_closed_loop_equal(model: str) -> None:
+    """A closed loop of each prediction model gives numpy's run (errors, commands, iterations) to 1e-12."""
+    path = mt.load_path("oval", ds=0.5)
+    runs = []
+    for mpc in _controllers(model):
+        plant = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
+        runs.append(mt.simulate(path, mpc, plant, t_max=6.0, e_y0=0.8))
+    a, b = runs
+    for name in ("e_y", "e_psi", "v_cmd", "delta_cmd", "iterations"):
+        if name in a.series:
+            _close(np.asarray(a.series[name], dtype=float), np.asarray(b.series[name], dtype=float))
+
+
+@needs_numba
+def test_constraint_excess_equals_numpy() -> None:
+    """Row, amount and scale of the worst violation: scipy's A @ z, np.maximum and np.argmax, NaN first."""
+    rng = np.random.default_rng(7)
+    A = sparse.random(40, 30, density=0.2, random_state=11, format="csc")
+    A.sort_indices()
+    kern = kernels.load()
+    z = rng.normal(size=30)
+    Az_ref = A @ z
+    lower, upper = Az_ref - rng.uniform(0, 1, 40), Az_ref + rng.uniform(0, 1, 40)
+    lower[5], upper[9], lower[12] = Az_ref[5] + 0.3, Az_ref[9] - 0.7, -np.inf
+    scratch = np.empty(40)
+    for zz in (z, 1e3 * z):
+        Az = A @ zz
+        excess = np.maximum(lower - Az, Az - upper)
+        i, e, scale = kernels.constraint_excess(kern, A.indptr, A.indices, A.data, zz, lower, upper, scratch)
+        assert i == int(np.argmax(excess))
+        _close(e, excess[i])
+        _close(scale, max(np.abs(Az).max(), np.abs(zz).max(), 1.0))
+        _close(scratch, Az)
+    z_nan = z.copy()
+    assert A.indptr[5] > A.indptr[4]  # column 4 has entries: its rows become NaN
+    z_nan[4] = np.nan
+    excess = np.maximum(lower - A @ z_nan, A @ z_nan - upper)
+    i, e, _scale = kernels.constraint_excess(kern, A.indptr, A.indices, A.data, z_nan, lower, upper, scratch)
+    assert i == int(np.argmax(excess)) and np.isnan(e)
+
+
+@needs_numba
+@pytest.mark.parametrize("value", [np.nan, 1e6, 0.0])
+def test_solution_check_equal(value: float) -> None:
+    """The controller's solution check gives the same verdict (row and amount) on both paths."""
+    py, nb = _controllers("kinematic")
+    for mpc in (py, nb):
+        mpc.solve((3.0, 0.5, 0.1))
+    z = py.backend.solver._solver.solution.x.copy()
+    results = []
+    for mpc in (py, nb):
+        results.append(mpc.safeguards.check_solution(mpc.data, z))
+        bad = z.copy()
+        bad[7] = value
+        results.append(mpc.safeguards.check_solution(mpc.data, bad))
+    assert results[0] is None and results[2] is None
+    if results[1] is None:
+        assert results[3] is None
+    else:
+        assert results[1][0] == results[3][0]
+        np.testing.assert_allclose(results[1][1], results[3][1], rtol=TOL, atol=TOL, equal_nan=True)
