@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numba as nb
+import numpy as np
 
 _F1 = nb.float64[::1]
 _F2 = nb.float64[:, ::1]
@@ -127,3 +128,154 @@ def constraint_excess(indptr, indices, data, z, lower, upper, Az):  # pragma: no
         if e > best:
             best, best_i = e, i
     return float(best_i), best, scale
+
+
+# positions in the prm / flg arrays of kinematic_bounds_cost (kernels.bounds_cost_constants packs them)
+P_INV_L, P_AY, P_VMIN, P_VMAX, P_DT0, P_ACC, P_DEC, P_HALF_W, P_INSET, P_SLOPE, P_TIME_W, P_INF, P_VNOW = range(13)
+F_RBOX, F_RRATE, F_RCORR, F_NX, F_VBOX, F_UPREV, F_FIN_ACC, F_FIN_DEC = range(8)
+
+
+@nb.njit(nb.void(_F1, _F1, nb.int64, nb.float64, nb.float64, _F1, _F1), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s, e_ref):  # pragma: no cover - compiled
+    """:func:`~mpc_tracking.mpc.reference.lateral_reference` on the inset corridor rows (``e_ref`` (K,) in/out)."""
+    K = e_ref.shape[0]
+    lo_in = np.empty(K)
+    hi_in = np.empty(K)
+    for k in range(K):
+        lo, hi = lower[r_corr + 2 * k], upper[r_corr + 2 * k]
+        inset = min(0.5 * (hi - lo), inset_max)
+        lo_in[k], hi_in[k] = lo + inset, hi - inset
+    lo_f = np.empty(K)
+    lo_b = np.empty(K)
+    hi_f = np.empty(K)
+    hi_b = np.empty(K)
+    run_lo, run_hi = -math.inf, math.inf
+    for k in range(K):  # from points behind
+        a = slope * s[k]
+        run_lo = max(run_lo, lo_in[k] + a)
+        run_hi = min(run_hi, hi_in[k] - a)
+        lo_f[k] = run_lo - a
+        hi_f[k] = run_hi + a
+    run_lo, run_hi = -math.inf, math.inf
+    for k in range(K - 1, -1, -1):  # from points ahead
+        a = slope * s[k]
+        run_lo = max(run_lo, lo_in[k] - a)
+        run_hi = min(run_hi, hi_in[k] + a)
+        lo_b[k] = run_lo + a
+        hi_b[k] = run_hi - a
+    for k in range(K):
+        low = max(lo_f[k], lo_b[k])
+        high = min(hi_f[k], hi_b[k])
+        e_ref[k] = 0.5 * (low + high) if low > high else min(max(0.0, low), high)
+
+
+
+@nb.njit(nb.void(_A1, _A2, _A1, _A1, _A2, _A1, _A1, _A1, _F1, _F1, _F2, _F2, _F2, _F2, _F1, _F1, _F1, _I1,
+                 _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_off_x, s_off_u, Q, QN, R, Rd,
+                          rate_dn, rate_up, prm, flg, lower, upper, q, dt, e_ref):  # pragma: no cover - compiled
+    """Speed bound, input rates, corridor rows, lateral reference and cost vector of the kinematic model's QP.
+
+    The numbers of :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` after the dynamics (speed as an input,
+    no friction ellipse), in its order of operations: :func:`~mpc_tracking.mpc.reference.speed_limit`,
+    :func:`~mpc_tracking.mpc.reference.feasible_speed_profile` and
+    :func:`~mpc_tracking.mpc.reference.lateral_reference` one grid point at a time. ``lb``, ``ub`` (N+1,) are the
+    corridor bounds [m] (before the half width); ``dt`` (N,) and ``e_ref`` (N+1,) receive the step durations [s]
+    and the lateral reference [m].
+    """
+    N = u_op.shape[0]
+    NU = 2
+    r_box, r_rate, r_corr, nX = flg[F_RBOX], flg[F_RRATE], flg[F_RCORR], flg[F_NX]
+    v_min, inf = prm[P_VMIN], prm[P_INF]
+    # speed bound from the path's and the plan's curvature (and the whole-path ceiling)
+    for k in range(N):
+        kk = max(abs(kappa[k]), abs(math.tan(u_op[k, 1])) * prm[P_INV_L])
+        kk = max(kk, 1e-12)
+        v = min(max(math.sqrt(prm[P_AY] / kk), v_min), prm[P_VMAX])
+        if flg[F_VBOX]:
+            v = min(v, max(v_box[k], v_min))
+        upper[r_box + NU * k] = v
+    # rates per prediction step via the planned speed; the first via the control period
+    dt[0] = prm[P_DT0]
+    for k in range(1, N):
+        dt[k] = max(s_grid[k] - s_grid[k - 1], 1e-9) / max(u_op[k - 1, 0], v_min)
+    for k in range(N):
+        for j in range(NU):
+            lower[r_rate + NU * k + j] = -rate_dn[j] * dt[k]
+            upper[r_rate + NU * k + j] = rate_up[j] * dt[k]
+    has_prev = flg[F_UPREV] != 0
+    if not has_prev:
+        for j in range(NU):
+            lower[r_rate + j] = -inf
+            upper[r_rate + j] = inf
+    else:
+        for j in range(NU):
+            lower[r_rate + j] += u_prev[j]
+            upper[r_rate + j] += u_prev[j]
+        v0 = u_prev[0] if prm[P_VNOW] != prm[P_VNOW] else prm[P_VNOW]
+        fin_acc, fin_dec = flg[F_FIN_ACC] != 0, flg[F_FIN_DEC] != 0
+        if fin_acc or fin_dec:  # feasible_speed_profile(spd, s_off_u, 0.95 decel, 0.95 accel, v_start, v_min)
+            v_start = v0 + 0.95 * prm[P_ACC] * prm[P_DT0]
+            decel, accel = 0.95 * prm[P_DEC], 0.95 * prm[P_ACC]
+            for k in range(N):  # v^2 in the speed rows' place until the square root below
+                v = upper[r_box + NU * k]
+                upper[r_box + NU * k] = v * v
+            if fin_dec:  # backward pass: brake into the limits ahead
+                b2 = 2.0 * decel
+                run = math.inf
+                for k in range(N - 1, -1, -1):
+                    run = min(run, upper[r_box + NU * k] + b2 * s_off_u[k])
+                    upper[r_box + NU * k] = run - b2 * s_off_u[k]
+            if fin_acc:  # forward pass from v_start
+                a2 = 2.0 * accel
+                upper[r_box] = min(upper[r_box], v_start * v_start)
+                run = math.inf
+                for k in range(N):
+                    run = min(run, upper[r_box + NU * k] - a2 * s_off_u[k])
+                    upper[r_box + NU * k] = run + a2 * s_off_u[k]
+            for k in range(N):
+                upper[r_box + NU * k] = max(math.sqrt(max(upper[r_box + NU * k], 0.0)), v_min)
+        if fin_dec:  # never ask for more braking than the speed input's rate allows
+            total = 0.0
+            for k in range(N):
+                total += dt[k]
+                upper[r_box + NU * k] = max(upper[r_box + NU * k], (v0 - prm[P_DEC] * total) + 1e-6)
+    for k in range(N):
+        for j in range(NU):
+            lower[r_rate + NU * k + j] = max(lower[r_rate + NU * k + j], -inf)
+            upper[r_rate + NU * k + j] = min(upper[r_rate + NU * k + j], inf)
+    # corridor rows (front and rear alike) and the lateral reference's bounds
+    K = N + 1
+    half_w, inset_max, slope = prm[P_HALF_W], prm[P_INSET], prm[P_SLOPE]
+    lo_max, hi_min = -math.inf, math.inf
+    for k in range(K):
+        lo = max(lb[k] + half_w, -inf)
+        hi = min(ub[k] - half_w, inf)
+        if lo > hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = mid, mid
+        lower[r_corr + 2 * k] = lo
+        lower[r_corr + 2 * k + 1] = lo
+        upper[r_corr + 2 * k] = hi
+        upper[r_corr + 2 * k + 1] = hi
+        inset = min(0.5 * (hi - lo), inset_max)
+        lo_max = max(lo_max, lo + inset)
+        hi_min = min(hi_min, hi - inset)
+    if lo_max <= 0.0 <= hi_min:  # 0 is inside every bound: the envelopes hold it too
+        for k in range(K):
+            e_ref[k] = 0.0
+    else:
+        _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s_off_x, e_ref)
+    # cost vector: states 1..N (targets e_ref on e_y, 0 on e_psi and t) and inputs
+    for k in range(1, N):
+        for i in range(3):
+            q[3 * k + i] = -(e_ref[k] * Q[0, i] + 0.0 * Q[1, i] + 0.0 * Q[2, i])
+    for i in range(3):
+        q[3 * N + i] = -(QN[i, 0] * e_ref[N] + QN[i, 1] * 0.0 + QN[i, 2] * 0.0)
+    q[3 * N + 2] += prm[P_TIME_W]
+    for k in range(N):
+        for i in range(NU):
+            q[nX + NU * k + i] = -(u_ref[k, 0] * R[0, i] + u_ref[k, 1] * R[1, i])
+    for i in range(NU):
+        q[nX + i] -= u_prev[0] * Rd[0, i] + u_prev[1] * Rd[1, i]

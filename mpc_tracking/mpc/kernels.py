@@ -32,13 +32,15 @@ import importlib.util
 import logging
 import time
 from types import ModuleType
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from mpc_tracking.errors import SettingsError
 
 __all__ = ["CHOICES", "numba_available", "resolve", "load", "warm_up", "compile_seconds",
-           "kinematic_linearize_fill", "constraint_excess"]
+           "kinematic_linearize_fill", "constraint_excess", "BoundsCostConstants", "bounds_cost_constants",
+           "bounds_cost"]
 
 logger = logging.getLogger(__name__)
 
@@ -128,3 +130,74 @@ def constraint_excess(kern: ModuleType, indptr: np.ndarray, indices: np.ndarray,
     """
     i, e, scale = kern.constraint_excess(indptr, indices, data, z, lower, upper, scratch)
     return int(i), e, scale
+
+
+class BoundsCostConstants(NamedTuple):
+    """What :func:`bounds_cost` passes to the kernel besides the step's arrays (packed once per controller)."""
+
+    prm: np.ndarray
+    flg: np.ndarray
+    s_off_x: np.ndarray
+    s_off_u: np.ndarray
+    Q: np.ndarray
+    QN: np.ndarray
+    R: np.ndarray
+    Rd: np.ndarray
+    rate_dn: np.ndarray
+    rate_up: np.ndarray
+    no_v_box: np.ndarray
+
+
+#: positions in ``prm`` and ``flg`` (the same literals as in :mod:`._kernels`, checked by the tests)
+PRM_NAMES = ("inv_wheelbase", "a_y_max", "v_min", "v_max", "control_period", "accel_max", "decel_max", "half_width",
+             "ref_inset", "ref_slope", "time_weight", "inf", "v_now")
+FLG_NAMES = ("r_box", "r_rate", "r_corr", "nX", "has_v_box", "has_u_prev", "finite_accel", "finite_decel")
+
+
+def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray]) -> BoundsCostConstants:
+    """Pack the constants of a :class:`~mpc_tracking.mpc.qp.StepQP` (kinematic model) for :func:`bounds_cost`.
+
+    ``rates`` are the model's input rate limits ``(down, up)`` (nu,) per second.
+    """
+    st, lay = qp.settings, qp.layout
+    values = {"inv_wheelbase": qp.inv_L, "a_y_max": st.a_y_max, "v_min": st.v_min, "v_max": st.v_max,
+              "control_period": st.control_period, "accel_max": st.accel_max, "decel_max": st.decel_max,
+              "half_width": qp._half_w, "ref_inset": qp._ref_inset, "ref_slope": qp._ref_slope,
+              "time_weight": st.time_weight if st.mode == "time_optimal" else 0.0, "inf": qp_inf(), "v_now": np.nan}
+    flags = {"r_box": lay.r_box, "r_rate": lay.r_rate, "r_corr": lay.r_corr, "nX": lay.nX, "has_v_box": 0,
+             "has_u_prev": 0, "finite_accel": int(np.isfinite(st.accel_max)),
+             "finite_decel": int(np.isfinite(st.decel_max))}
+
+    def f64(a: Any) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.float64)
+
+    return BoundsCostConstants(
+        prm=np.array([float(values[k]) for k in PRM_NAMES]), flg=np.array([int(flags[k]) for k in FLG_NAMES]),
+        s_off_x=f64(qp._s_offsets_x), s_off_u=f64(qp._s_offsets_u), Q=f64(qp._Q), QN=f64(qp._QN), R=f64(qp._R),
+        Rd=f64(qp._Rd), rate_dn=f64(rates[0]), rate_up=f64(rates[1]), no_v_box=np.zeros(1))
+
+
+def qp_inf() -> float:
+    """OSQP's infinity (:data:`mpc_tracking.mpc.qp.INF`)."""
+    from mpc_tracking.mpc.qp import INF
+
+    return INF
+
+
+def bounds_cost(kern: ModuleType, c: BoundsCostConstants, u_op: np.ndarray, q: Any, s_grid: np.ndarray,
+                u_ref: np.ndarray, u_prev: np.ndarray, has_u_prev: bool, v_now: float | None, lb: np.ndarray,
+                ub: np.ndarray, data: Any, dt: np.ndarray, e_ref: np.ndarray) -> None:
+    """Speed bound, rates, corridor rows, lateral reference and cost of the kinematic model's QP in one call.
+
+    The numbers of :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` after the dynamics, written into
+    ``data.l``, ``data.u``, ``data.q`` (a :class:`~mpc_tracking.mpc.layout.QPData`); ``dt`` (N,) receives the
+    step durations [s], ``e_ref`` (N+1,) the lateral reference [m]. ``q`` is the step's
+    :class:`~mpc_tracking.mpc.sampler.PathSample`, ``lb``, ``ub`` (N+1,) the corridor bounds [m].
+    """
+    c.prm[12] = np.nan if v_now is None else float(v_now)
+    c.flg[4] = q.v_box is not None
+    c.flg[5] = has_u_prev
+    kern.kinematic_bounds_cost(q.kappa, u_op, q.v_box if q.v_box is not None else c.no_v_box, s_grid, u_ref,
+                               u_prev, np.asarray(lb, dtype=np.float64), np.asarray(ub, dtype=np.float64),
+                               c.s_off_x, c.s_off_u, c.Q, c.QN, c.R, c.Rd, c.rate_dn, c.rate_up, c.prm, c.flg,
+                               data.l, data.u, data.q, dt, e_ref)

@@ -147,6 +147,11 @@ class StepQP:
             self._lin_buf = (np.empty((N, NX, NX)), np.empty((N, NX, NU)), np.empty((N, NX)))
             self._pos_A = np.ascontiguousarray(lay.dyn_pos_A, dtype=np.int64)
             self._pos_B = np.ascontiguousarray(lay.dyn_pos_B, dtype=np.int64)
+        # ... and so do the bounds, the corridor rows and the cost (speed as an input, no friction ellipse)
+        self._compiled_rest = self._compiled_dynamics and not self._ellipse and not self._speed_in_state
+        if self._compiled_rest:
+            self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st))
+            self._e_ref_buf = np.empty(N + 1)
         self._views = {
             "box_l": box_l,
             "box_u": box_u,
@@ -248,6 +253,8 @@ class StepQP:
             d.l[:NX] = x0
             d.l[NX : lay.nX] = -f.reshape(-1)
             d.u[: lay.nX] = d.l[: lay.nX]
+        if self._compiled_rest and kern is not None:
+            return self._build_rest_compiled(kern, x0, x_op, u_op, u_ref, q, s_grid, t_now, u_prev_cmd, v_now)
         # speed bound from path and planned curvature: on the inputs 0..N-1 or the states 1..N
         spd = V["speed_hi"]
         ks = slice(1, N + 1) if self._speed_in_state else slice(0, N)
@@ -359,6 +366,21 @@ class StepQP:
         qu *= -1.0
         qu[0] -= u_prev @ self._Rd
         return d
+
+    def _build_rest_compiled(self, kern: Any, x0: np.ndarray, x_op: np.ndarray, u_op: np.ndarray, u_ref: np.ndarray,
+                             q: PathSample, s_grid: np.ndarray, t_now: float, u_prev_cmd: np.ndarray | None,
+                             v_now: float | None) -> QPData:
+        """The part of :meth:`build` after the dynamics in one compiled call (the kinematic model: speed as
+        an input, no friction ellipse): the same numbers (:func:`mpc_tracking.mpc.kernels.bounds_cost`)."""
+        model = self.model
+        u_prev = u_prev_cmd if u_prev_cmd is not None else u_ref[0]
+        lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
+        kernels.bounds_cost(kern, self._kernel_consts, u_op, q, s_grid, u_ref, u_prev, u_prev_cmd is not None,
+                            v_now, lb, ub, self.data, self._dt_buf, self._e_ref_buf)
+        self.lb, self.ub = lb, ub
+        self._e_ref = self._e_ref_buf
+        self._u_ref_used, self._u_prev_used = u_ref, u_prev
+        return self.data
 
     @property
     def dynamics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -13,11 +13,22 @@ needs_numba = pytest.mark.skipif(not kernels.numba_available(), reason="numba is
 TOL = 1e-12
 
 
-def _controllers(model: str, **changes: object) -> tuple[mt.SpatialMPC, mt.SpatialMPC]:
+def _controllers(model: str, corridor: object = None, **changes: object) -> tuple[mt.SpatialMPC, mt.SpatialMPC]:
     path = mt.load_path("oval", ds=0.5)
     st = mt.MPCSettings(horizon=25, v_max=12.0, prediction_model=model, **changes)
-    return (mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="python")),
-            mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="numba")))
+    return (mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="python"), corridor=corridor),
+            mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="numba"), corridor=corridor))
+
+
+class Blocked:
+    """An obstacle on the centre line and the left side (the lateral reference moves aside), and a gap
+    narrower than the car further on (the corridor rows meet in the middle)."""
+
+    def bounds(self, s: np.ndarray, t: object = None, e_y0: object = None) -> tuple[np.ndarray, np.ndarray]:
+        phase = np.mod(s, 20.0)  # repeats every 20 m: every grid of 12.5 m meets both
+        lb = np.where((phase > 10) & (phase < 11), 1.0, -4.0)
+        ub = np.where((phase > 3) & (phase < 7), -0.5, 4.0)
+        return lb, ub
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> None:
@@ -52,17 +63,49 @@ def test_settings_select_the_compiled_path() -> None:
 
 
 @needs_numba
+def test_kernel_layout_matches_the_packing() -> None:
+    kern = kernels.load()
+    for i, name in enumerate(kernels.PRM_NAMES):
+        assert getattr(kern, "P_" + {"inv_wheelbase": "INV_L", "a_y_max": "AY", "v_min": "VMIN", "v_max": "VMAX",
+                                     "control_period": "DT0", "accel_max": "ACC", "decel_max": "DEC",
+                                     "half_width": "HALF_W", "ref_inset": "INSET", "ref_slope": "SLOPE",
+                                     "time_weight": "TIME_W", "inf": "INF", "v_now": "VNOW"}[name]) == i
+    for i, name in enumerate(kernels.FLG_NAMES):
+        assert getattr(kern, "F_" + {"r_box": "RBOX", "r_rate": "RRATE", "r_corr": "RCORR", "nX": "NX",
+                                     "has_v_box": "VBOX", "has_u_prev": "UPREV", "finite_accel": "FIN_ACC",
+                                     "finite_decel": "FIN_DEC"}[name]) == i
+
+
+CASES = {
+    "default": {},
+    "obstacle and a narrow gap": {"corridor": Blocked()},
+    "time optimal": {"mode": "time_optimal", "accel_max": 2.0},
+    "unlimited accel": {"accel_max": float("inf"), "decel_max": 4.0},
+    "unlimited decel": {"decel_max": float("inf")},
+}
+
+
+@needs_numba
+@pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("state", [(3.0, 0.5, 0.1), (40.0, -0.8, -0.2), (120.0, 1.5, 0.3), (7.5, 0.0, 0.0)])
-def test_kinematic_qp_numbers_equal(state: tuple[float, float, float]) -> None:
-    """Every number of the QP (A/B/f, the CSC data, q, l, u) from the kernel equals numpy's to 1e-12."""
-    py, nb = _controllers("kinematic")
+def test_kinematic_qp_numbers_equal(state: tuple[float, float, float], case: str) -> None:
+    """Every number of the QP (A/B/f, the CSC data, q, l, u, the lateral reference) from the kernels equals
+    numpy's to 1e-12, before the first solve (no previous command) and after it."""
+    py, nb = _controllers("kinematic", **CASES[case])
+    assert nb.qp._compiled_rest
+    a, b = py.prepare_qp(state), nb.prepare_qp(state)
+    for name in ("q", "l", "u", "A_data"):
+        _close(getattr(py.data, name), getattr(nb.data, name))
+    _close(a.e_ref, b.e_ref)
     for mpc in (py, nb):  # a previous plan: the operating point is the shifted solution (not the reference)
         mpc.solve((state[0] - 1.0, state[1], state[2]))
     a, b = py.prepare_qp(state), nb.prepare_qp(state)
-    for name in ("A", "B", "f"):
+    for name in ("A", "B", "f", "e_ref", "u_lo", "u_hi", "rate_lo", "rate_hi", "corr_lo", "corr_hi", "u_prev"):
         _close(getattr(a, name), getattr(b, name))
     for name in ("q", "l", "u", "A_data"):
         _close(getattr(py.data, name), getattr(nb.data, name))
+    if case == "obstacle and a narrow gap":
+        assert np.any(b.e_ref != 0.0) and np.any(b.corr_lo == b.corr_hi)
 
 
 @needs_numba
