@@ -279,3 +279,76 @@ def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_o
             q[nX + NU * k + i] = -(u_ref[k, 0] * R[0, i] + u_ref[k, 1] * R[1, i])
     for i in range(NU):
         q[nX + i] -= u_prev[0] * Rd[0, i] + u_prev[1] * Rd[1, i]
+
+
+@nb.njit(nb.void(_F1, _F2, _F2, _F1, nb.boolean, nb.boolean, nb.float64, nb.float64, nb.int64, _A1, _F2),
+         cache=True, nogil=True, error_model="numpy", fastmath=False)
+def sample_path(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, i_psi, s, out):  # pragma: no cover
+    """:meth:`PathSampler.sample <mpc_tracking.mpc.sampler.PathSampler.sample>`'s table at arc lengths ``s`` (K,):
+    wrapped (closed) or clamped (open), the segment and weight of :class:`~mpc_tracking.paths.interpolation.
+    LinearTable` (inf-safe: a NaN of ``inf - inf`` takes the nearer end), the heading column ``i_psi`` unwrapped
+    by laps; ``out`` (K, m) receives the rows."""
+    K = s.shape[0]
+    n_seg = grid.shape[0] - 1
+    m = table.shape[1]
+    unwrap = closed and (s[K - 1] >= length or s[0] < 0)
+    for k in range(K):
+        sk = s[k]
+        sw = sk % length if closed else min(max(sk, 0.0), length)
+        i = np.searchsorted(grid, sw, side="right") - 1
+        i = min(max(i, 0), n_seg - 1)
+        w = (sw - grid[i]) * inv_len[i]
+        w = min(max(w, 0.0), 1.0)
+        for j in range(m):
+            v = delta[i, j] * w + table[i, j]
+            if has_inf and v != v:
+                v = table[i, j] if w < 0.5 else table[i + 1, j]
+            out[k, j] = v
+        if unwrap:
+            out[k, i_psi] = out[k, i_psi] + math.floor(sk / length) * lap_turn
+
+
+@nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F2, _F2), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pragma: no cover - compiled
+    """The kinematic model's reference operating point: the speed reference of ``SpatialMPC._speed_reference``
+    (the lateral speed limit, capped by ``v_cap`` when ``has_cap``, then the feasible speed profile) and
+    ``KinematicPrediction.reference_op`` (e = 0, steering ``atan(L kappa)``, time ``cumsum(ds / v)``).
+
+    ``prm``: L, a_y_max, v_min, v_max, decel, accel (the profile's, inf: none), v_start (NaN: none), ds.
+    ``x_ref`` (N+1, 3), ``u_ref`` (N, 2) receive the operating point.
+    """
+    N = u_ref.shape[0]
+    L, a_y, v_min, v_max = prm[0], prm[1], prm[2], prm[3]
+    decel, accel, v_start, ds = prm[4], prm[5], prm[6], prm[7]
+    for k in range(N):
+        kk = max(abs(kappa[k]), 1e-12)
+        v = min(max(math.sqrt(a_y / kk), v_min), v_max)
+        if has_cap:
+            v = min(max(v_cap[k], v_min), v)
+        u_ref[k, 0] = v * v  # v^2 until the square root below
+    if decel < math.inf:
+        b2 = 2.0 * decel
+        run = math.inf
+        for k in range(N - 1, -1, -1):
+            run = min(run, u_ref[k, 0] + b2 * s_off[k])
+            u_ref[k, 0] = run - b2 * s_off[k]
+    if accel < math.inf:
+        a2 = 2.0 * accel
+        if v_start == v_start:
+            u_ref[0, 0] = min(u_ref[0, 0], v_start * v_start)
+        run = math.inf
+        for k in range(N):
+            run = min(run, u_ref[k, 0] - a2 * s_off[k])
+            u_ref[k, 0] = run + a2 * s_off[k]
+    for k in range(N):
+        u_ref[k, 0] = max(math.sqrt(max(u_ref[k, 0], 0.0)), v_min)
+        u_ref[k, 1] = math.atan(L * kappa[k])
+    t = 0.0
+    for i in range(3):
+        x_ref[0, i] = 0.0
+    for k in range(N):
+        t += ds / u_ref[k, 0]
+        x_ref[k + 1, 0] = 0.0
+        x_ref[k + 1, 1] = 0.0
+        x_ref[k + 1, 2] = t

@@ -152,6 +152,11 @@ class StepQP:
         if self._compiled_rest:
             self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st))
             self._e_ref_buf = np.empty(N + 1)
+        #: the reference operating point in compiled code (:meth:`reference_op`)
+        self.compiled_reference = self._compiled_rest
+        if self.compiled_reference:
+            self._ref_prm = np.array([model.wheelbase, st.a_y_max, st.v_min, st.v_max, 0.9 * st.decel_max,
+                                      0.9 * st.accel_max, np.nan, self.ds])
         self._views = {
             "box_l": box_l,
             "box_u": box_u,
@@ -381,6 +386,21 @@ class StepQP:
         self._e_ref = self._e_ref_buf
         self._u_ref_used, self._u_prev_used = u_ref, u_prev
         return self.data
+
+    def reference_op(self, q: PathSample, v_start: float | None) -> tuple[np.ndarray, np.ndarray]:
+        """The kinematic model's reference operating point ``x_op`` (N+1, 3), ``u_op`` (N, 2) in one compiled call:
+        the numbers of ``SpatialMPC._speed_reference`` (the path's speed limits, its ``v_ref`` or whole-path
+        ceiling, the feasible profile from ``v_start`` [m/s]) and :meth:`KinematicPrediction.reference_op
+        <mpc_tracking.models.prediction.KinematicPrediction.reference_op>`. Only with :attr:`compiled_reference`."""
+        N, st = self.N, self.settings
+        cap = q.v_ref if st.mode != "time_optimal" and q.v_ref is not None else q.v_box
+        prm = self._ref_prm
+        prm[6] = np.nan if v_start is None else v_start
+        x_op, u_op = np.empty((N + 1, 3)), np.empty((N, 2))
+        kern: Any = self.kernels
+        kern.kinematic_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm,
+                                 x_op, u_op)
+        return x_op, u_op
 
     @property
     def dynamics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -198,3 +198,46 @@ def test_solution_check_equal(value: float) -> None:
     else:
         assert results[1][0] == results[3][0]
         np.testing.assert_allclose(results[1][1], results[3][1], rtol=TOL, atol=TOL, equal_nan=True)
+
+
+@needs_numba
+@pytest.mark.parametrize("closed", [True, False])
+def test_path_sample_equal(closed: bool) -> None:
+    """The compiled sampler gives numpy's columns at, between and beyond the waypoints (laps, the ends, inf widths)."""
+    from mpc_tracking.mpc.sampler import PathSampler
+
+    th = np.linspace(0.0, 1.5 * np.pi, 300, endpoint=False)
+    path = mt.ReferencePath(30 * np.cos(th), 30 * np.sin(th), closed=closed, ds=0.5, width_right=2.0)  # left: inf
+    v_box = np.where(np.arange(path.n) % 50 < 20, np.inf, 8.0)  # finite <-> inf segments: the nearer end
+    a = PathSampler(path, v_box=v_box, body=(0.9, 3.6))
+    b = PathSampler(path, v_box=v_box, body=(0.9, 3.6))
+    b.use_kernels(kernels.load())
+    rng = np.random.default_rng(5)
+    grids = [np.sort(rng.uniform(-20.0, 2.5 * path.length, 40)), np.arange(0.0, 30.0, 0.5),
+             path.length - 5.0 + np.arange(0.0, 12.0, 0.5), np.array([-3.0, 0.0])]
+    for s in grids:
+        qa, qb = a.sample(s), b.sample(s)
+        for name in qa._fields:
+            x, y = getattr(qa, name), getattr(qb, name)
+            if x is None:
+                assert y is None
+                continue
+            np.testing.assert_allclose(x, y, rtol=TOL, atol=TOL)
+            np.testing.assert_array_equal(np.isinf(x), np.isinf(y))
+
+
+@needs_numba
+@pytest.mark.parametrize("changes", [{}, {"mode": "time_optimal"}, {"accel_max": float("inf")},
+                                     {"decel_max": float("inf"), "accel_max": 2.0}])
+def test_reference_operating_point_equal(changes: dict) -> None:
+    """The compiled reference operating point (speed reference + reference_op) against numpy's, before and after a
+    first command (the forward pass then starts from it)."""
+    py, nb = _controllers("kinematic", **changes)
+    assert nb.qp.compiled_reference and not py.qp.compiled_reference
+    for _ in range(2):
+        for s0 in (0.0, 33.3, 140.0, 240.2):
+            qa, qb = py._sampler.sample(py._grid(s0)), nb._sampler.sample(nb._grid(s0))
+            for got, want in zip(nb._reference_op(qb), py._reference_op(qa), strict=True):
+                _close(got, want)
+        for mpc in (py, nb):
+            mpc.solve((3.0, 0.2, 0.0))
