@@ -352,3 +352,58 @@ def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pra
         x_ref[k + 1, 0] = 0.0
         x_ref[k + 1, 1] = 0.0
         x_ref[k + 1, 2] = t
+
+
+@nb.njit(nb.boolean(_F2, _A1, _A1, nb.float64, nb.boolean, nb.float64, nb.int64, nb.int64, _F2), cache=True,
+         nogil=True, error_model="numpy", fastmath=False)
+def shift_plan(table, s_prev, s_grid, ds, closed, length, nx, it, out):  # pragma: no cover - compiled
+    """The last plan's table (N+1, nx+nu) on the new grid ``s_grid`` (N+1,) when both grids are uniform and the new
+    one starts at or ahead of the old one: ``SpatialMPC._shifted_op`` with ``_shift_uniform`` (one weight for all
+    points, rows beyond the old horizon held at its last row, the time column extended at its last pace and
+    counted from the grid's start), into ``out`` (N+1, nx+nu). False (``out`` untouched) when the grids are not
+    uniform that way: the caller interpolates instead."""
+    N = table.shape[0] - 1
+    nz = table.shape[1]
+    shift = 0.0
+    if closed:  # unwrap the new grid relative to the previous one
+        shift = np.round((s_prev[0] - s_grid[0]) / length) * length
+    s_last = s_grid[N] + shift
+    if not closed and max(s_prev[N], s_last) >= length:
+        return False  # a grid clamped at the end of an open path is not uniform
+    d = ((s_grid[0] + shift) - s_prev[0]) / ds
+    if not 0.0 <= d <= N:
+        return False
+    m = int(d)
+    w = d - m
+    for k in range(N + 1):
+        a = min(m + k, N)
+        b = min(m + k + 1, N)
+        for j in range(nz):
+            v = table[a, j] * (1.0 - w)
+            out[k, j] = v + w * table[b, j]
+    if s_last - s_prev[N] > 0:  # extend the time beyond the old horizon at its last pace
+        pace = (table[N, it] - table[N - 1, it]) / max(s_prev[N] - s_prev[N - 1], 1e-12)
+        for k in range(N + 1):
+            sk = s_grid[k] + shift
+            if sk > s_prev[N]:
+                out[k, it] = table[N, it] + (sk - s_prev[N]) * pace
+    t0 = out[0, it]
+    for k in range(N + 1):
+        out[k, it] -= t0
+    return True
+
+
+@nb.njit(nb.void(_A2, _A2, _A1, _F1, nb.int64, nb.int64, nb.boolean, nb.int64, nb.float64), cache=True,
+         nogil=True, error_model="numpy", fastmath=False)
+def clamp_op(x_op, u_op, kappa, lim, i_ey, i_epsi, speed_in_state, i_speed, v_min):  # pragma: no cover - compiled
+    """``SpatialMPC._prepare``'s domain guard, in place: ``lim = 0.95 / max(|kappa|, 1e-12)`` (N+1,), then
+    ``|e_y| <= lim``, ``|e_psi| <= 1.2`` rad and the speed (state or input) ``>= v_min``."""
+    for k in range(x_op.shape[0]):
+        lim[k] = 0.95 / max(abs(kappa[k]), 1e-12)
+        x_op[k, i_ey] = min(max(x_op[k, i_ey], -lim[k]), lim[k])
+        x_op[k, i_epsi] = min(max(x_op[k, i_epsi], -1.2), 1.2)
+        if speed_in_state:
+            x_op[k, i_speed] = max(x_op[k, i_speed], v_min)
+    if not speed_in_state:
+        for k in range(u_op.shape[0]):
+            u_op[k, i_speed] = max(u_op[k, i_speed], v_min)

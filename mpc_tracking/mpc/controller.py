@@ -275,6 +275,12 @@ class SpatialMPC:
         """
         NX, it = self.nx, self.model.I_T
         s_prev = prev.s
+        kern = self.qp.kernels
+        if kern is not None:  # settings.compiled: the uniform shift in one call (False: interpolate below)
+            out = np.empty_like(self._prev_table)
+            if kern.shift_plan(self._prev_table, s_prev, s_grid, self.ds, self.path.closed, self.path.length, NX, it,
+                               out):
+                return out[:, :NX], out[:-1, NX:]
         s_new = s_grid
         if self.path.closed:
             # unwrap the new grid relative to the previous one
@@ -352,8 +358,13 @@ class SpatialMPC:
             x_op, u_op = x_ref_op.copy(), u_ref.copy()
         x_op[0] = x0
         # keep the operating point inside the model's domain
-        lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
-        self._clamp_op(x_op, u_op, lim)
+        kern = self.qp.kernels
+        if kern is not None:  # settings.compiled: the same numbers in one call
+            m, lim = self.model, np.empty(kap.size)
+            kern.clamp_op(x_op, u_op, kap, lim, m.I_EY, m.I_EPSI, m.SPEED_IN_STATE, m.I_SPEED, self.settings.v_min)
+        else:
+            lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
+            self._clamp_op(x_op, u_op, lim)
         v_measured = float(measured["speed"]) if measured and "speed" in measured else None
         return StepInput(x0=x0, x_op=x_op, u_op=u_op, u_ref=u_ref, x_ref=x_ref_op, q=q, s_grid=s_grid, e_y_limit=lim,
                          s0=s0, t=float(t), s_measured=s_measured, x_measured=x_measured, v_measured=v_measured)
