@@ -11,10 +11,13 @@
 ``"auto"`` (default)
     ``"numba"`` when numba can be imported, else ``"python"``.
 
-Both paths give the same numbers to rounding (``tests/mpc/test_kernels.py``: 1e-12 on every entry of the QP and
-on closed-loop runs of both prediction models). Compiled today: the kinematic model's Euler linearization and
-discretization written into the QP in one call (:func:`kinematic_linearize_fill`), and the solution check
-(:func:`constraint_excess`).
+Both paths give the same numbers to rounding (``tests/mpc/test_kernels.py``: 1e-12 on every entry of the QP, 1e-9
+on closed-loop runs of both prediction models, where OSQP's iterations amplify last-bit differences). Compiled
+today: the path sample (:meth:`PathSampler.sample <mpc_tracking.mpc.sampler.PathSampler.sample>`), the shift of
+the last plan and the clamp of the operating point (any model), the kinematic model's reference operating point,
+its Euler linearization and discretization written into the QP (:func:`kinematic_linearize_fill`), its speed
+bound, rates, corridor rows, lateral reference and cost vector (:func:`bounds_cost`), and the solution check
+(:func:`constraint_excess`). The dynamic model's linearization stays numpy.
 
 Loading is lazy: the first controller that uses the kernels imports numba (about 0.3 s) and compiles the kernels
 (a few seconds, once per installation) or loads them from numba's on-disk cache (``cache=True``: ``__pycache__``
