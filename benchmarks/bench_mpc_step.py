@@ -9,7 +9,7 @@ its step time and the ratio to the OSQP kinematic step of the same run; ``python
 with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osqp_native_update_solve``
 replays the QPs on OSQP's extension object (no wrapper): the lowest floor. ``step_parts_us`` times
 each part of one step alone (N = 10, 30, 50): the profile split (``step_parts_us_python``: numpy only).
-Prints JSON with a ``provenance`` block; ``--save`` also writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
+Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
 The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
 measures exactly what the controller hands to OSQP, so it follows the controller's internals.
