@@ -157,16 +157,17 @@ PRM_NAMES = ("inv_wheelbase", "a_y_max", "v_min", "v_max", "control_period", "ac
 FLG_NAMES = ("r_box", "r_rate", "r_corr", "nX", "has_v_box", "has_u_prev", "finite_accel", "finite_decel")
 
 
-def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray]) -> BoundsCostConstants:
+def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray], inf: float) -> BoundsCostConstants:
     """Pack the constants of a :class:`~mpc_tracking.mpc.qp.StepQP` (kinematic model) for :func:`bounds_cost`.
 
-    ``rates`` are the model's input rate limits ``(down, up)`` (nu,) per second.
+    ``rates`` are the model's input rate limits ``(down, up)`` (nu,) per second, ``inf`` the solver's infinity
+    (:data:`mpc_tracking.mpc.qp.INF`).
     """
     st, lay = qp.settings, qp.layout
     values = {"inv_wheelbase": qp.inv_L, "a_y_max": st.a_y_max, "v_min": st.v_min, "v_max": st.v_max,
               "control_period": st.control_period, "accel_max": st.accel_max, "decel_max": st.decel_max,
               "half_width": qp._half_w, "ref_inset": qp._ref_inset, "ref_slope": qp._ref_slope,
-              "time_weight": st.time_weight if st.mode == "time_optimal" else 0.0, "inf": qp_inf(), "v_now": np.nan}
+              "time_weight": st.time_weight if st.mode == "time_optimal" else 0.0, "inf": inf, "v_now": np.nan}
     flags = {"r_box": lay.r_box, "r_rate": lay.r_rate, "r_corr": lay.r_corr, "nX": lay.nX, "has_v_box": 0,
              "has_u_prev": 0, "finite_accel": int(np.isfinite(st.accel_max)),
              "finite_decel": int(np.isfinite(st.decel_max))}
@@ -178,13 +179,6 @@ def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray]) -> Boun
         prm=np.array([float(values[k]) for k in PRM_NAMES]), flg=np.array([int(flags[k]) for k in FLG_NAMES]),
         s_off_x=f64(qp._s_offsets_x), s_off_u=f64(qp._s_offsets_u), Q=f64(qp._Q), QN=f64(qp._QN), R=f64(qp._R),
         Rd=f64(qp._Rd), rate_dn=f64(rates[0]), rate_up=f64(rates[1]), no_v_box=np.zeros(1))
-
-
-def qp_inf() -> float:
-    """OSQP's infinity (:data:`mpc_tracking.mpc.qp.INF`)."""
-    from mpc_tracking.mpc.qp import INF
-
-    return INF
 
 
 def bounds_cost(kern: ModuleType, c: BoundsCostConstants, u_op: np.ndarray, q: Any, s_grid: np.ndarray,

@@ -150,7 +150,7 @@ class StepQP:
         # ... and so do the bounds, the corridor rows and the cost (speed as an input, no friction ellipse)
         self._compiled_rest = self._compiled_dynamics and not self._ellipse and not self._speed_in_state
         if self._compiled_rest:
-            self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st))
+            self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st), _INF)
             self._e_ref_buf = np.empty(N + 1)
         #: the reference operating point in compiled code (:meth:`reference_op`)
         self.compiled_reference = self._compiled_rest
