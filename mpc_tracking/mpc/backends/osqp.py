@@ -118,18 +118,21 @@ class OSQPBackend(QPBackend):
         return info.status_val, res.x, int(info.iter), float(info.run_time), str(info.status)
 
 
-#: wrapper methods whose replacement on an instance sends the solve through the wrapper
+#: wrapper methods whose replacement (on an instance or on the class) sends the solve through the wrapper
 _PATCHABLE = frozenset({"update", "solve", "warm_start"})
+_ORIGINAL = {name: getattr(osqp.OSQP, name) for name in _PATCHABLE}
 
 
 def native_solver(solver: object) -> object | None:
     """The extension object (``osqp.OSQP()._solver``) that a plain, set-up ``osqp.OSQP`` wraps, else None.
 
-    None for anything else: another object, a subclass, or an instance with ``update``, ``solve``
-    or ``warm_start`` replaced (those calls must go through the replacement).
+    None for anything else: another object, a subclass, or ``update``, ``solve`` or ``warm_start``
+    replaced on the instance or the class (those calls must go through the replacement).
     """
     if type(solver) is not osqp.OSQP or not _PATCHABLE.isdisjoint(vars(solver)):
         return None
+    if any(getattr(osqp.OSQP, name) is not method for name, method in _ORIGINAL.items()):
+        return None  # the class's methods were replaced (a test counting the calls)
     return getattr(solver, "_solver", None)
 
 

@@ -27,7 +27,7 @@ def test_native_calls_give_the_wrapper_s_numbers() -> None:
         np.testing.assert_array_equal(np.asarray(a.series["iterations"]), np.asarray(b.series["iterations"]))
 
 
-def test_native_solver_only_for_a_plain_set_up_wrapper() -> None:
+def test_native_solver_only_for_a_plain_set_up_wrapper(monkeypatch) -> None:
     class Sub(osqp.OSQP):
         pass
 
@@ -36,3 +36,7 @@ def test_native_solver_only_for_a_plain_set_up_wrapper() -> None:
     s = osqp.OSQP()
     s.solve = lambda raise_error=False: None  # replaced: the replacement must be called
     assert native_solver(s) is None
+    plain = osqp.OSQP()
+    assert native_solver(plain) is getattr(plain, "_solver", None)
+    monkeypatch.setattr(osqp.OSQP, "update", lambda self, **kw: None)  # replaced on the class
+    assert native_solver(osqp.OSQP()) is None
