@@ -5,9 +5,11 @@ call (our step); the same deterministic run is repeated recording every step's Q
 A data), and that sequence is replayed on a fresh OSQP solver with identical settings, timing
 only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
 ``solver="daqp"`` (the condensed DAQP back end) and with the dynamic prediction model (OSQP, DAQP), each with
-its step time and the ratio to the OSQP kinematic step of the same run. ``step_parts_us`` times
-each part of one step alone (N = 10, 30, 50): the profile split. Prints JSON with a ``provenance`` block;
-``--save`` also writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
+its step time and the ratio to the OSQP kinematic step of the same run; ``python`` is the same loop
+with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osqp_native_update_solve``
+replays the QPs on OSQP's extension object (no wrapper): the lowest floor. ``step_parts_us`` times
+each part of one step alone (N = 10, 30, 50): the profile split (``step_parts_us_python``: numpy only).
+Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
 The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
 measures exactly what the controller hands to OSQP, so it follows the controller's internals.
@@ -25,6 +27,7 @@ import osqp
 from _provenance import RESULTS, dumps, finish, provenance, save_json
 
 import mpc_tracking as mt
+from mpc_tracking.mpc import kernels
 
 
 def _stats(a: np.typing.ArrayLike) -> dict:
@@ -71,14 +74,32 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         floor.update(q=rec["q"], l=rec["l"], u=rec["u"], Ax=rec["Ax"])
         floor.solve(raise_error=False)
         bare.append(time.perf_counter() - t)
+    # the same replay on OSQP's extension object (what the back end calls): the lowest floor
+    native_floor = osqp.OSQP()
+    native_floor.setup(mpc.P, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"], recorded[0]["u"],
+                       verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel, max_iter=settings.max_iter,
+                       polishing=False, warm_starting=warm_start != "none", check_termination=10)
+    ext = native_floor._solver
+    recs = [{k: np.ascontiguousarray(v, dtype=float) for k, v in rec.items()} for rec in recorded]
+    bare_native = []
+    for rec in recs:
+        t = time.perf_counter()
+        ext.update_data_vec(q=rec["q"], l=rec["l"], u=rec["u"])
+        ext.update_data_mat(P_x=None, P_i=None, A_x=rec["Ax"], A_i=None)
+        ext.solve()
+        bare_native.append(time.perf_counter() - t)
     ours = _stats(steps)
     fl = _stats(bare)
+    fl_native = _stats(bare_native)
     out = {
         "N": N,
         "steps": int(steps.size),
         "our_step": ours,
         "bare_osqp_update_solve": fl,
         "ratio_median": ours["median_ms"] / fl["median_ms"],
+        "bare_osqp_native_update_solve": fl_native,
+        "ratio_median_vs_native": ours["median_ms"] / fl_native["median_ms"],
+        "compiled": mpc.qp.kernels is not None,
         # the split of our step: OSQP's own solve (its run time) and everything around it
         "solve_ms_median": 1e3 * float(np.median(res.series["solve_time"])),
         "around_solve_ms_median": 1e3 * float(np.median(steps - np.asarray(res.series["solve_time"]))),
@@ -89,7 +110,9 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         "infeasible_steps": res.metrics["infeasible_steps"],
     }
     # 3) the same loop with the other QP solver and with the dynamic prediction model
-    variants = {"daqp": {"solver": "daqp"}, "dynamic_model": {"prediction_model": "dynamic"},
+    variants = {"python": {"compiled": "python"}, "daqp": {"solver": "daqp"},
+                "dynamic_model": {"prediction_model": "dynamic"},
+                "dynamic_model_python": {"prediction_model": "dynamic", "compiled": "python"},
                 "dynamic_model_daqp": {"prediction_model": "dynamic", "solver": "daqp"}}
     for name, changes in variants.items():
         mpc = mt.SpatialMPC(path, vehicle, settings.replace(**changes))
@@ -103,11 +126,12 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
     return out
 
 
-def parts(N: int, repeats: int = 2000) -> dict:
+def parts(N: int, repeats: int = 2000, compiled: str = "auto") -> dict:
     """Median time [us] of each part of one controller step, each called alone on one mid-lap state
-    (reaches into the controller's internals, as the replay above does)."""
+    (reaches into the controller's internals, as the replay above does); ``compiled`` as in MPCSettings."""
     path = mt.load_path("oval", ds=0.5)
-    settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
+    settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0,
+                              compiled=compiled)
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), settings)
     meas = {"speed": 8.0}
     mpc.solve((3.0, 0.5, 0.0), measured=meas)
@@ -126,6 +150,7 @@ def parts(N: int, repeats: int = 2000) -> dict:
                                                    mpc._u_prev, step.x_ref),
         "  linearization": lambda: mpc.qp.linearize(step.x_op, step.u_op, q.kappa, s_grid),
         "solution check": lambda: mpc.safeguards.check_solution(d, z),
+        "back end solve (update + solve + status)": lambda: mpc.backend.solve(d, *mpc.qp.dynamics[:2]),
         "osqp update (refactorisation)": lambda: mpc.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data),
         "osqp solve (warm, same data)": lambda: mpc.solver.solve(raise_error=False),
     }
@@ -145,14 +170,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--horizons", type=int, nargs="+", default=[10, 30, 50, 100, 200])
     ap.add_argument("--warm-start", default="solver", choices=["solver", "shift", "none"])
+    ap.add_argument("--repeats", type=int, default=2000, help="calls per part of step_parts_us")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/mpc_step.json")
     ap.add_argument("--out", type=Path, help="write the JSON to this file instead")
     args = ap.parse_args()
     prov = provenance()
     rows = [run(N, args.warm_start) for N in args.horizons]
-    split = {str(N): parts(N) for N in (10, 30, 50)}
+    split = {str(N): parts(N, args.repeats) for N in (10, 30, 50)}
+    split_python = {str(N): parts(N, args.repeats, compiled="python") for N in (10, 30, 50)}
     out = {"provenance": finish(prov), "benchmark": "mpc_step", "path": "oval", "warm_start": args.warm_start,
-           "results": rows, "step_parts_us": split}
+           "results": rows, "step_parts_us": split,
+           "step_parts_us_python": split_python, "kernels_load_s": kernels.compile_seconds()}
     print(dumps(out))
     if args.save or args.out:
         save_json(args.out or RESULTS / "mpc_step.json", out)

@@ -123,6 +123,7 @@ class SpatialMPC:
         self.qp = StepQP(self.layout, st, self.vehicle, self._sampler, self.ds, path.closed, path.length, corridor,
                          model)
         self.data = self.qp.data
+        self._sampler.use_kernels(self.qp.kernels)  # settings.compiled: sample the path in compiled code
         self.P = self.qp.P
         self._s_offsets = self.ds * np.arange(N + 1)
         self._prev_table = np.empty((N + 1, self.nx + self.nu))  # last plan: x and u per grid point
@@ -222,6 +223,8 @@ class SpatialMPC:
         Returns ``x_op`` (N+1, nx) with the time [s] along the reference in the time column, and
         ``u_op`` (N, nu) (see :meth:`PredictionModel.reference_op`).
         """
+        if self.qp.compiled_reference:  # the same numbers in one compiled call
+            return self.qp.reference_op(q, self._speed_start())
         return self.model.reference_op(q.kappa, self._speed_reference(q), self.ds)
 
     def reference_input(self, s0: float) -> np.ndarray:
@@ -239,15 +242,19 @@ class SpatialMPC:
             lim = np.minimum(np.maximum(q.v_ref[:N], st.v_min), lim)
         elif q.v_box is not None:
             lim = np.minimum(np.maximum(q.v_box[:N], st.v_min), lim)
-        v_start = None
-        # the speed the forward pass starts from: the car's own speed when the model has it as a
-        # state (a lead-compensated command is not a speed), else the last speed command
+        return feasible_speed_profile(
+            lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, self._speed_start(), st.v_min
+        )
+
+    def _speed_start(self) -> float | None:
+        """The speed [m/s] the speed reference's forward pass starts from (None: no start): the car's own speed
+        when the model has it as a state (a lead-compensated command is not a speed), else the last speed
+        command, plus what the acceleration limit adds in one control period."""
+        st = self.settings
         v_now = self._v_now if self.model.SPEED_IN_STATE else (None if self._cmd_prev is None else self._cmd_prev[0])
         if v_now is not None and self._cmd_prev is not None:
-            v_start = v_now + 0.9 * st.accel_max * st.control_period
-        return feasible_speed_profile(
-            lim, self._s_offsets[:N], 0.9 * st.decel_max, 0.9 * st.accel_max, v_start, st.v_min
-        )
+            return v_now + 0.9 * st.accel_max * st.control_period
+        return None
 
     def _shifted_op(self, prev: MPCSolution, s_grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Previous solution interpolated onto the new grid (real-time iteration).
@@ -268,6 +275,12 @@ class SpatialMPC:
         """
         NX, it = self.nx, self.model.I_T
         s_prev = prev.s
+        kern = self.qp.kernels
+        if kern is not None:  # settings.compiled: the uniform shift in one call (False: interpolate below)
+            out = np.empty_like(self._prev_table)
+            if kern.shift_plan(self._prev_table, s_prev, s_grid, self.ds, self.path.closed, self.path.length, NX, it,
+                               out):
+                return out[:, :NX], out[:-1, NX:]
         s_new = s_grid
         if self.path.closed:
             # unwrap the new grid relative to the previous one
@@ -345,8 +358,13 @@ class SpatialMPC:
             x_op, u_op = x_ref_op.copy(), u_ref.copy()
         x_op[0] = x0
         # keep the operating point inside the model's domain
-        lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
-        self._clamp_op(x_op, u_op, lim)
+        kern = self.qp.kernels
+        if kern is not None:  # settings.compiled: the same numbers in one call
+            m, lim = self.model, np.empty(kap.size)
+            kern.clamp_op(x_op, u_op, kap, lim, m.I_EY, m.I_EPSI, m.SPEED_IN_STATE, m.I_SPEED, self.settings.v_min)
+        else:
+            lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
+            self._clamp_op(x_op, u_op, lim)
         v_measured = float(measured["speed"]) if measured and "speed" in measured else None
         return StepInput(x0=x0, x_op=x_op, u_op=u_op, u_ref=u_ref, x_ref=x_ref_op, q=q, s_grid=s_grid, e_y_limit=lim,
                          s0=s0, t=float(t), s_measured=s_measured, x_measured=x_measured, v_measured=v_measured)

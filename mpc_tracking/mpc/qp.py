@@ -14,6 +14,7 @@ import osqp
 
 from mpc_tracking.models.prediction import KinematicPrediction, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.reference import BRAKE_FLOOR, feasible_speed_profile, lateral_reference, speed_limit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
@@ -137,6 +138,25 @@ class StepQP:
             self._cut_cols = list(lay.cut_states)
             self._cut_ga = np.broadcast_to(self._cut_a, (N, lay.n_cuts))
             d.l[lay.r_ell : lay.r_slack] = -_INF
+        #: the compiled kernels (:mod:`mpc_tracking.mpc.kernels`) when ``settings.compiled`` resolves to numba
+        self.kernels = kernels.load() if kernels.resolve(st.compiled) == "numba" else None
+        # the kinematic model's Euler linearization and its fill run as one compiled call
+        self._compiled_dynamics = (self.kernels is not None and type(model) is KinematicPrediction
+                                   and st.discretization == "euler")
+        if self._compiled_dynamics:
+            self._lin_buf = (np.empty((N, NX, NX)), np.empty((N, NX, NU)), np.empty((N, NX)))
+            self._pos_A = np.ascontiguousarray(lay.dyn_pos_A, dtype=np.int64)
+            self._pos_B = np.ascontiguousarray(lay.dyn_pos_B, dtype=np.int64)
+        # ... and so do the bounds, the corridor rows and the cost (speed as an input, no friction ellipse)
+        self._compiled_rest = self._compiled_dynamics and not self._ellipse and not self._speed_in_state
+        if self._compiled_rest:
+            self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st), _INF)
+            self._e_ref_buf = np.empty(N + 1)
+        #: the reference operating point in compiled code (:meth:`reference_op`)
+        self.compiled_reference = self._compiled_rest
+        if self.compiled_reference:
+            self._ref_prm = np.array([model.wheelbase, st.a_y_max, st.v_min, st.v_max, 0.9 * st.decel_max,
+                                      0.9 * st.accel_max, np.nan, self.ds])
         self._views = {
             "box_l": box_l,
             "box_u": box_u,
@@ -226,12 +246,20 @@ class StepQP:
         """
         st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
         NX, model = self.nx, self.model
-        A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
-        lay.fill_dynamics(d.A_data, A, B)
-        # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
-        d.l[:NX] = x0
-        d.l[NX : lay.nX] = -f.reshape(-1)
-        d.u[: lay.nX] = d.l[: lay.nX]
+        kern = self.kernels
+        if self._compiled_dynamics and kern is not None:  # the same numbers in one compiled call
+            kernels.kinematic_linearize_fill(kern, x_op, u_op, q.kappa, s_grid, model.wheelbase, x0, d.A_data,
+                                             self._pos_A, self._pos_B, d.l, d.u, self._lin_buf)
+            self._lin = self._lin_buf
+        else:
+            A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
+            lay.fill_dynamics(d.A_data, A, B)
+            # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
+            d.l[:NX] = x0
+            d.l[NX : lay.nX] = -f.reshape(-1)
+            d.u[: lay.nX] = d.l[: lay.nX]
+        if self._compiled_rest and kern is not None:
+            return self._build_rest_compiled(kern, x0, x_op, u_op, u_ref, q, s_grid, t_now, u_prev_cmd, v_now)
         # speed bound from path and planned curvature: on the inputs 0..N-1 or the states 1..N
         spd = V["speed_hi"]
         ks = slice(1, N + 1) if self._speed_in_state else slice(0, N)
@@ -343,6 +371,36 @@ class StepQP:
         qu *= -1.0
         qu[0] -= u_prev @ self._Rd
         return d
+
+    def _build_rest_compiled(self, kern: Any, x0: np.ndarray, x_op: np.ndarray, u_op: np.ndarray, u_ref: np.ndarray,
+                             q: PathSample, s_grid: np.ndarray, t_now: float, u_prev_cmd: np.ndarray | None,
+                             v_now: float | None) -> QPData:
+        """The part of :meth:`build` after the dynamics in one compiled call (the kinematic model: speed as
+        an input, no friction ellipse): the same numbers (:func:`mpc_tracking.mpc.kernels.bounds_cost`)."""
+        model = self.model
+        u_prev = u_prev_cmd if u_prev_cmd is not None else u_ref[0]
+        lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
+        kernels.bounds_cost(kern, self._kernel_consts, u_op, q, s_grid, u_ref, u_prev, u_prev_cmd is not None,
+                            v_now, lb, ub, self.data, self._dt_buf, self._e_ref_buf)
+        self.lb, self.ub = lb, ub
+        self._e_ref = self._e_ref_buf
+        self._u_ref_used, self._u_prev_used = u_ref, u_prev
+        return self.data
+
+    def reference_op(self, q: PathSample, v_start: float | None) -> tuple[np.ndarray, np.ndarray]:
+        """The kinematic model's reference operating point ``x_op`` (N+1, 3), ``u_op`` (N, 2) in one compiled call:
+        the numbers of ``SpatialMPC._speed_reference`` (the path's speed limits, its ``v_ref`` or whole-path
+        ceiling, the feasible profile from ``v_start`` [m/s]) and :meth:`KinematicPrediction.reference_op
+        <mpc_tracking.models.prediction.KinematicPrediction.reference_op>`. Only with :attr:`compiled_reference`."""
+        N, st = self.N, self.settings
+        cap = q.v_ref if st.mode != "time_optimal" and q.v_ref is not None else q.v_box
+        prm = self._ref_prm
+        prm[6] = np.nan if v_start is None else v_start
+        x_op, u_op = np.empty((N + 1, 3)), np.empty((N, 2))
+        kern: Any = self.kernels
+        kern.kinematic_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm,
+                                 x_op, u_op)
+        return x_op, u_op
 
     @property
     def dynamics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from scipy import sparse
 
 from mpc_tracking.models.prediction import PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
+from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData
 from mpc_tracking.mpc.rejoin import ENTER_EPSI, ENTER_EY_KAPPA, back_in_domain, outside_domain, pure_pursuit
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
@@ -118,6 +119,10 @@ class Safeguards:
         self.vehicle = vehicle
         self._sampler = sampler
         self._A_check = check_matrix
+        # the check in one compiled call (settings.compiled; the matrix's int32 CSC index arrays as they are)
+        compiled = kernels.resolve(settings.compiled) == "numba" and check_matrix.indices.dtype == np.int32
+        self._kernels = kernels.load() if compiled and check_matrix.indptr.dtype == np.int32 else None
+        self._Az = np.empty(check_matrix.shape[0])
         self._shift_plan = shift_plan
         self._kappa_max = float(np.max(np.abs(path.kappa)))
         self._r_min = float(vehicle.wheelbase / np.tan(settings.delta_max))
@@ -186,9 +191,13 @@ class Safeguards:
         "inaccurate" solution passes and a corrupted one (garbage or NaN "solved") does not.
         """
         A = self._A_check
+        st = self.settings
+        if self._kernels is not None:  # the same numbers in one compiled call
+            i, e, scale = kernels.constraint_excess(self._kernels, A.indptr, A.indices, d.A_data,
+                                                    np.ascontiguousarray(z, dtype=float), d.l, d.u, self._Az)
+            return None if e <= 100.0 * (st.eps_abs + st.eps_rel * scale) else (i, e)
         np.copyto(A.data, d.A_data)
         Az = A @ z
-        st = self.settings
         scale = max(float(np.max(np.abs(Az))), float(np.max(np.abs(z))), 1.0)
         tol = 100.0 * (st.eps_abs + st.eps_rel * scale)
         excess = np.maximum(d.l - Az, Az - d.u)

@@ -1,7 +1,7 @@
 """Fast linear sampling of path quantities on the MPC's prediction grid (hot path)."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -94,6 +94,16 @@ class PathSampler:
         self.table = table
         self._linear = LinearTable(s, table)
         self.lap_turn = float(table[-1, 6] - table[0, 6])
+        self._kernels: Any = None
+        self._kernel_tables: tuple[np.ndarray, ...] = ()
+
+    def use_kernels(self, kernels: Any) -> None:
+        """Sample with the compiled kernel (:func:`mpc_tracking.mpc._kernels.sample_path`, the same numbers) when
+        ``kernels`` is the module :func:`mpc_tracking.mpc.kernels.load` returns; None: numpy."""
+        self._kernels = kernels
+        lin = self._linear
+        self._kernel_tables = tuple(np.ascontiguousarray(a, dtype=np.float64)
+                                    for a in (self.s, self.table, lin.delta, lin._inv_len))
 
     def wrap(self, s: np.ndarray) -> np.ndarray:
         if self.closed:
@@ -102,11 +112,18 @@ class PathSampler:
 
     def sample(self, s: np.ndarray) -> PathSample:
         """Quantities at arc lengths ``s`` (K,) [m]."""
-        sw = self.wrap(s)
-        r = self._linear(sw)
-        psi = r[:, 6]
-        if self.closed and (s[-1] >= self.length or s[0] < 0):
-            psi = psi + np.floor(s / self.length) * self.lap_turn
+        if self._kernels is not None and s.dtype == np.float64 and s.ndim == 1 and s.size:
+            grid, table, delta, inv_len = self._kernel_tables
+            r = np.empty((s.size, table.shape[1]))
+            self._kernels.sample_path(grid, table, delta, inv_len, self._linear._has_inf, self.closed, self.length,
+                                      self.lap_turn, 6, s, r)
+            psi = r[:, 6]
+        else:
+            sw = self.wrap(s)
+            r = self._linear(sw)
+            psi = r[:, 6]
+            if self.closed and (s[-1] >= self.length or s[0] < 0):
+                psi = psi + np.floor(s / self.length) * self.lap_turn
         return PathSample(
             r[:, 0], r[:, 1], r[:, 2], r[:, 3] if self.has_v_ref else None, r[:, 4], r[:, 5], psi,
             r[:, 7] if self.has_v_box else None,

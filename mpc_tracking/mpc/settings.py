@@ -410,6 +410,12 @@ class QPSettings(SettingsGroup):
         notes="A solve that hits it counts as failed and takes the fallback path (the previous plan, then a "
               "safe stop), so a real-time loop never waits longer than this for a command. Its own overhead "
               "around the solve is not included.")
+    compiled: str = setting(
+        "auto", "Where the step's numbers are computed: compiled kernels or numpy", "-",
+        choices=("auto", "numba", "python"),
+        notes="'auto': the numba kernels (:mod:`mpc_tracking.mpc.kernels`) when numba is installed (the extra "
+              "``mpc_tracking[fast]``), else numpy; 'numba': the kernels, an error without numba; 'python': "
+              "numpy only. Both give the same numbers (to rounding, 1e-12).")
 
 
 @dataclass(frozen=True)
@@ -590,6 +596,7 @@ class MPCSettings:
     eps_rel: float = QPSettings.eps_rel
     max_iter: int = QPSettings.max_iter
     max_solve_time: float = QPSettings.max_solve_time
+    compiled: str = QPSettings.compiled
     # -- safeguards
     max_fallback_steps: int = SafeguardSettings.max_fallback_steps
     brake_decel: float = SafeguardSettings.brake_decel

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from typing import Any
 
 import numpy as np
 import osqp
@@ -15,7 +16,7 @@ from mpc_tracking.mpc.layout import QPData
 from mpc_tracking.mpc.qp import INF
 from mpc_tracking.mpc.settings import MPCSettings, Status
 
-__all__ = ["OSQPBackend", "STATUS_TABLE"]
+__all__ = ["OSQPBackend", "STATUS_TABLE", "native_solver"]
 
 logger = logging.getLogger("mpc_tracking.mpc.controller")  # messages read as the controller's
 
@@ -75,21 +76,20 @@ class OSQPBackend(QPBackend):
 
     def solve(self, data: QPData, A: np.ndarray, B: np.ndarray, *, warm_x: np.ndarray | None = None,
               step: int = 0) -> BackendResult:
-        """Update the solver with the step's numbers and solve (``A``, ``B`` are in ``data`` already)."""
+        """Update the solver with the step's numbers and solve (``A``, ``B`` are in ``data`` already).
+
+        The solver's own extension object is called directly (:func:`native_solver`): the QP data
+        are float64 arrays already clipped to OSQP's infinity, so the wrapper's per-call copies,
+        clipping and result namespaces are skipped. A wrapper whose methods were replaced (tests,
+        recording benchmarks) is called through those methods instead.
+        """
         t0 = time.perf_counter()
-        solver = self.solver
+        native = native_solver(self.solver)
         try:
-            solver.update(q=data.q, l=data.l, u=data.u, Ax=data.A_data)
-            if warm_x is not None:
-                solver.warm_start(x=warm_x)
-            res = solver.solve(raise_error=False)
-            for _ in range(_SIGINT_RETRIES):
-                if res.info.status_val != _S.OSQP_SIGINT or not _sigint_ignored():
-                    break
-                logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
-                res = solver.solve(raise_error=False)
-            info = res.info
-            code, x, iters, stime = info.status_val, res.x, int(info.iter), float(info.run_time)
+            if native is not None:
+                code, x, iters, stime, text = _solve_native(native, data, warm_x, step)
+            else:
+                code, x, iters, stime, text = self._solve_wrapper(data, warm_x, step)
         except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
             logger.warning("MPC step %d: the solver raised %s: %s", step, type(exc).__name__, exc)
             return BackendResult(None, None, 0, time.perf_counter() - t0, f"solver exception ({type(exc).__name__})")
@@ -97,6 +97,62 @@ class OSQPBackend(QPBackend):
             raise KeyboardInterrupt
         status = STATUS_TABLE.get(code)
         if status is None or x is None or not np.isfinite(x).all():
-            logger.warning("MPC step %d: OSQP status %s", step, info.status)
-            return BackendResult(None, None, iters, stime, str(info.status))
+            logger.warning("MPC step %d: OSQP status %s", step, text)
+            return BackendResult(None, None, iters, stime, str(text))
         return BackendResult(x, status, iters, stime, status.value)
+
+    def _solve_wrapper(self, data: QPData, warm_x: np.ndarray | None,
+                       step: int) -> tuple[int, np.ndarray | None, int, float, str]:
+        """Update and solve through the ``osqp.OSQP`` wrapper's methods."""
+        solver = self.solver
+        solver.update(q=data.q, l=data.l, u=data.u, Ax=data.A_data)
+        if warm_x is not None:
+            solver.warm_start(x=warm_x)
+        res = solver.solve(raise_error=False)
+        for _ in range(_SIGINT_RETRIES):
+            if res.info.status_val != _S.OSQP_SIGINT or not _sigint_ignored():
+                break
+            logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
+            res = solver.solve(raise_error=False)
+        info = res.info
+        return info.status_val, res.x, int(info.iter), float(info.run_time), str(info.status)
+
+
+#: wrapper methods whose replacement (on an instance or on the class) sends the solve through the wrapper
+_PATCHABLE = frozenset({"update", "solve", "warm_start"})
+_ORIGINAL = {name: getattr(osqp.OSQP, name) for name in _PATCHABLE}
+
+
+def native_solver(solver: object) -> object | None:
+    """The extension object (``osqp.OSQP()._solver``) that a plain, set-up ``osqp.OSQP`` wraps, else None.
+
+    None for anything else: another object, a subclass, or ``update``, ``solve`` or ``warm_start``
+    replaced on the instance or the class (those calls must go through the replacement).
+    """
+    if type(solver) is not osqp.OSQP or not _PATCHABLE.isdisjoint(vars(solver)):
+        return None
+    if any(getattr(osqp.OSQP, name) is not method for name, method in _ORIGINAL.items()):
+        return None  # the class's methods were replaced (a test counting the calls)
+    return getattr(solver, "_solver", None)
+
+
+def _solve_native(native: object, data: QPData, warm_x: np.ndarray | None,
+                  step: int) -> tuple[int, np.ndarray | None, int, float, str]:
+    """Update and solve on OSQP's extension object: no copies, one call per operation.
+
+    Returns ``(status code, x or None, iterations, OSQP's run time [s], status text)``.
+    """
+    solver: Any = native
+    solver.update_data_vec(q=data.q, l=data.l, u=data.u)
+    solver.update_data_mat(P_x=None, P_i=None, A_x=data.A_data, A_i=None)
+    if warm_x is not None:
+        solver.warm_start(warm_x, None)
+    solver.solve()
+    info = solver.info
+    for _ in range(_SIGINT_RETRIES):
+        if info.status_val != _S.OSQP_SIGINT or not _sigint_ignored():
+            break
+        logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
+        solver.solve()
+        info = solver.info
+    return info.status_val, solver.solution.x, int(info.iter), float(info.run_time), str(info.status)

@@ -1,0 +1,409 @@
+"""numba kernels of the MPC step (imported lazily by :mod:`mpc_tracking.mpc.kernels`; importing it needs numba).
+
+Each kernel computes the numbers of a numpy expression in :mod:`mpc_tracking.mpc.kernels` (the pure-Python path,
+the reference), one horizon step at a time and in the same order of floating-point operations, so the two paths
+agree to rounding (``tests/mpc/test_kernels.py`` holds them to 1e-12; most entries are bitwise equal).
+
+Compiler options of every kernel: ``cache=True, nogil=True, error_model="numpy", fastmath=False`` (IEEE
+arithmetic: x / 0 gives inf or nan as in numpy, no exception), and explicit signatures, so importing this module
+compiles every kernel or loads it from numba's on-disk cache (``__pycache__`` beside this file, else numba's user
+cache directory or ``NUMBA_CACHE_DIR``); no call pays a compile.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+_F1 = nb.float64[::1]
+_F2 = nb.float64[:, ::1]
+_F3 = nb.float64[:, :, ::1]
+_I1 = nb.int64[::1]
+_I1_32 = nb.int32[::1]
+_A1 = nb.float64[:]  # any layout (a column of the path sample)
+_A2 = nb.float64[:, :]
+
+
+@nb.njit(nb.void(_A2, _A2, _A1, _A1, nb.float64, _A1, _F1, _I1, _I1, _F1, _F1, _F3, _F3, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def kinematic_linearize_fill(x_op, u_op, kappa, s_grid, L, x0, data, pos_A, pos_B, lower, upper, A, B,
+                             f):  # pragma: no cover - compiled
+    """Euler linearization of the kinematic spatial bicycle written into the QP, in place.
+
+    ``A`` (N, 3, 3), ``B`` (N, 3, 2), ``f`` (N, 3) about ``x_op[:N]``, ``u_op`` with ``kappa[:N]`` and the steps
+    ``max(s_grid[k+1] - s_grid[k], 0)``; their entries into the CSC ``data`` at ``pos_A``, ``pos_B`` (row-major
+    order of the blocks); the dynamics rows ``lower[:3] = upper[:3] = x0`` and ``lower = upper = -f`` below them.
+    """
+    N = u_op.shape[0]
+    for i in range(3):
+        lower[i] = x0[i]
+        upper[i] = x0[i]
+    for k in range(N):
+        h = max(s_grid[k + 1] - s_grid[k], 0.0)
+        ey, ep, t = x_op[k, 0], x_op[k, 1], x_op[k, 2]
+        v, d, kap = u_op[k, 0], u_op[k, 1], kappa[k]
+        g = 1.0 - ey * kap
+        ce = math.cos(ep)
+        se = math.sin(ep)
+        td = math.tan(d)
+        inv_ce = 1.0 / ce
+        inv_v = 1.0 / v
+        g_ce = g * inv_ce
+        f0 = g_ce * se
+        f1 = g_ce * td / L - kap
+        f2 = g_ce * inv_v
+        inv_ce2 = inv_ce * inv_ce
+        j00 = -kap * se * inv_ce
+        j01 = g * inv_ce2
+        j10 = -kap * td * inv_ce / L
+        j11 = g * td * se * inv_ce2 / L
+        j20 = -kap * inv_ce * inv_v
+        j21 = g * se * inv_ce2 * inv_v
+        b11 = g * inv_ce * (1.0 + td * td) / L
+        b20 = -g * inv_ce * inv_v * inv_v
+        # f = h (f0 - Jx x - Ju u), the products summed in matmul's order (j = 0, 1, 2)
+        f0 = (f0 - ((j00 * ey + j01 * ep) + 0.0 * t)) - (0.0 * v + 0.0 * d)
+        f1 = (f1 - ((j10 * ey + j11 * ep) + 0.0 * t)) - (0.0 * v + b11 * d)
+        f2 = (f2 - ((j20 * ey + j21 * ep) + 0.0 * t)) - (b20 * v + 0.0 * d)
+        f[k, 0] = f0 * h
+        f[k, 1] = f1 * h
+        f[k, 2] = f2 * h
+        A[k, 0, 0] = j00 * h + 1.0
+        A[k, 0, 1] = j01 * h
+        A[k, 0, 2] = 0.0
+        A[k, 1, 0] = j10 * h
+        A[k, 1, 1] = j11 * h + 1.0
+        A[k, 1, 2] = 0.0
+        A[k, 2, 0] = j20 * h
+        A[k, 2, 1] = j21 * h
+        A[k, 2, 2] = 1.0
+        B[k, 0, 0] = 0.0
+        B[k, 0, 1] = 0.0
+        B[k, 1, 0] = 0.0
+        B[k, 1, 1] = b11 * h
+        B[k, 2, 0] = b20 * h
+        B[k, 2, 1] = 0.0
+        for i in range(3):
+            r = 3 * (k + 1) + i
+            lower[r] = -f[k, i]
+            upper[r] = lower[r]
+            for j in range(3):
+                data[pos_A[9 * k + 3 * i + j]] = A[k, i, j]
+            for j in range(2):
+                data[pos_B[6 * k + 2 * i + j]] = B[k, i, j]
+
+
+@nb.njit(nb.types.UniTuple(nb.float64, 3)(_I1_32, _I1_32, _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def constraint_excess(indptr, indices, data, z, lower, upper, Az):  # pragma: no cover - compiled
+    """``(row, excess, scale)`` of the rows ``lower <= A z <= upper`` of a CSC matrix: the first row of largest
+    ``max(lower - Az, Az - upper)`` (the first NaN one when any is NaN, then ``excess`` and ``scale`` are NaN) and
+    ``scale = max(|Az|_inf, |z|_inf, 1)``; ``Az`` (m,) is scratch, summed column by column as scipy does."""
+    m = lower.shape[0]
+    for i in range(m):
+        Az[i] = 0.0
+    for j in range(z.shape[0]):
+        zj = z[j]
+        for p in range(indptr[j], indptr[j + 1]):
+            Az[indices[p]] += data[p] * zj
+    scale = 1.0
+    for j in range(z.shape[0]):
+        a = abs(z[j])
+        if a != a:
+            scale = math.nan
+            break
+        scale = max(scale, a)
+    best_i = 0
+    best = -math.inf
+    for i in range(m):
+        a = Az[i]
+        e_lo = lower[i] - a
+        e_hi = a - upper[i]
+        if e_lo != e_lo or e_hi != e_hi:  # numpy's maximum and argmax: the first NaN wins
+            return float(i), math.nan, math.nan
+        e = max(e_lo, e_hi)
+        if scale == scale:
+            scale = max(scale, abs(a))
+        if e > best:
+            best, best_i = e, i
+    return float(best_i), best, scale
+
+
+# positions in the prm / flg arrays of kinematic_bounds_cost (kernels.bounds_cost_constants packs them)
+P_INV_L, P_AY, P_VMIN, P_VMAX, P_DT0, P_ACC, P_DEC, P_HALF_W, P_INSET, P_SLOPE, P_TIME_W, P_INF, P_VNOW = range(13)
+F_RBOX, F_RRATE, F_RCORR, F_NX, F_VBOX, F_UPREV, F_FIN_ACC, F_FIN_DEC = range(8)
+
+
+@nb.njit(nb.void(_F1, _F1, nb.int64, nb.float64, nb.float64, _F1, _F1), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s, e_ref):  # pragma: no cover - compiled
+    """:func:`~mpc_tracking.mpc.reference.lateral_reference` on the inset corridor rows (``e_ref`` (K,) in/out)."""
+    K = e_ref.shape[0]
+    lo_in = np.empty(K)
+    hi_in = np.empty(K)
+    for k in range(K):
+        lo, hi = lower[r_corr + 2 * k], upper[r_corr + 2 * k]
+        inset = min(0.5 * (hi - lo), inset_max)
+        lo_in[k], hi_in[k] = lo + inset, hi - inset
+    lo_f = np.empty(K)
+    lo_b = np.empty(K)
+    hi_f = np.empty(K)
+    hi_b = np.empty(K)
+    run_lo, run_hi = -math.inf, math.inf
+    for k in range(K):  # from points behind
+        a = slope * s[k]
+        run_lo = max(run_lo, lo_in[k] + a)
+        run_hi = min(run_hi, hi_in[k] - a)
+        lo_f[k] = run_lo - a
+        hi_f[k] = run_hi + a
+    run_lo, run_hi = -math.inf, math.inf
+    for k in range(K - 1, -1, -1):  # from points ahead
+        a = slope * s[k]
+        run_lo = max(run_lo, lo_in[k] - a)
+        run_hi = min(run_hi, hi_in[k] + a)
+        lo_b[k] = run_lo + a
+        hi_b[k] = run_hi - a
+    for k in range(K):
+        low = max(lo_f[k], lo_b[k])
+        high = min(hi_f[k], hi_b[k])
+        e_ref[k] = 0.5 * (low + high) if low > high else min(max(0.0, low), high)
+
+
+
+@nb.njit(nb.void(_A1, _A2, _A1, _A1, _A2, _A1, _A1, _A1, _F1, _F1, _F2, _F2, _F2, _F2, _F1, _F1, _F1, _I1,
+                 _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_off_x, s_off_u, Q, QN, R, Rd,
+                          rate_dn, rate_up, prm, flg, lower, upper, q, dt, e_ref):  # pragma: no cover - compiled
+    """Speed bound, input rates, corridor rows, lateral reference and cost vector of the kinematic model's QP.
+
+    The numbers of :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` after the dynamics (speed as an input,
+    no friction ellipse), in its order of operations: :func:`~mpc_tracking.mpc.reference.speed_limit`,
+    :func:`~mpc_tracking.mpc.reference.feasible_speed_profile` and
+    :func:`~mpc_tracking.mpc.reference.lateral_reference` one grid point at a time. ``lb``, ``ub`` (N+1,) are the
+    corridor bounds [m] (before the half width); ``dt`` (N,) and ``e_ref`` (N+1,) receive the step durations [s]
+    and the lateral reference [m].
+    """
+    N = u_op.shape[0]
+    NU = 2
+    r_box, r_rate, r_corr, nX = flg[F_RBOX], flg[F_RRATE], flg[F_RCORR], flg[F_NX]
+    v_min, inf = prm[P_VMIN], prm[P_INF]
+    # speed bound from the path's and the plan's curvature (and the whole-path ceiling)
+    for k in range(N):
+        kk = max(abs(kappa[k]), abs(math.tan(u_op[k, 1])) * prm[P_INV_L])
+        kk = max(kk, 1e-12)
+        v = min(max(math.sqrt(prm[P_AY] / kk), v_min), prm[P_VMAX])
+        if flg[F_VBOX]:
+            v = min(v, max(v_box[k], v_min))
+        upper[r_box + NU * k] = v
+    # rates per prediction step via the planned speed; the first via the control period
+    dt[0] = prm[P_DT0]
+    for k in range(1, N):
+        dt[k] = max(s_grid[k] - s_grid[k - 1], 1e-9) / max(u_op[k - 1, 0], v_min)
+    for k in range(N):
+        for j in range(NU):
+            lower[r_rate + NU * k + j] = -rate_dn[j] * dt[k]
+            upper[r_rate + NU * k + j] = rate_up[j] * dt[k]
+    has_prev = flg[F_UPREV] != 0
+    if not has_prev:
+        for j in range(NU):
+            lower[r_rate + j] = -inf
+            upper[r_rate + j] = inf
+    else:
+        for j in range(NU):
+            lower[r_rate + j] += u_prev[j]
+            upper[r_rate + j] += u_prev[j]
+        v0 = u_prev[0] if prm[P_VNOW] != prm[P_VNOW] else prm[P_VNOW]
+        fin_acc, fin_dec = flg[F_FIN_ACC] != 0, flg[F_FIN_DEC] != 0
+        if fin_acc or fin_dec:  # feasible_speed_profile(spd, s_off_u, 0.95 decel, 0.95 accel, v_start, v_min)
+            v_start = v0 + 0.95 * prm[P_ACC] * prm[P_DT0]
+            decel, accel = 0.95 * prm[P_DEC], 0.95 * prm[P_ACC]
+            for k in range(N):  # v^2 in the speed rows' place until the square root below
+                v = upper[r_box + NU * k]
+                upper[r_box + NU * k] = v * v
+            if fin_dec:  # backward pass: brake into the limits ahead
+                b2 = 2.0 * decel
+                run = math.inf
+                for k in range(N - 1, -1, -1):
+                    run = min(run, upper[r_box + NU * k] + b2 * s_off_u[k])
+                    upper[r_box + NU * k] = run - b2 * s_off_u[k]
+            if fin_acc:  # forward pass from v_start
+                a2 = 2.0 * accel
+                upper[r_box] = min(upper[r_box], v_start * v_start)
+                run = math.inf
+                for k in range(N):
+                    run = min(run, upper[r_box + NU * k] - a2 * s_off_u[k])
+                    upper[r_box + NU * k] = run + a2 * s_off_u[k]
+            for k in range(N):
+                upper[r_box + NU * k] = max(math.sqrt(max(upper[r_box + NU * k], 0.0)), v_min)
+        if fin_dec:  # never ask for more braking than the speed input's rate allows
+            total = 0.0
+            for k in range(N):
+                total += dt[k]
+                upper[r_box + NU * k] = max(upper[r_box + NU * k], (v0 - prm[P_DEC] * total) + 1e-6)
+    for k in range(N):
+        for j in range(NU):
+            lower[r_rate + NU * k + j] = max(lower[r_rate + NU * k + j], -inf)
+            upper[r_rate + NU * k + j] = min(upper[r_rate + NU * k + j], inf)
+    # corridor rows (front and rear alike) and the lateral reference's bounds
+    K = N + 1
+    half_w, inset_max, slope = prm[P_HALF_W], prm[P_INSET], prm[P_SLOPE]
+    lo_max, hi_min = -math.inf, math.inf
+    for k in range(K):
+        lo = max(lb[k] + half_w, -inf)
+        hi = min(ub[k] - half_w, inf)
+        if lo > hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = mid, mid
+        lower[r_corr + 2 * k] = lo
+        lower[r_corr + 2 * k + 1] = lo
+        upper[r_corr + 2 * k] = hi
+        upper[r_corr + 2 * k + 1] = hi
+        inset = min(0.5 * (hi - lo), inset_max)
+        lo_max = max(lo_max, lo + inset)
+        hi_min = min(hi_min, hi - inset)
+    if lo_max <= 0.0 <= hi_min:  # 0 is inside every bound: the envelopes hold it too
+        for k in range(K):
+            e_ref[k] = 0.0
+    else:
+        _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s_off_x, e_ref)
+    # cost vector: states 1..N (targets e_ref on e_y, 0 on e_psi and t) and inputs
+    for k in range(1, N):
+        for i in range(3):
+            q[3 * k + i] = -(e_ref[k] * Q[0, i] + 0.0 * Q[1, i] + 0.0 * Q[2, i])
+    for i in range(3):
+        q[3 * N + i] = -(QN[i, 0] * e_ref[N] + QN[i, 1] * 0.0 + QN[i, 2] * 0.0)
+    q[3 * N + 2] += prm[P_TIME_W]
+    for k in range(N):
+        for i in range(NU):
+            q[nX + NU * k + i] = -(u_ref[k, 0] * R[0, i] + u_ref[k, 1] * R[1, i])
+    for i in range(NU):
+        q[nX + i] -= u_prev[0] * Rd[0, i] + u_prev[1] * Rd[1, i]
+
+
+@nb.njit(nb.void(_F1, _F2, _F2, _F1, nb.boolean, nb.boolean, nb.float64, nb.float64, nb.int64, _A1, _F2),
+         cache=True, nogil=True, error_model="numpy", fastmath=False)
+def sample_path(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, i_psi, s, out):  # pragma: no cover
+    """:meth:`PathSampler.sample <mpc_tracking.mpc.sampler.PathSampler.sample>`'s table at arc lengths ``s`` (K,):
+    wrapped (closed) or clamped (open), the segment and weight of :class:`~mpc_tracking.paths.interpolation.
+    LinearTable` (inf-safe: a NaN of ``inf - inf`` takes the nearer end), the heading column ``i_psi`` unwrapped
+    by laps; ``out`` (K, m) receives the rows."""
+    K = s.shape[0]
+    n_seg = grid.shape[0] - 1
+    m = table.shape[1]
+    unwrap = closed and (s[K - 1] >= length or s[0] < 0)
+    for k in range(K):
+        sk = s[k]
+        sw = sk % length if closed else min(max(sk, 0.0), length)
+        i = np.searchsorted(grid, sw, side="right") - 1
+        i = min(max(i, 0), n_seg - 1)
+        w = (sw - grid[i]) * inv_len[i]
+        w = min(max(w, 0.0), 1.0)
+        for j in range(m):
+            v = delta[i, j] * w + table[i, j]
+            if has_inf and v != v:
+                v = table[i, j] if w < 0.5 else table[i + 1, j]
+            out[k, j] = v
+        if unwrap:
+            out[k, i_psi] = out[k, i_psi] + math.floor(sk / length) * lap_turn
+
+
+@nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F2, _F2), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pragma: no cover - compiled
+    """The kinematic model's reference operating point: the speed reference of ``SpatialMPC._speed_reference``
+    (the lateral speed limit, capped by ``v_cap`` when ``has_cap``, then the feasible speed profile) and
+    ``KinematicPrediction.reference_op`` (e = 0, steering ``atan(L kappa)``, time ``cumsum(ds / v)``).
+
+    ``prm``: L, a_y_max, v_min, v_max, decel, accel (the profile's, inf: none), v_start (NaN: none), ds.
+    ``x_ref`` (N+1, 3), ``u_ref`` (N, 2) receive the operating point.
+    """
+    N = u_ref.shape[0]
+    L, a_y, v_min, v_max = prm[0], prm[1], prm[2], prm[3]
+    decel, accel, v_start, ds = prm[4], prm[5], prm[6], prm[7]
+    for k in range(N):
+        kk = max(abs(kappa[k]), 1e-12)
+        v = min(max(math.sqrt(a_y / kk), v_min), v_max)
+        if has_cap:
+            v = min(max(v_cap[k], v_min), v)
+        u_ref[k, 0] = v * v  # v^2 until the square root below
+    if decel < math.inf:
+        b2 = 2.0 * decel
+        run = math.inf
+        for k in range(N - 1, -1, -1):
+            run = min(run, u_ref[k, 0] + b2 * s_off[k])
+            u_ref[k, 0] = run - b2 * s_off[k]
+    if accel < math.inf:
+        a2 = 2.0 * accel
+        if v_start == v_start:
+            u_ref[0, 0] = min(u_ref[0, 0], v_start * v_start)
+        run = math.inf
+        for k in range(N):
+            run = min(run, u_ref[k, 0] - a2 * s_off[k])
+            u_ref[k, 0] = run + a2 * s_off[k]
+    for k in range(N):
+        u_ref[k, 0] = max(math.sqrt(max(u_ref[k, 0], 0.0)), v_min)
+        u_ref[k, 1] = math.atan(L * kappa[k])
+    t = 0.0
+    for i in range(3):
+        x_ref[0, i] = 0.0
+    for k in range(N):
+        t += ds / u_ref[k, 0]
+        x_ref[k + 1, 0] = 0.0
+        x_ref[k + 1, 1] = 0.0
+        x_ref[k + 1, 2] = t
+
+
+@nb.njit(nb.boolean(_F2, _A1, _A1, nb.float64, nb.boolean, nb.float64, nb.int64, nb.int64, _F2), cache=True,
+         nogil=True, error_model="numpy", fastmath=False)
+def shift_plan(table, s_prev, s_grid, ds, closed, length, nx, it, out):  # pragma: no cover - compiled
+    """The last plan's table (N+1, nx+nu) on the new grid ``s_grid`` (N+1,) when both grids are uniform and the new
+    one starts at or ahead of the old one: ``SpatialMPC._shifted_op`` with ``_shift_uniform`` (one weight for all
+    points, rows beyond the old horizon held at its last row, the time column extended at its last pace and
+    counted from the grid's start), into ``out`` (N+1, nx+nu). False (``out`` untouched) when the grids are not
+    uniform that way: the caller interpolates instead."""
+    N = table.shape[0] - 1
+    nz = table.shape[1]
+    shift = 0.0
+    if closed:  # unwrap the new grid relative to the previous one
+        shift = np.round((s_prev[0] - s_grid[0]) / length) * length
+    s_last = s_grid[N] + shift
+    if not closed and max(s_prev[N], s_last) >= length:
+        return False  # a grid clamped at the end of an open path is not uniform
+    d = ((s_grid[0] + shift) - s_prev[0]) / ds
+    if not 0.0 <= d <= N:
+        return False
+    m = int(d)
+    w = d - m
+    for k in range(N + 1):
+        a = min(m + k, N)
+        b = min(m + k + 1, N)
+        for j in range(nz):
+            v = table[a, j] * (1.0 - w)
+            out[k, j] = v + w * table[b, j]
+    if s_last - s_prev[N] > 0:  # extend the time beyond the old horizon at its last pace
+        pace = (table[N, it] - table[N - 1, it]) / max(s_prev[N] - s_prev[N - 1], 1e-12)
+        for k in range(N + 1):
+            sk = s_grid[k] + shift
+            if sk > s_prev[N]:
+                out[k, it] = table[N, it] + (sk - s_prev[N]) * pace
+    t0 = out[0, it]
+    for k in range(N + 1):
+        out[k, it] -= t0
+    return True
+
+
+@nb.njit(nb.void(_A2, _A2, _A1, _F1, nb.int64, nb.int64, nb.boolean, nb.int64, nb.float64), cache=True,
+         nogil=True, error_model="numpy", fastmath=False)
+def clamp_op(x_op, u_op, kappa, lim, i_ey, i_epsi, speed_in_state, i_speed, v_min):  # pragma: no cover - compiled
+    """``SpatialMPC._prepare``'s domain guard, in place: ``lim = 0.95 / max(|kappa|, 1e-12)`` (N+1,), then
+    ``|e_y| <= lim``, ``|e_psi| <= 1.2`` rad and the speed (state or input) ``>= v_min``."""
+    for k in range(x_op.shape[0]):
+        lim[k] = 0.95 / max(abs(kappa[k]), 1e-12)
+        x_op[k, i_ey] = min(max(x_op[k, i_ey], -lim[k]), lim[k])
+        x_op[k, i_epsi] = min(max(x_op[k, i_epsi], -1.2), 1.2)
+        if speed_in_state:
+            x_op[k, i_speed] = max(x_op[k, i_speed], v_min)
+    if not speed_in_state:
+        for k in range(u_op.shape[0]):
+            u_op[k, i_speed] = max(u_op[k, i_speed], v_min)

@@ -1,0 +1,200 @@
+"""The MPC step's numbers in compiled code (numba) or numpy: choice, lazy loading, one entry per kernel.
+
+``MPCSettings.compiled`` chooses where the numbers of a step are computed:
+
+``"python"``
+    numpy only (the reference);
+``"numba"``
+    the kernels of :mod:`mpc_tracking.mpc._kernels`, compiled with numba (the optional extra
+    ``pip install "mpc_tracking[fast]"``); a :class:`~mpc_tracking.errors.SettingsError` when numba is not
+    installed;
+``"auto"`` (default)
+    ``"numba"`` when numba can be imported, else ``"python"``.
+
+Both paths give the same numbers to rounding (``tests/mpc/test_kernels.py``: 1e-12 on every entry of the QP, 1e-9
+on closed-loop runs of both prediction models, where OSQP's iterations amplify last-bit differences). Compiled
+today: the path sample (:meth:`PathSampler.sample <mpc_tracking.mpc.sampler.PathSampler.sample>`), the shift of
+the last plan and the clamp of the operating point (any model), the kinematic model's reference operating point,
+its Euler linearization and discretization written into the QP (:func:`kinematic_linearize_fill`), its speed
+bound, rates, corridor rows, lateral reference and cost vector (:func:`bounds_cost`), and the solution check
+(:func:`constraint_excess`). The dynamic model's linearization stays numpy.
+
+Loading is lazy: the first controller that uses the kernels imports numba (about 0.3 s) and compiles the kernels
+(a few seconds, once per installation) or loads them from numba's on-disk cache (``cache=True``: ``__pycache__``
+beside :mod:`._kernels`, else numba's user cache or ``NUMBA_CACHE_DIR``). The time is logged (level INFO) and kept
+in :func:`compile_seconds`; :func:`warm_up` does it ahead (e.g. in a sweep's parent process, so that its workers
+load from the cache).
+
+>>> resolve("python")
+'python'
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+import time
+from types import ModuleType
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mpc_tracking.errors import SettingsError
+
+__all__ = ["CHOICES", "numba_available", "resolve", "load", "warm_up", "compile_seconds",
+           "kinematic_linearize_fill", "constraint_excess", "BoundsCostConstants", "bounds_cost_constants",
+           "bounds_cost"]
+
+logger = logging.getLogger(__name__)
+
+#: the values of ``MPCSettings.compiled``
+CHOICES = ("auto", "numba", "python")
+
+_MODULE: ModuleType | None = None
+_SECONDS: float | None = None
+
+
+def numba_available() -> bool:
+    """True when numba can be imported (checked without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def resolve(choice: str) -> str:
+    """The path actually used, ``"numba"`` or ``"python"``, for ``MPCSettings.compiled = choice``.
+
+    Raises
+    ------
+    SettingsError
+        ``choice`` is not one of :data:`CHOICES`, or ``"numba"`` while numba is not installed.
+    """
+    if choice not in CHOICES:
+        raise SettingsError(f"MPCSettings.compiled: expected one of {CHOICES}, got {choice!r}")
+    if choice == "python":
+        return "python"
+    if numba_available():
+        return "numba"
+    if choice == "numba":
+        raise SettingsError('MPCSettings.compiled: "numba" needs numba, which is not installed; '
+                            'pip install "mpc_tracking[fast]" or use "auto"')
+    logger.debug("MPCSettings.compiled = 'auto': numba is not installed, the step runs in numpy")
+    return "python"
+
+
+def load() -> ModuleType:
+    """The compiled kernels (:mod:`._kernels`), compiled or loaded from numba's cache on the first call."""
+    global _MODULE, _SECONDS
+    if _MODULE is None:
+        t0 = time.perf_counter()
+        mod = importlib.import_module("mpc_tracking.mpc._kernels")
+        _SECONDS = time.perf_counter() - t0
+        _MODULE = mod
+        logger.info("MPC step kernels ready in %.2f s (import numba, then compile or load from the cache)", _SECONDS)
+    return _MODULE
+
+
+def warm_up() -> bool:
+    """Load the kernels now when numba is installed (compiling them into the on-disk cache the first
+    time); True when they are loaded."""
+    if not numba_available():
+        return False
+    load()
+    return True
+
+
+def compile_seconds() -> float | None:
+    """Wall time [s] the first :func:`load` took (import numba + compile or cache load); None before."""
+    return _SECONDS
+
+
+def kinematic_linearize_fill(kern: ModuleType, x_op: np.ndarray, u_op: np.ndarray, kappa: np.ndarray,
+                             s_grid: np.ndarray, wheelbase: float, x0: np.ndarray, data: np.ndarray,
+                             pos_A: np.ndarray, pos_B: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                             out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Euler linearization of the kinematic spatial bicycle, written into the QP in one compiled call.
+
+    The numbers of :func:`~mpc_tracking.models.prediction.spatial_bicycle.linearize` (``method="euler"``) about
+    ``x_op[:N]`` (N, 3), ``u_op`` (N, 2) with ``kappa[:N]`` [1/m] over the steps ``max(diff(s_grid), 0)`` [m],
+    then :meth:`QPLayout.fill_dynamics <mpc_tracking.mpc.layout.QPLayout.fill_dynamics>` into ``data`` and the
+    dynamics rows of ``lower``, ``upper`` (``x0`` (3,), then ``-f``). ``out = (A, B, f)`` (N, 3, 3), (N, 3, 2), (N, 3)
+    receives the model. Every array must be C-contiguous float64 (positions int64).
+    """
+    A, B, f = out
+    kern.kinematic_linearize_fill(x_op, u_op, kappa, s_grid, float(wheelbase), x0, data, pos_A, pos_B, lower, upper,
+                                  A, B, f)
+
+
+def constraint_excess(kern: ModuleType, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, z: np.ndarray,
+                      lower: np.ndarray, upper: np.ndarray, scratch: np.ndarray) -> tuple[int, float, float]:
+    """``(row, excess, scale)`` of ``lower <= A z <= upper`` for the CSC matrix ``(data, indices, indptr)``.
+
+    ``row`` is the first row of largest ``max(lower - Az, Az - upper)`` (NaN rows first: then ``excess`` and ``scale``
+    are NaN), ``scale = max(|Az|_inf, |z|_inf, 1)``: the numbers of ``A @ z``, ``np.maximum``, ``np.argmax``.
+    ``scratch`` (m,) float64 holds ``A z`` afterwards.
+    """
+    i, e, scale = kern.constraint_excess(indptr, indices, data, z, lower, upper, scratch)
+    return int(i), e, scale
+
+
+class BoundsCostConstants(NamedTuple):
+    """What :func:`bounds_cost` passes to the kernel besides the step's arrays (packed once per controller)."""
+
+    prm: np.ndarray
+    flg: np.ndarray
+    s_off_x: np.ndarray
+    s_off_u: np.ndarray
+    Q: np.ndarray
+    QN: np.ndarray
+    R: np.ndarray
+    Rd: np.ndarray
+    rate_dn: np.ndarray
+    rate_up: np.ndarray
+    no_v_box: np.ndarray
+
+
+#: positions in ``prm`` and ``flg`` (the same literals as in :mod:`._kernels`, checked by the tests)
+PRM_NAMES = ("inv_wheelbase", "a_y_max", "v_min", "v_max", "control_period", "accel_max", "decel_max", "half_width",
+             "ref_inset", "ref_slope", "time_weight", "inf", "v_now")
+FLG_NAMES = ("r_box", "r_rate", "r_corr", "nX", "has_v_box", "has_u_prev", "finite_accel", "finite_decel")
+
+
+def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray], inf: float) -> BoundsCostConstants:
+    """Pack the constants of a :class:`~mpc_tracking.mpc.qp.StepQP` (kinematic model) for :func:`bounds_cost`.
+
+    ``rates`` are the model's input rate limits ``(down, up)`` (nu,) per second, ``inf`` the solver's infinity
+    (:data:`mpc_tracking.mpc.qp.INF`).
+    """
+    st, lay = qp.settings, qp.layout
+    values = {"inv_wheelbase": qp.inv_L, "a_y_max": st.a_y_max, "v_min": st.v_min, "v_max": st.v_max,
+              "control_period": st.control_period, "accel_max": st.accel_max, "decel_max": st.decel_max,
+              "half_width": qp._half_w, "ref_inset": qp._ref_inset, "ref_slope": qp._ref_slope,
+              "time_weight": st.time_weight if st.mode == "time_optimal" else 0.0, "inf": inf, "v_now": np.nan}
+    flags = {"r_box": lay.r_box, "r_rate": lay.r_rate, "r_corr": lay.r_corr, "nX": lay.nX, "has_v_box": 0,
+             "has_u_prev": 0, "finite_accel": int(np.isfinite(st.accel_max)),
+             "finite_decel": int(np.isfinite(st.decel_max))}
+
+    def f64(a: Any) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.float64)
+
+    return BoundsCostConstants(
+        prm=np.array([float(values[k]) for k in PRM_NAMES]), flg=np.array([int(flags[k]) for k in FLG_NAMES]),
+        s_off_x=f64(qp._s_offsets_x), s_off_u=f64(qp._s_offsets_u), Q=f64(qp._Q), QN=f64(qp._QN), R=f64(qp._R),
+        Rd=f64(qp._Rd), rate_dn=f64(rates[0]), rate_up=f64(rates[1]), no_v_box=np.zeros(1))
+
+
+def bounds_cost(kern: ModuleType, c: BoundsCostConstants, u_op: np.ndarray, q: Any, s_grid: np.ndarray,
+                u_ref: np.ndarray, u_prev: np.ndarray, has_u_prev: bool, v_now: float | None, lb: np.ndarray,
+                ub: np.ndarray, data: Any, dt: np.ndarray, e_ref: np.ndarray) -> None:
+    """Speed bound, rates, corridor rows, lateral reference and cost of the kinematic model's QP in one call.
+
+    The numbers of :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` after the dynamics, written into
+    ``data.l``, ``data.u``, ``data.q`` (a :class:`~mpc_tracking.mpc.layout.QPData`); ``dt`` (N,) receives the
+    step durations [s], ``e_ref`` (N+1,) the lateral reference [m]. ``q`` is the step's
+    :class:`~mpc_tracking.mpc.sampler.PathSample`, ``lb``, ``ub`` (N+1,) the corridor bounds [m].
+    """
+    c.prm[12] = np.nan if v_now is None else float(v_now)
+    c.flg[4] = q.v_box is not None
+    c.flg[5] = has_u_prev
+    kern.kinematic_bounds_cost(q.kappa, u_op, q.v_box if q.v_box is not None else c.no_v_box, s_grid, u_ref,
+                               u_prev, np.asarray(lb, dtype=np.float64), np.asarray(ub, dtype=np.float64),
+                               c.s_off_x, c.s_off_u, c.Q, c.QN, c.R, c.Rd, c.rate_dn, c.rate_up, c.prm, c.flg,
+                               data.l, data.u, data.q, dt, e_ref)

@@ -1,0 +1,277 @@
+"""The compiled step kernels (:mod:`mpc_tracking.mpc.kernels`) against the numpy path they replace."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+import mpc_tracking as mt
+from mpc_tracking.errors import SettingsError
+from mpc_tracking.mpc import kernels
+
+needs_numba = pytest.mark.skipif(not kernels.numba_available(), reason="numba is not installed (extra 'fast')")
+TOL = 1e-12
+#: closed loops: the QP numbers agree to rounding (1e-12), which OSQP's iterations and the plant amplify a little
+LOOP_TOL = 1e-9
+
+
+def _controllers(model: str, corridor: object = None, **changes: object) -> tuple[mt.SpatialMPC, mt.SpatialMPC]:
+    path = mt.load_path("oval", ds=0.5)
+    st = mt.MPCSettings(horizon=25, v_max=12.0, prediction_model=model, **changes)
+    return (mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="python"), corridor=corridor),
+            mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled="numba"), corridor=corridor))
+
+
+class Blocked:
+    """An obstacle on the centre line and the left side (the lateral reference moves aside), and a gap
+    narrower than the car further on (the corridor rows meet in the middle)."""
+
+    def bounds(self, s: np.ndarray, t: object = None, e_y0: object = None) -> tuple[np.ndarray, np.ndarray]:
+        phase = np.mod(s, 20.0)  # repeats every 20 m: every grid of 12.5 m meets both
+        lb = np.where((phase > 10) & (phase < 11), 1.0, -4.0)
+        ub = np.where((phase > 3) & (phase < 7), -0.5, 4.0)
+        return lb, ub
+
+
+def _close(a: np.ndarray, b: np.ndarray, tol: float = TOL) -> None:
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_resolve_choices(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert kernels.resolve("python") == "python"
+    with pytest.raises(SettingsError, match="compiled"):
+        kernels.resolve("fortran")
+    monkeypatch.setattr(kernels, "numba_available", lambda: False)
+    assert kernels.resolve("auto") == "python"
+    with pytest.raises(SettingsError, match="needs numba"):
+        kernels.resolve("numba")
+
+
+def test_auto_falls_back_to_numpy_without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kernels, "numba_available", lambda: False)
+    mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), mt.MPCSettings(horizon=10))
+    assert mpc.qp.kernels is None
+    assert mpc.safeguards._kernels is None
+    assert mpc.solve((3.0, 0.5, 0.0)).success
+
+
+@needs_numba
+def test_settings_select_the_compiled_path() -> None:
+    py, nb = _controllers("kinematic")
+    assert py.qp.kernels is None and py.safeguards._kernels is None
+    assert nb.qp.kernels is not None and nb.safeguards._kernels is not None
+    assert nb.qp._compiled_dynamics and not py.qp._compiled_dynamics
+    assert kernels.compile_seconds() is not None
+
+
+@needs_numba
+def test_kernel_layout_matches_the_packing() -> None:
+    kern = kernels.load()
+    for i, name in enumerate(kernels.PRM_NAMES):
+        assert getattr(kern, "P_" + {"inv_wheelbase": "INV_L", "a_y_max": "AY", "v_min": "VMIN", "v_max": "VMAX",
+                                     "control_period": "DT0", "accel_max": "ACC", "decel_max": "DEC",
+                                     "half_width": "HALF_W", "ref_inset": "INSET", "ref_slope": "SLOPE",
+                                     "time_weight": "TIME_W", "inf": "INF", "v_now": "VNOW"}[name]) == i
+    for i, name in enumerate(kernels.FLG_NAMES):
+        assert getattr(kern, "F_" + {"r_box": "RBOX", "r_rate": "RRATE", "r_corr": "RCORR", "nX": "NX",
+                                     "has_v_box": "VBOX", "has_u_prev": "UPREV", "finite_accel": "FIN_ACC",
+                                     "finite_decel": "FIN_DEC"}[name]) == i
+
+
+CASES = {
+    "default": {},
+    "obstacle and a narrow gap": {"corridor": Blocked()},
+    "time optimal": {"mode": "time_optimal", "accel_max": 2.0},
+    "unlimited accel": {"accel_max": float("inf"), "decel_max": 4.0},
+    "unlimited decel": {"decel_max": float("inf")},
+}
+
+
+@needs_numba
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("state", [(3.0, 0.5, 0.1), (40.0, -0.8, -0.2), (120.0, 1.5, 0.3), (7.5, 0.0, 0.0)])
+def test_kinematic_qp_numbers_equal(state: tuple[float, float, float], case: str) -> None:
+    """Every number of the QP (A/B/f, the CSC data, q, l, u, the lateral reference) from the kernels equals
+    numpy's to 1e-12, before the first solve (no previous command) and after it."""
+    py, nb = _controllers("kinematic", **CASES[case])
+    assert nb.qp._compiled_rest
+    a, b = py.prepare_qp(state), nb.prepare_qp(state)
+    for name in ("q", "l", "u", "A_data"):
+        _close(getattr(py.data, name), getattr(nb.data, name))
+    _close(a.e_ref, b.e_ref)
+    for mpc in (py, nb):  # a previous plan: the operating point is the shifted solution (not the reference)
+        mpc.solve((state[0] - 1.0, state[1], state[2]))
+    a, b = py.prepare_qp(state), nb.prepare_qp(state)
+    for name in ("A", "B", "f", "e_ref", "u_lo", "u_hi", "rate_lo", "rate_hi", "corr_lo", "corr_hi", "u_prev"):
+        _close(getattr(a, name), getattr(b, name))
+    for name in ("q", "l", "u", "A_data"):
+        _close(getattr(py.data, name), getattr(nb.data, name))
+    if case == "obstacle and a narrow gap":
+        assert np.any(b.e_ref != 0.0) and np.any(b.corr_lo == b.corr_hi)
+
+
+@needs_numba
+@pytest.mark.parametrize("state", [(3.0, 0.5, 0.1), (120.0, -1.5, 0.3)])
+def test_dynamic_qp_numbers_equal(state: tuple[float, float, float]) -> None:
+    """The dynamic model's QP (its path sample, clamped operating point) from the compiled path equals numpy's."""
+    py, nb = _controllers("dynamic")
+    meas = {"v_x": 8.0, "v_y": 0.1, "r": 0.05, "speed": 8.0}
+    for mpc in (py, nb):
+        mpc.solve((state[0] - 1.0, state[1], state[2]), measured=meas)
+    a, b = (m.build_qp(m._prepare(state, meas)) and m.step_problem() for m in (py, nb))
+    for name in ("A", "B", "f", "e_ref", "u_lo", "u_hi", "rate_lo", "rate_hi", "corr_lo", "corr_hi"):
+        _close(getattr(a, name), getattr(b, name))
+    for name in ("q", "l", "u", "A_data"):
+        _close(getattr(py.data, name), getattr(nb.data, name))
+
+
+@needs_numba
+def test_kinematic_linearization_kernel_at_random_operating_points() -> None:
+    """The kernel against spatial_bicycle.linearize + QPLayout.fill_dynamics at operating points away from 0."""
+    from mpc_tracking.models.prediction import spatial_bicycle as sb
+
+    rng = np.random.default_rng(3)
+    _py, nb = _controllers("kinematic")
+    qp, lay, N = nb.qp, nb.layout, nb.N
+    x_op = np.column_stack([rng.uniform(-2, 2, N + 1), rng.uniform(-1, 1, N + 1), rng.uniform(0, 9, N + 1)])
+    u_op = np.column_stack([rng.uniform(1, 20, N), rng.uniform(-0.5, 0.5, N)])
+    kappa = rng.uniform(-0.05, 0.05, N + 1)
+    s_grid = np.cumsum(rng.uniform(0.2, 0.8, N + 1))
+    s_grid[3] = s_grid[2]  # a zero-length step
+    data, lower, upper = np.zeros(lay.nnz), np.zeros(lay.m), np.zeros(lay.m)
+    out = (np.empty((N, 3, 3)), np.empty((N, 3, 2)), np.empty((N, 3)))
+    kernels.kinematic_linearize_fill(qp.kernels, x_op, u_op, kappa[::1], s_grid, 2.7, x_op[0].copy(), data,
+                                     qp._pos_A, qp._pos_B, lower, upper, out)
+    A, B, f = sb.linearize(x_op[:-1], u_op, kappa[:-1], np.maximum(np.diff(s_grid), 0.0), sb.VehicleParams())
+    ref = np.zeros(lay.nnz)
+    lay.fill_dynamics(ref, A, B)
+    for got, want in zip(out, (A, B, f), strict=True):
+        _close(got, want)
+    _close(data, ref)
+    _close(lower[: lay.nX], np.concatenate([x_op[0], -f.ravel()]))
+    _close(upper[: lay.nX], lower[: lay.nX])
+
+
+@needs_numba
+@pytest.mark.parametrize("model", ["kinematic", "dynamic"])
+def test_closed_loop_equal(model: str) -> None:
+    """A closed loop of each prediction model gives numpy's run (errors, commands, iterations) to 1e-9."""
+    path = mt.load_path("oval", ds=0.5)
+    runs = []
+    for mpc in _controllers(model):
+        plant = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
+        runs.append(mt.simulate(path, mpc, plant, t_max=6.0, e_y0=0.8))
+    a, b = runs
+    for name in ("e_y", "e_psi", "v_cmd", "delta_cmd", "iterations"):
+        _close(np.asarray(a.series[name], dtype=float), np.asarray(b.series[name], dtype=float), LOOP_TOL)
+
+
+@needs_numba
+def test_constraint_excess_equals_numpy() -> None:
+    """Row, amount and scale of the worst violation: scipy's A @ z, np.maximum and np.argmax, NaN first."""
+    rng = np.random.default_rng(7)
+    A = sparse.random(40, 30, density=0.2, random_state=11, format="csc")
+    A.sort_indices()
+    kern = kernels.load()
+    z = rng.normal(size=30)
+    Az_ref = A @ z
+    lower, upper = Az_ref - rng.uniform(0, 1, 40), Az_ref + rng.uniform(0, 1, 40)
+    lower[5], upper[9], lower[12] = Az_ref[5] + 0.3, Az_ref[9] - 0.7, -np.inf
+    scratch = np.empty(40)
+    for zz in (z, 1e3 * z):
+        Az = A @ zz
+        excess = np.maximum(lower - Az, Az - upper)
+        i, e, scale = kernels.constraint_excess(kern, A.indptr, A.indices, A.data, zz, lower, upper, scratch)
+        assert i == int(np.argmax(excess))
+        _close(e, excess[i])
+        _close(scale, max(np.abs(Az).max(), np.abs(zz).max(), 1.0))
+        _close(scratch, Az)
+    z_nan = z.copy()
+    assert A.indptr[5] > A.indptr[4]  # column 4 has entries: its rows become NaN
+    z_nan[4] = np.nan
+    excess = np.maximum(lower - A @ z_nan, A @ z_nan - upper)
+    i, e, _scale = kernels.constraint_excess(kern, A.indptr, A.indices, A.data, z_nan, lower, upper, scratch)
+    assert i == int(np.argmax(excess)) and np.isnan(e)
+
+
+@needs_numba
+@pytest.mark.parametrize("value", [np.nan, 1e6, 0.0])
+def test_solution_check_equal(value: float) -> None:
+    """The controller's solution check gives the same verdict (row and amount) on both paths."""
+    py, nb = _controllers("kinematic")
+    for mpc in (py, nb):
+        mpc.solve((3.0, 0.5, 0.1))
+    z = py.backend.solver._solver.solution.x.copy()
+    results = []
+    for mpc in (py, nb):
+        results.append(mpc.safeguards.check_solution(mpc.data, z))
+        bad = z.copy()
+        bad[7] = value
+        results.append(mpc.safeguards.check_solution(mpc.data, bad))
+    assert results[0] is None and results[2] is None
+    if results[1] is None:
+        assert results[3] is None
+    else:
+        assert results[1][0] == results[3][0]
+        np.testing.assert_allclose(results[1][1], results[3][1], rtol=TOL, atol=TOL, equal_nan=True)
+
+
+@needs_numba
+@pytest.mark.parametrize("closed", [True, False])
+def test_path_sample_equal(closed: bool) -> None:
+    """The compiled sampler gives numpy's columns at, between and beyond the waypoints (laps, the ends, inf widths)."""
+    from mpc_tracking.mpc.sampler import PathSampler
+
+    th = np.linspace(0.0, 1.5 * np.pi, 300, endpoint=False)
+    path = mt.ReferencePath(30 * np.cos(th), 30 * np.sin(th), closed=closed, ds=0.5, width_right=2.0)  # left: inf
+    v_box = np.where(np.arange(path.n) % 50 < 20, np.inf, 8.0)  # finite <-> inf segments: the nearer end
+    a = PathSampler(path, v_box=v_box, body=(0.9, 3.6))
+    b = PathSampler(path, v_box=v_box, body=(0.9, 3.6))
+    b.use_kernels(kernels.load())
+    rng = np.random.default_rng(5)
+    grids = [np.sort(rng.uniform(-20.0, 2.5 * path.length, 40)), np.arange(0.0, 30.0, 0.5),
+             path.length - 5.0 + np.arange(0.0, 12.0, 0.5), np.array([-3.0, 0.0])]
+    for s in grids:
+        qa, qb = a.sample(s), b.sample(s)
+        for name in qa._fields:
+            x, y = getattr(qa, name), getattr(qb, name)
+            if x is None:
+                assert y is None
+                continue
+            np.testing.assert_allclose(x, y, rtol=TOL, atol=TOL)
+            np.testing.assert_array_equal(np.isinf(x), np.isinf(y))
+
+
+@needs_numba
+@pytest.mark.parametrize("changes", [{}, {"mode": "time_optimal"}, {"accel_max": float("inf")},
+                                     {"decel_max": float("inf"), "accel_max": 2.0}])
+def test_reference_operating_point_equal(changes: dict) -> None:
+    """The compiled reference operating point (speed reference + reference_op) against numpy's, before and after a
+    first command (the forward pass then starts from it)."""
+    py, nb = _controllers("kinematic", **changes)
+    assert nb.qp.compiled_reference and not py.qp.compiled_reference
+    for _ in range(2):
+        for s0 in (0.0, 33.3, 140.0, 240.2):
+            qa, qb = py._sampler.sample(py._grid(s0)), nb._sampler.sample(nb._grid(s0))
+            for got, want in zip(nb._reference_op(qb), py._reference_op(qa), strict=True):
+                _close(got, want)
+        for mpc in (py, nb):
+            mpc.solve((3.0, 0.2, 0.0))
+
+
+@needs_numba
+def test_open_path_to_its_end_equal() -> None:
+    """An open path driven to its end (grids clamped there: the shift falls back to interpolation) and a dynamic
+    model's operating point clamped into the domain: the same run on both paths."""
+    th = np.linspace(0.0, 0.8 * np.pi, 200)
+    path = mt.ReferencePath(40 * np.cos(th), 40 * np.sin(th), closed=False, ds=0.5, width_left=3.0, width_right=3.0)
+    for model in ("kinematic", "dynamic"):
+        runs = []
+        for compiled in ("python", "numba"):
+            st = mt.MPCSettings(horizon=25, v_max=10.0, prediction_model=model, compiled=compiled)
+            plant = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
+            runs.append(mt.simulate(path, mt.SpatialMPC(path, mt.VehicleParams(), st), plant, t_max=30.0, e_y0=1.5))
+        a, b = runs
+        assert a.success and len(a.series["s"]) == len(b.series["s"])
+        for name in ("e_y", "e_psi", "v_cmd", "delta_cmd", "iterations"):
+            _close(np.asarray(a.series[name], dtype=float), np.asarray(b.series[name], dtype=float), LOOP_TOL)
