@@ -6,47 +6,49 @@ prediction model -- and the steering angle applied over the last period. From tw
 (period ``T``) it forms, at their midpoint,
 
 * the accelerations ``a_y = dv_y/dt + v_x r`` (CG), ``a_x = dv_x/dt - v_y r`` and ``r' = dr/dt``;
-* the axle lateral forces of the single-track force and moment balance
-  ``F_yf = (m a_y l_r + I_z r') / L``, ``F_yr = (m a_y l_f - I_z r') / L`` and the loads with the
-  longitudinal transfer ``F_zf = m (g l_r - a_x h) / L``, ``F_zr = m (g l_f + a_x h) / L``;
+* the axle forces of the single-track force and moment balance ``F_yf = (m a_y l_r + I_z r') / L``,
+  ``F_yr = (m a_y l_f - I_z r') / L``, ``F_x`` split by the loads, and the loads with the longitudinal
+  transfer ``F_zf = m (g l_r - a_x h) / L``, ``F_zr = m (g l_f + a_x h) / L``;
 * the axle slip angles ``alpha_f = delta - atan((v_y + l_f r) / v_x)``, ``alpha_r = -atan((v_y - l_r r) / v_x)``
-  (``v_y`` of the CG).
+  (``v_y`` of the CG), and the grip each axle *shows*, ``|F| / (D F_z)`` (``D`` its peak factor).
 
-Per axle it fits the friction ``mu`` of a **brush (Fiala) tyre** with the prediction model's cornering
-stiffness ``C`` (which does not depend on ``mu``: a wet road does not make the tyre softer, it makes it
-saturate earlier)::
+What the data say about the friction ``mu`` of an axle (in the units of the prediction model's tyres, reported
+in road units: times ``grip_mu / params.mu``):
 
-    F_y = C a - C^2 |a| a / (3 D mu F_z) + C^3 a^3 / (27 (D mu F_z)^2),   |a| < 3 D mu F_z / C
-    F_y = D mu F_z sign(a)                                                 beyond
+* **Sliding** (the axle's slip angle beyond :data:`GRIP_SLIDE_SLIP_MARGIN` times the slip where its tyre curve
+  reaches 98 % of its peak at the current estimate; or the axle shows less force than that curve by
+  :data:`GRIP_FORCE_DEFICIT` of its load -- the force residual, which a road slipperier than the estimate
+  gives as soon as the tyres pass their real peak; or the body's sideslip beyond ``grip_slide_sideslip``; the
+  curve at another ``mu`` is the identified one carried by similarity, ``F_y = P phi(alpha D mu_0 F_z / P)``
+  with the peak ``P = D mu F_z``: a wet road keeps the cornering stiffness and saturates earlier):
+  the tyre is at its peak, so the grip it shows **is** the friction. The estimate drops to it at once (by at
+  most :data:`GRIP_MAX_DROP` of itself per step, against one bad sample) and the step is flagged
+  (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
+* **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate without sliding
+  confirms it: its uncertainty falls to :data:`GRIP_SIGMA_CONFIRMED`, and the estimate rises back towards the
+  nominal friction at :data:`GRIP_RECOVERY_RATE` per second (the road may have dried: the car probes, and a
+  slide takes it back). Grip shown above the estimate raises it at once (a lower bound).
+* **Nothing** (straights, gentle corners): the estimate holds; its standard deviation grows at
+  ``grip_sigma_growth`` per second up to ``grip_sigma_max``.
 
-(``a = tan(alpha)``; ``D`` the axle's peak factor). In the linear range ``dF_y / dmu`` is ~0: the data say
-nothing about the grip there, and the estimate **holds**. Near saturation the force is a strong function of
-``mu``, and beyond it a direct measurement. The update is a scalar extended Kalman filter on each axle's
-``mu``: the variance grows at ``grip_sigma_growth`` per second (random walk, capped at ``grip_sigma_max``) and
-shrinks with every informative sample. With braking or driving the lateral capacity is what the friction
-circle leaves, ``sqrt((D mu F_z)^2 - F_x^2)`` (``F_x`` of the axle from ``m a_x`` and the load share).
-
-**Noticing lost grip**: when an axle slides (its slip angle beyond the brush tyre's full-sliding angle at the
-current estimate, by ``GRIP_SLIDE_SLIP_MARGIN``) or the body's sideslip exceeds ``grip_slide_sideslip``,
-the axle's estimate drops at once to the friction the axle is showing (``|F| / (D F_z)``, never above the
-estimate) and :attr:`GripEstimate.sliding` is True for that step.
+In the linear range of the tyres the force does not depend on ``mu``, so no method can read the friction
+there without a tyre model exact to a few percent (slip-slope fits with the identified magic formula were
+biased by 10-20 % on the 3D sedan, whose tyres are linear up to a clip): this estimator uses only what the
+tyre curve's *peak* tells, which the identified model gets right.
 
 The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the lower confidence bound
-``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction the limits were set for,
-at most 1: the plan stays conservative until grip is confirmed, by at most ``grip_margin * grip_sigma_max``.
+``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction, at most 1: the plan stays
+conservative until grip is confirmed, by at most ``grip_margin * grip_sigma_max``.
 
-Example: a car at 20 m/s on a 50 m circle with a wet road (mu 0.5, the model built for 0.9) shows the
-friction of the saturated front axle within one step.
+Example: a car at 20 m/s steering 0.2 rad (a dry model asks for 11 m/s^2) shows 7 m/s^2: it slides, and the
+estimate drops within the step.
 
->>> import numpy as np
 >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
->>> est = GripEstimator(DynamicParams.bmw_320i(), GripConfig(mu_nominal=0.9))
->>> p = est.params
->>> fz_f = p.mass * p.g * p.l_r / (p.l_f + p.l_r)
+>>> est = GripEstimator(DynamicParams.bmw_320i(), GripConfig(mu_nominal=1.0))
 >>> _ = est.update(0.0, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
->>> e = est.update(0.05, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)   # a_y = 7 m/s^2 at 0.20 rad
->>> e.sliding, round(e.mu_front, 2) < 0.9
-(True, True)
+>>> e = est.update(0.05, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
+>>> e.sliding, round(e.mu_front, 2)
+(True, 0.75)
 """
 from __future__ import annotations
 
@@ -62,15 +64,25 @@ from mpc_tracking.errors import SettingsError
 from mpc_tracking.mpc.qp import INF as QP_INF
 from mpc_tracking.paths.interpolation import LinearTable
 
-__all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "fiala_force", "GRIP_SLIDE_SLIP_MARGIN",
-           "GRIP_FORCE_NOISE", "GRIP_MIN_SPEED", "RATIO_STEP"]
+__all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
+           "lateral_peak", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_MAX_DROP", "axle_force", "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED",
+           "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "RATIO_STEP"]
 
 logger = logging.getLogger(__name__)
 
-#: an axle slides when its slip angle exceeds the brush tyre's full-sliding angle at the estimate by this factor
+#: an axle slides when its slip angle exceeds its tyre's saturation slip at the estimate by this factor
 GRIP_SLIDE_SLIP_MARGIN = 1.15
-#: standard deviation of a measured axle force, as a share of the axle's load [-]
-GRIP_FORCE_NOISE = 0.04
+#: an axle also slides when it shows less force than its tyre curve at the estimate by this share of D F_z [-]
+#: (beyond half its saturation slip: where the curve depends on mu)
+GRIP_FORCE_DEFICIT = 0.1
+#: at most this share of the estimate goes in one step of sliding [-] (one bad sample cannot take it all)
+GRIP_MAX_DROP = 0.25
+#: an axle showing this share of the estimate without sliding confirms it [-]
+GRIP_CONFIRM_SHARE = 0.75
+#: standard deviation of a confirmed (or just measured) estimate [-]
+GRIP_SIGMA_CONFIRMED = 0.005
+#: while confirmed, the estimate rises back towards the nominal friction at this rate [1/s]
+GRIP_RECOVERY_RATE = 0.01
 #: below this speed [m/s] the estimator holds (slip angles are not defined at standstill)
 GRIP_MIN_SPEED = 5.0
 #: the limits are re-scaled when the plan's share of the nominal grip moves by more than this (or drops in a slide)
@@ -158,43 +170,77 @@ class GripEstimate:
         return float(min(1.0, max(_MU_BOUNDS[0], low) / self.mu_nominal))
 
 
-def fiala_force(tan_alpha: float, c_alpha: float, peak: float) -> float:
-    """Brush (Fiala) tyre lateral force [N] at ``tan_alpha`` with stiffness ``c_alpha`` [N/rad] and peak ``peak`` [N].
+def magic_formula(alpha: float, B: float, C: float, E: float) -> float:
+    """The normalized tyre force ``phi(alpha) = sin(C atan(B alpha - E (B alpha - atan(B alpha))))`` [-] (peak 1).
 
-    >>> round(fiala_force(0.001, 1e5, 5e3), 3), fiala_force(1.0, 1e5, 5e3)     # linear, then saturated
-    (99.335, 5000.0)
+    The prediction model's lateral tyre curve (:mod:`~mpc_tracking.models.prediction.spatial_dynamic`, its axle
+    force is ``D mu F_z phi``), written with :mod:`math` for the per-step scalars.
+
+    >>> peak_slip = math.tan(math.pi / 2.6) / 10.0                 # B alpha = tan(pi / (2 C)) with E = 0
+    >>> round(magic_formula(0.01, 10.0, 1.3, 0.0), 4), round(magic_formula(peak_slip, 10.0, 1.3, 0.0), 6)
+    (0.1292, 1.0)
+    """
+    ba = B * alpha
+    return math.sin(C * math.atan(ba - E * (ba - math.atan(ba))))
+
+
+def axle_force(alpha: float, shape: tuple[float, float, float], peak: float, peak0: float) -> float:
+    """Axle lateral force [N] at slip angle ``alpha`` [rad] on a road where the peak is ``peak`` [N], for a tyre
+    whose curve ``shape = (B, C, E)`` was identified with the peak ``peak0`` [N]: ``peak phi(alpha peak0 / peak)``
+    (similarity: the same cornering stiffness, saturating at ``peak / peak0`` of the slip).
+
+    >>> f0 = axle_force(0.02, (10.0, 1.3, 0.0), 5000.0, 5000.0)
+    >>> round(axle_force(0.02, (10.0, 1.3, 0.0), 2500.0, 5000.0) / f0, 3)        # same stiffness, half the peak
+    0.935
     """
     if peak <= 0.0:
         return 0.0
-    a = tan_alpha
-    slide = 3.0 * peak / c_alpha
-    if abs(a) >= slide:
-        return math.copysign(peak, a)
-    return c_alpha * a - c_alpha * c_alpha * abs(a) * a / (3.0 * peak) + c_alpha ** 3 * a ** 3 / (27.0 * peak * peak)
+    return peak * magic_formula(alpha * peak0 / peak, *shape)
+
+
+def saturation_slip(shape: tuple[float, float, float]) -> float:
+    """Smallest slip angle [rad] where the curve ``shape = (B, C, E)`` reaches 98 % of its largest value (up to 1 rad)."""
+    grid = np.linspace(0.0, 1.0, 4001)
+    B, C, E = shape
+    ba = B * grid
+    phi = np.sin(C * np.arctan(ba - E * (ba - np.arctan(ba))))
+    return float(grid[int(np.argmax(phi >= 0.98 * float(np.max(phi))))])
 
 
 class _Axle:
-    """One axle's scalar Kalman filter on mu."""
+    """One axle's estimate (model units) and its variance."""
 
     def __init__(self, mu: float, sigma: float) -> None:
         self.mu, self.var = mu, sigma * sigma
 
-    def predict(self, dt: float, growth: float, sigma_max: float) -> None:
-        self.var = min(self.var + growth * growth * dt, sigma_max * sigma_max)
+    def age(self, dt: float, growth: float, sigma_max: float) -> None:
+        """No information for ``dt`` [s]: the variance grows (capped)."""
+        self.var = min(self.var + growth * growth * dt, max(sigma_max * sigma_max, self.var))
 
-    def update(self, force: float, tan_alpha: float, c_alpha: float, d_fz: float, f_x: float, noise: float) -> None:
-        """EKF step with the measured force ``force`` [N]; ``d_fz`` = D F_z [N], ``f_x`` the axle's longitudinal force."""
-        def model(mu: float) -> float:
-            peak = math.sqrt(max((mu * d_fz) ** 2 - f_x * f_x, (0.1 * mu * d_fz) ** 2))
-            return fiala_force(tan_alpha, c_alpha, peak)
+    def slid(self, shown: float) -> None:
+        """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP)."""
+        if shown < self.mu:
+            self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
+        self.var = min(self.var, GRIP_SIGMA_CONFIRMED ** 2)
 
-        h = 1e-4
-        pred = model(self.mu)
-        slope = (model(self.mu + h) - model(self.mu - h)) / (2.0 * h)
-        s = slope * slope * self.var + noise * noise
-        gain = self.var * slope / s
-        self.mu = min(max(self.mu + gain * (force - pred), _MU_BOUNDS[0]), _MU_BOUNDS[1])
-        self.var = max((1.0 - gain * slope) * self.var, 1e-8)
+    def gripped(self, shown: float, dt: float, mu_nominal: float) -> None:
+        """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation."""
+        if shown > self.mu:
+            self.mu = min(shown, _MU_BOUNDS[1])
+        if shown >= GRIP_CONFIRM_SHARE * self.mu:
+            self.var = min(self.var, GRIP_SIGMA_CONFIRMED ** 2)
+            if self.mu < mu_nominal:
+                self.mu = min(self.mu + GRIP_RECOVERY_RATE * dt, mu_nominal)
+
+
+def lateral_peak(mu: float, d_fz: float, f_x: float) -> float:
+    """The axle's lateral peak [N] the friction circle leaves beside ``f_x`` [N]: ``sqrt((mu D F_z)^2 - F_x^2)``,
+    at least 10 % of ``mu D F_z``.
+
+    >>> lateral_peak(1.0, 5000.0, 3000.0)
+    4000.0
+    """
+    return math.sqrt(max((mu * d_fz) ** 2 - f_x * f_x, (0.1 * mu * d_fz) ** 2))
 
 
 class GripEstimator:
@@ -204,8 +250,9 @@ class GripEstimator:
     ----------
     params : DynamicParams
         The car as the dynamic prediction model knows it (mass, yaw inertia, axle distances, CG height,
-        tyre stiffness and peak factors).
+        tyre curves and peak factors, the friction ``mu`` its tyres were identified at).
     config : GripConfig
+        ``mu_nominal`` is the road friction the model stands for (reported estimates are in its units).
     """
 
     def __init__(self, params: Any, config: GripConfig) -> None:
@@ -214,25 +261,28 @@ class GripEstimator:
         p = params
         L = p.l_f + p.l_r
         self._L = L
-        fzf, fzr = p.mass * p.g * p.l_r / L, p.mass * p.g * p.l_f / L
-        c_f, c_r = p.cornering_stiffness  # at the model's mu: B C D mu F_z
-        self._c = (c_f, c_r)
-        self._fz_static = (fzf, fzr)
+        self._fz_static = (p.mass * p.g * p.l_r / L, p.mass * p.g * p.l_f / L)
+        shapes = ((p.tyre_B_f, p.tyre_C_f, p.tyre_E_f), (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r))
+        self._shapes = shapes
+        self._alpha_sat = tuple(saturation_slip(sh) for sh in shapes)  # at the model's mu [rad]
+        self._to_road = config.mu_nominal / p.mu  # model units -> road units
         self.reset()
 
     def reset(self) -> None:
         """Back to the nominal friction with the initial uncertainty; forget the last sample."""
-        cfg = self.config
-        self._axles = (_Axle(cfg.mu_nominal, cfg.sigma0), _Axle(cfg.mu_nominal, cfg.sigma0))
+        cfg, mu0 = self.config, self.params.mu
+        sigma = cfg.sigma0 / self._to_road
+        self._axles = (_Axle(mu0, sigma), _Axle(mu0, sigma))
         self._last: tuple[float, float, float, float] | None = None  # t, v_x, v_y (CG), r
         self._sliding = False
 
     @property
     def estimate(self) -> GripEstimate:
-        """The current estimate."""
+        """The current estimate (road units)."""
         f, r = self._axles
-        return GripEstimate(f.mu, r.mu, math.sqrt(f.var), math.sqrt(r.var), self._sliding, self.config.mu_nominal,
-                            self.config.margin)
+        k = self._to_road
+        return GripEstimate(k * f.mu, k * r.mu, k * math.sqrt(f.var), k * math.sqrt(r.var), self._sliding,
+                            self.config.mu_nominal, self.config.margin)
 
     def update(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
         """One step with the measurement at time ``t`` [s] and the steering ``delta`` [rad] applied since the last.
@@ -254,53 +304,42 @@ class GripEstimator:
         if not dt > 0.0:
             return self.estimate
         for axle in self._axles:
-            axle.predict(dt, cfg.sigma_growth, cfg.sigma_max)
+            axle.age(dt, cfg.sigma_growth / self._to_road, cfg.sigma_max / self._to_road)
         vx_m, vy_m, r_m = 0.5 * (v_x + last[1]), 0.5 * (v_y + last[2]), 0.5 * (r + last[3])
         if delta is None or vx_m < GRIP_MIN_SPEED or not all(map(math.isfinite, (v_x, v_y, r, delta))):
             return self.estimate
         a_y = (v_y - last[2]) / dt + vx_m * r_m
         a_x = (v_x - last[1]) / dt - vy_m * r_m
         r_dot = (r - last[3]) / dt
-        self._update_axles(a_x, a_y, r_dot, vx_m, vy_m, r_m, float(delta))
-        beta = math.atan2(vy_m, vx_m)
-        if abs(beta) > cfg.slide_sideslip and not self._sliding:
-            self._slide_all(a_x, a_y)
+        body_slides = abs(math.atan2(vy_m, vx_m)) > cfg.slide_sideslip
+        self._update_axles(a_x, a_y, r_dot, vx_m, vy_m, r_m, float(delta), dt, body_slides)
         return self.estimate
 
     def _update_axles(self, a_x: float, a_y: float, r_dot: float, v_x: float, v_y: float, r: float,
-                      delta: float) -> None:
+                      delta: float, dt: float, body_slides: bool) -> None:
         p, L = self.params, self._L
         m, g = p.mass, p.g
         fy = ((m * a_y * p.l_r + p.I_z * r_dot) / L, (m * a_y * p.l_f - p.I_z * r_dot) / L)
         fz = (max(m * (g * p.l_r - a_x * p.h_cg) / L, 0.1 * self._fz_static[0]),
               max(m * (g * p.l_f + a_x * p.h_cg) / L, 0.1 * self._fz_static[1]))
-        tan_a = (math.tan(delta - math.atan((v_y + p.l_f * r) / v_x)), -(v_y - p.l_r * r) / v_x)
+        alpha = (delta - math.atan((v_y + p.l_f * r) / v_x), -math.atan((v_y - p.l_r * r) / v_x))
         share = fz[0] / (fz[0] + fz[1])
         fx = (m * a_x * share, m * a_x * (1.0 - share))
         for i, (axle, d) in enumerate(zip(self._axles, (p.tyre_D_f, p.tyre_D_r), strict=True)):
             d_fz = d * fz[i]
-            peak = math.sqrt(max((axle.mu * d_fz) ** 2 - fx[i] ** 2, (0.1 * axle.mu * d_fz) ** 2))
-            slide = 3.0 * peak / self._c[i]
-            if abs(tan_a[i]) > GRIP_SLIDE_SLIP_MARGIN * slide:
-                shown = math.hypot(fy[i], fx[i]) / d_fz
-                if shown < axle.mu:
-                    axle.mu = max(shown, _MU_BOUNDS[0])
-                    axle.var = min(axle.var, (GRIP_FORCE_NOISE * 2.0) ** 2)
+            shown = math.hypot(fy[i], fx[i]) / d_fz
+            # the slip where the tyre saturates on this road (similarity: it scales with the lateral peak)
+            peak = lateral_peak(axle.mu, d_fz, fx[i])
+            slide = self._alpha_sat[i] * peak / (p.mu * d_fz)
+            deficit = (abs(axle_force(alpha[i], self._shapes[i], peak, p.mu * d_fz)) - abs(fy[i])) / d_fz
+            if (body_slides or abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
+                    or (abs(alpha[i]) > 0.5 * slide and deficit > GRIP_FORCE_DEFICIT)):
+                axle.slid(shown)
                 self._sliding = True
-                logger.debug("grip: %s axle slides (tan alpha %.3f beyond %.3f): mu %.3f", ("front", "rear")[i],
-                             tan_a[i], slide, axle.mu)
-                continue
-            noise = GRIP_FORCE_NOISE * fz[i] * (1.0 + (a_x / (0.3 * g)) ** 2)
-            axle.update(fy[i], tan_a[i], self._c[i], d_fz, fx[i], noise)
-
-    def _slide_all(self, a_x: float, a_y: float) -> None:
-        """The body slides (sideslip beyond its bound): both axles at most the grip the car shows."""
-        p = self.params
-        shown = math.hypot(a_x, a_y) / (p.g * max(p.tyre_D_f, p.tyre_D_r))
-        for axle in self._axles:
-            if shown < axle.mu:
-                axle.mu = max(shown, _MU_BOUNDS[0])
-        self._sliding = True
+                logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",
+                             ("front", "rear")[i], alpha[i], slide, axle.mu)
+            else:
+                axle.gripped(shown, dt, p.mu)
 
 
 class GripLimits:
