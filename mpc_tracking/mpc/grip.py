@@ -87,6 +87,8 @@ GRIP_RECOVERY_RATE = 0.01
 GRIP_MIN_SPEED = 5.0
 #: the limits are re-scaled when the plan's share of the nominal grip moves by more than this (or drops in a slide)
 RATIO_STEP = 0.005
+#: a gap in the measurements counts at most this long for the recovery [s] (the car probes while it drives)
+_RECOVERY_DT_MAX = 0.2
 #: friction range of the estimate [-]
 _MU_BOUNDS = (0.05, 2.0)
 
@@ -339,7 +341,7 @@ class GripEstimator:
                 logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",
                              ("front", "rear")[i], alpha[i], slide, axle.mu)
             else:
-                axle.gripped(shown, dt, p.mu)
+                axle.gripped(shown, min(dt, _RECOVERY_DT_MAX), p.mu)
 
 
 class GripLimits:
