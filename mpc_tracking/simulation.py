@@ -392,9 +392,9 @@ class _Loop:
     def _record_optional(self) -> None:
         """Log this step's optional series (:data:`mpc_tracking.results.OPTIONAL_SERIES`)."""
         opt = self._optional
-        if "mu_est" in opt:
+        if self._grip is not None:
             opt["mu_est"].append(float(self._grip.last.mu))
-        if "mu_true" in opt:
+        if self._road is not None:
             opt["mu_true"].append(float(self._road(self.t)))
 
     def _advance_plant(self, sol: Command) -> bool:

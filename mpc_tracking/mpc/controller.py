@@ -208,8 +208,9 @@ class SpatialMPC:
         self.safeguards.reset()
         if self.disturbance is not None:
             self.disturbance.reset()
-        if getattr(self, "grip", None) is not None:
-            self.grip.reset()
+        grip = getattr(self, "grip", None)  # reset() runs once before the applier exists
+        if grip is not None:
+            grip.reset()
 
     # ------------------------------------------------------------------ helpers
     def _grid(self, s0: float) -> np.ndarray:

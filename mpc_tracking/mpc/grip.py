@@ -21,15 +21,15 @@ in road units: times ``grip_mu / params.mu``):
   gives as soon as the tyres pass their real peak; or the body's sideslip beyond ``grip_slide_sideslip``; the
   curve at another ``mu`` is the identified one carried by similarity, ``F_y = P phi(alpha D mu_0 F_z / P)``
   with the peak ``P = D mu F_z``: a wet road keeps the cornering stiffness and saturates earlier):
-  the tyre is at its peak, so the grip it shows **is** the friction. The estimate drops to it at once (by at
-  most :data:`GRIP_MAX_DROP` of itself per step, against one bad sample) and the step is flagged
+  the tyre is at its peak, so the grip it shows **is** the friction. The estimate drops to it at once (to the
+  most the axle showed during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step) and the step is flagged
   (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
 * **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate without sliding
   confirms it: its uncertainty falls to :data:`GRIP_SIGMA_CONFIRMED`, and the estimate rises back towards the
   nominal friction at :data:`GRIP_RECOVERY_RATE` per second (the road may have dried: the car probes, and a
   slide takes it back). Grip shown above the estimate raises it at once (a lower bound).
-* **Nothing** (straights, gentle corners): the estimate holds; its standard deviation grows at
-  ``grip_sigma_growth`` per second up to ``grip_sigma_max``.
+* **Nothing** (straights, gentle corners): the estimate holds; its variance grows by ``grip_sigma_growth^2``
+  per second up to ``grip_sigma_max^2`` (both as shares of ``grip_mu``).
 
 In the linear range of the tyres the force does not depend on ``mu``, so no method can read the friction
 there without a tyre model exact to a few percent (slip-slope fits with the identified magic formula were
@@ -38,7 +38,7 @@ tyre curve's *peak* tells, which the identified model gets right.
 
 The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the lower confidence bound
 ``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction, at most 1: the plan stays
-conservative until grip is confirmed, by at most ``grip_margin * grip_sigma_max``.
+conservative until grip is confirmed, by at most ``grip_margin * grip_sigma_max`` of the limits.
 
 Example: a car at 20 m/s steering 0.2 rad (a dry model asks for 11 m/s^2) shows 7 m/s^2: it slides, and the
 estimate drops within the step.
@@ -65,7 +65,8 @@ from mpc_tracking.mpc.qp import INF as QP_INF
 from mpc_tracking.paths.interpolation import LinearTable
 
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
-           "lateral_peak", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_MAX_DROP", "axle_force", "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED",
+           "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_MAX_DROP",
+           "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED",
            "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "RATIO_STEP"]
 
 logger = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class GripConfig:
     sigma0 : float
         Initial standard deviation of the estimate [-].
     sigma_growth : float
-        Growth of the standard deviation without information [1/s] (random walk: variance grows by
+        Growth of the standard deviation without information [1/sqrt(s)] (random walk: the variance grows by
         ``sigma_growth^2 dt``).
     sigma_max : float
         Cap of the standard deviation [-].
@@ -201,7 +202,8 @@ def axle_force(alpha: float, shape: tuple[float, float, float], peak: float, pea
 
 
 def saturation_slip(shape: tuple[float, float, float]) -> float:
-    """Smallest slip angle [rad] where the curve ``shape = (B, C, E)`` reaches 98 % of its largest value (up to 1 rad)."""
+    """Smallest slip angle [rad] where the curve ``shape = (B, C, E)`` reaches 98 % of its largest value
+    (searched up to 1 rad)."""
     grid = np.linspace(0.0, 1.0, 4001)
     B, C, E = shape
     ba = B * grid
@@ -214,6 +216,7 @@ class _Axle:
 
     def __init__(self, mu: float, sigma: float) -> None:
         self.mu, self.var = mu, sigma * sigma
+        self.shown_in_slide = 0.0  # the most grip shown during the current slide (0: not sliding)
 
     def age(self, dt: float, growth: float, sigma_max: float) -> None:
         """No information for ``dt`` [s]: the variance grows (capped)."""
@@ -221,12 +224,15 @@ class _Axle:
 
     def slid(self, shown: float) -> None:
         """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP)."""
+        # the grip is at least the most the axle showed during this slide (one sample past the peak reads low)
+        shown = self.shown_in_slide = max(self.shown_in_slide, shown)
         if shown < self.mu:
             self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
         self.var = min(self.var, GRIP_SIGMA_CONFIRMED ** 2)
 
     def gripped(self, shown: float, dt: float, mu_nominal: float) -> None:
         """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation."""
+        self.shown_in_slide = 0.0
         if shown > self.mu:
             self.mu = min(shown, _MU_BOUNDS[1])
         if shown >= GRIP_CONFIRM_SHARE * self.mu:
@@ -369,9 +375,10 @@ class GripLimits:
         self.mpc = mpc
         self._base = st
         self._params0 = params
-        cfg = GripConfig(mu_nominal=float(st.grip_mu if st.grip_mu is not None else params.mu),
-                         sigma0=st.grip_sigma_max, sigma_growth=st.grip_sigma_growth, sigma_max=st.grip_sigma_max,
-                         margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip)
+        mu_nominal = float(st.grip_mu if st.grip_mu is not None else params.mu)
+        sigma_max = st.grip_sigma_max * mu_nominal  # the settings give the uncertainty as a share of grip_mu
+        cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
+                         sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip)
         self.estimator = GripEstimator(params, cfg)
         sampler = mpc._sampler
         self._table0 = sampler.table.copy()

@@ -39,7 +39,8 @@ from mpc_tracking.errors import SettingsError
 __all__ = [
     "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS", "MAX_HORIZON",
     "PredictionSettings", "CostSettings", "LimitSettings", "QPSettings", "SafeguardSettings", "ObserverSettings",
-    "GripSettings", "SETTINGS_GROUPS", "SettingsGroup", "setting", "settings_fields", "field_choices", "field_doc", "field_group",
+    "GripSettings", "SETTINGS_GROUPS", "SettingsGroup", "setting", "settings_fields", "field_choices", "field_doc",
+    "field_group",
 ]
 
 MODES = ("tracking", "time_optimal")
@@ -462,11 +463,12 @@ class GripSettings(SettingsGroup):
         gt=0)
     grip_margin: float = setting(1.0, "Confidence margin of the plan: it uses mu - margin sigma", "-", ge=0)
     grip_sigma_max: float = setting(
-        0.02, "Largest standard deviation of the estimate (where nothing informs it)", "-", ge=0,
-        notes="With ``grip_margin`` it bounds how far the plan stays below a confirmed grip without cause: "
-              "``grip_margin * grip_sigma_max / grip_mu``.")
-    grip_sigma_growth: float = setting(0.005, "Growth of the estimate's standard deviation without information",
-                                       "1/s", ge=0)
+        0.015, "Largest standard deviation of the estimate (where nothing informs it), as a share of grip_mu", "-",
+        ge=0, notes="With ``grip_margin`` it bounds how far the plan stays below a confirmed grip without cause: "
+                    "``grip_margin * grip_sigma_max`` of the limits (1.5 % by default).")
+    grip_sigma_growth: float = setting(
+        0.005, "Growth of the estimate's standard deviation without information, as a share of grip_mu per "
+               "square root of a second", "1/sqrt(s)", ge=0)
     grip_slide_sideslip: float = setting(0.12, "Body sideslip angle beyond which the car counts as sliding", "rad",
                                          gt=0)
 

@@ -44,7 +44,7 @@ def _turn(est: GripEstimator, a_y: float, alpha_f: float, steps: int, t0: float 
 
 def _straight(est: GripEstimator, seconds: float) -> grip.GripEstimate:
     e = est.estimate
-    for k in range(int(round(seconds / T))):
+    for k in range(round(seconds / T)):
         e = est.update(k * T, {"v_x": V, "v_y": 0.0, "r": 0.0}, 0.0)
     return e
 

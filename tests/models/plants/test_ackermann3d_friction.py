@@ -22,7 +22,7 @@ def _drive(params: dict, backend: str, seconds: float = 2.0, delta: float = 0.05
     car = create_model("ackermann3d", {"preset": "sedan", "backend": backend, **params})
     car.init({"x": 0.0, "y": 0.0, "yaw": 0.0, "speed": 20.0})
     out, t = [], 0.0
-    for _ in range(int(round(seconds / 0.01))):
+    for _ in range(round(seconds / 0.01)):
         out.append(car.step(t, 0.01, [delta, 0.0, 0.0, 0.0, 0.0]))
         t += 0.01
     return np.array(out)
