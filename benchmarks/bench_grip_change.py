@@ -15,7 +15,7 @@ Each scenario runs with the dry file and with the wet file, with the grip estima
 Columns: completed, the largest distance a body corner left the track, RMS e_y, lap time, the estimate's error
 over time (median and last, and within 2 s of the first cornering after a change), the reaction time (from a
 change of the road to the first step the plan's limits are lowered), the lowest share of the limits in use.
-The figure of the estimate against the truth is saved with ``--save`` (benchmarks/results/grip_change.png).
+The figure of the estimate against the truth is saved with ``--save`` (benchmarks/results/grip_change.png; ``--out NAME`` for another stem).
 
 Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/grip_change.json.
 
@@ -192,6 +192,7 @@ def main() -> None:
     ap.add_argument("--grip", default="on,off", help="grip estimation on, off or both")
     ap.add_argument("--no-cache", action="store_true", help="identify again (default: cached in /tmp)")
     ap.add_argument("--save", action="store_true")
+    ap.add_argument("--out", default="grip_change", help="file stem under benchmarks/results/ for --save")
     args = ap.parse_args()
     prov = provenance()
     idents = identified(not args.no_cache)
@@ -219,9 +220,9 @@ def main() -> None:
            "rows": rows}
     print(dumps(out))
     if args.save:
-        save_json(RESULTS / "grip_change.json", out)
+        save_json(RESULTS / f"{args.out}.json", out)
         if figures:
-            _figure(figures, RESULTS / "grip_change.png")
+            _figure(figures, RESULTS / f"{args.out}.png")
 
 
 if __name__ == "__main__":
