@@ -83,7 +83,7 @@ GRIP_CONFIRM_SHARE = 0.75
 #: standard deviation of a confirmed (or just measured) estimate [-]
 GRIP_SIGMA_CONFIRMED = 0.005
 #: while confirmed, the estimate rises back towards the nominal friction at this rate [1/s]
-GRIP_RECOVERY_RATE = 0.01
+GRIP_RECOVERY_RATE = 0.004
 #: below this speed [m/s] the estimator holds (slip angles are not defined at standstill)
 GRIP_MIN_SPEED = 5.0
 #: the limits are re-scaled when the plan's share of the nominal grip moves by more than this (or drops in a slide)

@@ -237,3 +237,32 @@ def test_off_by_default(params):
     mpc = mt.SpatialMPC(_circle_path(), mt.VehicleParams(wheelbase=params.wheelbase), st,
                         prediction=DynamicPrediction(params))
     assert mpc.grip is None
+
+
+# ---------------------------------------------------------------------- closed loop
+def test_closed_loop_a_dry_plan_on_a_wet_circle():
+    """The 3D sedan on a mu 0.5 circle (R 50 m, 3 m each side) with limits and a model for mu 0.9: without the
+    estimate the car leaves the track within seconds; with it the first slide lowers the limits, the body stays
+    inside the edges and the estimate ends within 10 % of the road."""
+    from mpc_tracking.models.prediction import dynamic_params_from_ackermann3d
+
+    th = np.linspace(0.0, 2.0 * np.pi, 315, endpoint=False)
+    path = mt.ReferencePath(50.0 * np.cos(th), 50.0 * np.sin(th), closed=True, ds=1.0, width_left=3.0,
+                            width_right=3.0)
+    body = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
+    dyn = dynamic_params_from_ackermann3d(mt.create_model("ackermann3d", {"preset": "sedan"}).vehicle)
+    out = {}
+    for on in (True, False):
+        car = mt.create_model("ackermann3d", {"preset": "sedan", "mu": 0.5})
+        act = mt.actuation.default_actuator(car)
+        st = mt.MPCSettings(prediction_model="dynamic", horizon=30, ds=1.0, v_max=25.0, a_y_max=7.5, decel_max=7.0,
+                            accel_max=3.0, friction_ellipse=True, discretization="rk4", delta_max=0.6,
+                            grip_estimation=on, grip_mu=0.9)
+        mpc = mt.SpatialMPC(path, body, st, prediction=DynamicPrediction(dyn, speed_lag=act.speed_lag))
+        out[on] = mt.simulate(path, mpc, car, act, t_max=10.0, v0=15.0)
+    on, off = out[True], out[False]
+    assert off.reason == "left_corridor"
+    assert on.reason == "time_limit" and on.metrics["max_body_overshoot"] == 0.0
+    assert on.series["mu_est"][-1] == pytest.approx(0.5, rel=0.1)
+    np.testing.assert_array_equal(on.series["mu_true"], 0.5)
+    assert "grip estimate" in on.summary() and "mu_est" not in off.series
