@@ -15,7 +15,8 @@ Each scenario runs with the dry file and with the wet file, with the grip estima
 Columns: completed, the largest distance a body corner left the track, RMS e_y, lap time, the estimate's error
 over time (median and last, and within 2 s of the first cornering after a change), the reaction time (from a
 change of the road to the first step the plan's limits are lowered), the lowest share of the limits in use.
-The figure of the estimate against the truth is saved with ``--save`` (benchmarks/results/grip_change.png; ``--out NAME`` for another stem).
+The figure of the estimate against the truth is saved with ``--save`` (benchmarks/results/grip_change.png;
+``--out NAME`` for another stem).
 
 Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/grip_change.json.
 
@@ -107,6 +108,15 @@ def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool
     act = mt.actuation.default_actuator(car)
     st = settings_for(ident, car, path, grip)
     mpc = mt.SpatialMPC(path, SEDAN_BODY, st, prediction=DynamicPrediction(ident.params, speed_lag=act.speed_lag))
+    ratios = [1.0]
+    if mpc.grip is not None:  # the shares of the limits the plan used (the lowest is reported)
+        apply = mpc.grip._apply
+
+        def recording(ratio: float) -> None:
+            ratios.append(ratio)
+            apply(ratio)
+
+        mpc.grip._apply = recording  # type: ignore[method-assign]
     t0 = time.perf_counter()
     res = mt.simulate(path, mpc, car, act)
     m = res.metrics
@@ -116,7 +126,7 @@ def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool
         "max_body_overshoot_m": round(m["max_body_overshoot"], 3),
         "rms_e_y_cm": round(100 * m["rms_e_y"], 2), "max_e_y_cm": round(100 * m["max_abs_e_y"], 2),
         "solver_failures": m["infeasible_steps"], "a_y_max": round(st.a_y_max, 3),
-        "wall_s": round(time.perf_counter() - t0, 1),
+        "wall_s": round(time.perf_counter() - t0, 1), "limit_share_min": round(min(ratios), 4),
     }
     row.update(_estimate_figures(res, mpc))
     return row, res
@@ -213,7 +223,8 @@ def main() -> None:
                     print({k: row.get(k) for k in ("track", "scenario", "vehicle_file", "grip_estimation",
                                                    "reason", "lap_time_s", "max_body_overshoot_m", "rms_e_y_cm",
                                                    "mu_err_median_pct", "mu_err_2s_after_cornering_pct",
-                                                   "reaction_s", "mu_est_min", "wall_s")}, flush=True)
+                                                   "reaction_s", "mu_est_min", "limit_share_min", "wall_s")},
+                          flush=True)
     out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi), dynamic MPC, default settings",
            "identified": {k: {"mu": v.params.mu, "a_y_max": v.lateral_limit, "decel_max": v.decel_max}
                           for k, v in idents.items()},
