@@ -11,7 +11,7 @@ import numpy as np
 from mpc_tracking.errors import InputError
 from mpc_tracking.mpc.settings import Status
 
-__all__ = ["SimulationResult", "Outcome", "STATUS_CODES", "SERIES", "body_overshoot"]
+__all__ = ["SimulationResult", "Outcome", "STATUS_CODES", "SERIES", "OPTIONAL_SERIES", "body_overshoot"]
 
 #: MPC step statuses and their integer codes in the logs (from :class:`~mpc_tracking.mpc.settings.Status`)
 STATUS_CODES = {status.value: status.code for status in Status}
@@ -35,6 +35,12 @@ SERIES = {
     "step_time": "s, whole loop step (observe, controller, plant steps)",
     "iterations": "QP solver iterations (OSQP: ADMM, DAQP: active-set changes)",
     "corridor_violation": "m, largest corridor slack used",
+}
+#: series a run carries only when the loop has them: the controller's grip estimate (``grip_estimation``)
+#: and the road friction under a plant that reports it (``road_friction``, e.g. ackermann3d)
+OPTIONAL_SERIES = {
+    "mu_est": "-, the controller's friction estimate (weaker axle, mpc.grip)",
+    "mu_true": "-, the road's friction under the plant",
 }
 
 
@@ -203,11 +209,26 @@ class SimulationResult:
         if np.isfinite(m["control_period"]):
             lines.append(f"real time          {m['realtime_overruns']} of {m['steps']} steps over the "
                          f"{m['control_period'] * 1e3:.0f} ms period (worst {m['worst_step_time'] * 1e3:.1f} ms)")
+        grip = self._grip_line()
+        if grip:
+            lines.append(grip)
         if np.isfinite(m["max_body_overshoot"]):
             o = m["max_body_overshoot"]
             past = "body never past it" if o == 0.0 else f"body up to {o:.3f} m past it"
             lines.append(f"track edge         {past}")
         return "\n".join(lines)
+
+    def _grip_line(self) -> str:
+        """The summary's grip line: the estimate's range and, with the truth logged, its error ("" without)."""
+        mu = self.series.get("mu_est")
+        if mu is None or not np.size(mu):
+            return ""
+        text = f"grip estimate      mu {float(np.min(mu)):.3f} to {float(np.max(mu)):.3f} (last {float(mu[-1]):.3f})"
+        true = self.series.get("mu_true")
+        if true is not None and np.size(true) == np.size(mu):
+            err = np.abs(np.asarray(mu) - np.asarray(true)) / np.asarray(true)
+            text += f", error vs the road median {100 * float(np.median(err)):.1f} %, last {100 * float(err[-1]):.1f} %"
+        return text
 
     # ------------------------------------------------------------------ notebook
     def _headline(self) -> dict[str, Any]:
@@ -264,8 +285,9 @@ class SimulationResult:
             if k != "t" and np.ndim(self.series[k]) == 1 and np.shape(self.series[k])[0] == n
         }
         df = pd.DataFrame(columns, index=pd.Index(np.asarray(self.series["t"], dtype=float), name="t"))
-        df.attrs["units"] = {k: SERIES[k].partition(",")[0] if "," in SERIES[k] else ""
-                             for k in ["t", *columns] if k in SERIES}
+        docs = {**SERIES, **OPTIONAL_SERIES}
+        df.attrs["units"] = {k: docs[k].partition(",")[0] if "," in docs[k] else ""
+                             for k in ["t", *columns] if k in docs}
         return df
 
     def to_dataframe(self) -> Any:

@@ -278,6 +278,11 @@ class _Loop:
         #: the controller's planned (speed, acceleration) for the actuator, when it plans one
         self._feedforward: Callable[[Any], Any] | None = getattr(controller, "plan_feedforward", None)
         self._end = path.length - 0.5 * path.ds  # an open path ends here
+        #: the optional series (results.OPTIONAL_SERIES) this run logs: the grip estimate, the road's friction
+        self._grip = getattr(getattr(controller, "mpc", controller), "grip", None)
+        self._road = getattr(plant, "road_friction", None)
+        self._optional: dict[str, list[float]] = {k: [] for k, on in (("mu_est", self._grip is not None),
+                                                                      ("mu_true", self._road is not None)) if on}
         self.watch = watch or StepWatch(None)  # wall time of the whole loop step (and its limit)
 
     def run(self, on_step: Callable[[int, float], None] | None) -> None:
@@ -381,6 +386,16 @@ class _Loop:
             float(sol.ub[0]) if sol.ub is not None else self._widths[0],
             sol.status.code, sol.solve_time, sol.step_time, sol.iterations, sol.corridor_violation,
         ), sol.xy)
+        if self._optional:
+            self._record_optional()
+
+    def _record_optional(self) -> None:
+        """Log this step's optional series (:data:`mpc_tracking.results.OPTIONAL_SERIES`)."""
+        opt = self._optional
+        if self._grip is not None:
+            opt["mu_est"].append(float(self._grip.last.mu))
+        if self._road is not None:
+            opt["mu_true"].append(float(self._road(self.t)))
 
     def _advance_plant(self, sol: Command) -> bool:
         """Step the plant through one control period; False when the run ends here."""
@@ -429,8 +444,10 @@ class _Loop:
             "mode": described.get("mode", ""),
             "controller": described.get("controller", type(ctrl).__name__),
         }
+        series = self.log.series()
+        series.update({k: np.asarray(v, dtype=float) for k, v in self._optional.items()})
         return SimulationResult(
-            series=self.log.series(),
+            series=series,
             horizon_xy=self.log.horizon_xy(ctrl.horizon),
             reason=self.outcome,
             message=self.message,

@@ -31,6 +31,7 @@ from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc import backends
 from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.disturbance import ModelDisturbance
+from mpc_tracking.mpc.grip import GripLimits
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
@@ -133,6 +134,8 @@ class SpatialMPC:
                             if st.disturbance_observer else None)
         self.safeguards = Safeguards(st, model, path, self.vehicle, self._sampler,
                                      self.layout.A_matrix(self.data.A_data.copy()), self._shifted_op)
+        #: online grip estimation (``settings.grip_estimation``): scales the limits every step, or None
+        self.grip = GripLimits.for_controller(self)
         self.reset()
         self.backend: QPBackend = self._setup_backend()
         self._check_turning_radius()
@@ -206,6 +209,9 @@ class SpatialMPC:
         self.safeguards.reset()
         if self.disturbance is not None:
             self.disturbance.reset()
+        grip = getattr(self, "grip", None)  # reset() runs once before the applier exists
+        if grip is not None:
+            grip.reset()
 
     # ------------------------------------------------------------------ helpers
     def _grid(self, s0: float) -> np.ndarray:
@@ -420,6 +426,8 @@ class SpatialMPC:
         MPCSolution
         """
         t_start = time.perf_counter()
+        if self.grip is not None:  # the grip estimate scales the limits before anything reads them
+            self.grip.step(float(t), measured, None if self._cmd_prev is None else float(self._cmd_prev[1]))
         guard = self.safeguards
         if self.settings.rejoin:
             s0, e_y, e_psi = self._unpack_state(state)

@@ -223,8 +223,9 @@ class Safeguards:
         else:
             status = Status.SAFE_STOP
             v_cmd, delta = (None, 0.0) if last_command is None else (float(last_command[0]), float(last_command[1]))
+            # never more braking than the limits allow (with grip estimation: the estimated grip's)
             v = self.stop_speed = safe_stop_speed(self.stop_speed, step.v_measured, v_cmd, st.v_max,
-                                                  st.brake_decel, st.control_period)
+                                                  min(st.brake_decel, st.decel_max), st.control_period)
             x_pred = np.full((s_grid.size, m.nx), np.nan)
             u_pred = np.tile(m.stop_input(v, delta, st), (s_grid.size - 1, 1))
         e = np.nan_to_num(x_pred[:, m.I_EY])

@@ -1,6 +1,6 @@
 """Settings and result types of the spatial MPC (kept apart from the QP machinery in :mod:`mpc`).
 
-The settings come in six groups, one frozen dataclass per concern (:data:`SETTINGS_GROUPS`):
+The settings come in seven groups, one frozen dataclass per concern (:data:`SETTINGS_GROUPS`):
 
 =============================  ====================  =====================================================
 group (attribute)              class                 fields
@@ -11,6 +11,7 @@ group (attribute)              class                 fields
 ``qp``                         QPSettings            QP solver and its tolerances, limits, warm start
 ``safeguards``                 SafeguardSettings     fallback, safe stop, rejoin
 ``observer``                   ObserverSettings      disturbance observer (offset-free tracking)
+``grip``                       GripSettings          online grip estimation, noticing lost grip
 =============================  ====================  =====================================================
 
 Each field is declared once, in its group, with :func:`setting`: default, one-line description,
@@ -38,7 +39,8 @@ from mpc_tracking.errors import SettingsError
 __all__ = [
     "MPCSettings", "MPCSolution", "Status", "MODES", "LINEARIZATIONS", "WARM_STARTS", "SOLVERS", "MAX_HORIZON",
     "PredictionSettings", "CostSettings", "LimitSettings", "QPSettings", "SafeguardSettings", "ObserverSettings",
-    "SETTINGS_GROUPS", "SettingsGroup", "setting", "settings_fields", "field_choices", "field_doc", "field_group",
+    "GripSettings", "SETTINGS_GROUPS", "SettingsGroup", "setting", "settings_fields", "field_choices", "field_doc",
+    "field_group",
 ]
 
 MODES = ("tracking", "time_optimal")
@@ -450,10 +452,37 @@ class ObserverSettings(SettingsGroup):
                                           "state, see mpc_tracking.mpc.disturbance)", "m/s^2", gt=0)
 
 
+@dataclass(frozen=True)
+class GripSettings(SettingsGroup):
+    """Online grip estimation and what the controller does with it (:mod:`mpc_tracking.mpc.grip`)."""
+
+    grip_estimation: bool = setting(
+        False, "Estimate the road's friction online and scale the limits with it", "-",
+        notes="Needs the dynamic prediction model (its tyres and the measured v_x, v_y, r); with the kinematic "
+              "model the setting is ignored with a warning. Every step the per-axle estimate "
+              "(:class:`~mpc_tracking.mpc.grip.GripEstimator`) scales a_y_max, decel_max, accel_max, the friction "
+              "ellipse, the whole-path speed ceilings, the prediction model's tyre peak and the safe stop's "
+              "braking by the share of the nominal friction the estimate's lower confidence bound leaves "
+              "(at most 1); a slide lowers them within the step.")
+    grip_mu: float | None = setting(
+        None, "Friction the limits and the prediction model were set for (null: the prediction model's mu)", "-",
+        gt=0)
+    grip_margin: float = setting(1.0, "Confidence margin of the plan: it uses mu - margin sigma", "-", ge=0)
+    grip_sigma_max: float = setting(
+        0.015, "Largest standard deviation of the estimate (where nothing informs it), as a share of grip_mu", "-",
+        ge=0, notes="With ``grip_margin`` it bounds how far the plan stays below a confirmed grip without cause: "
+                    "``grip_margin * grip_sigma_max`` of the limits (1.5 % by default).")
+    grip_sigma_growth: float = setting(
+        0.005, "Growth of the estimate's standard deviation without information, as a share of grip_mu per "
+               "square root of a second", "1/sqrt(s)", ge=0)
+    grip_slide_sideslip: float = setting(0.12, "Body sideslip angle beyond which the car counts as sliding", "rad",
+                                         gt=0)
+
+
 #: the groups of :class:`MPCSettings`: attribute name -> class, in declaration order
 SETTINGS_GROUPS: dict[str, type[SettingsGroup]] = {
     "prediction": PredictionSettings, "cost": CostSettings, "limits": LimitSettings, "qp": QPSettings,
-    "safeguards": SafeguardSettings, "observer": ObserverSettings,
+    "safeguards": SafeguardSettings, "observer": ObserverSettings, "grip": GripSettings,
 }
 
 
@@ -528,10 +557,11 @@ del _group_cls
 class MPCSettings:
     """Settings of :class:`~mpc_tracking.mpc.controller.SpatialMPC`, validated on construction.
 
-    Six groups (:data:`SETTINGS_GROUPS`), each a frozen dataclass: :attr:`prediction`
+    Seven groups (:data:`SETTINGS_GROUPS`), each a frozen dataclass: :attr:`prediction`
     (:class:`PredictionSettings`), :attr:`cost` (:class:`CostSettings`), :attr:`limits`
     (:class:`LimitSettings`), :attr:`qp` (:class:`QPSettings`), :attr:`safeguards`
-    (:class:`SafeguardSettings`) and :attr:`observer` (:class:`ObserverSettings`); the cost
+    (:class:`SafeguardSettings`), :attr:`observer` (:class:`ObserverSettings`) and :attr:`grip`
+    (:class:`GripSettings`); the cost
     they weigh is written out in :class:`CostSettings`. Every field
     is also an attribute of its own (``settings.v_max``, the same as ``settings.limits.v_max``),
     and the keyword arguments take flat names, groups (an instance or a mapping), or both for
@@ -540,7 +570,7 @@ class MPCSettings:
 
     Parameters
     ----------
-    prediction, cost, limits, qp, safeguards, observer : group or mapping, optional
+    prediction, cost, limits, qp, safeguards, observer, grip : group or mapping, optional
         A whole group (its fields not given by flat name take its values).
     **flat
         Any field by name (``horizon=20, v_max=12.0``).
@@ -605,6 +635,13 @@ class MPCSettings:
     disturbance_observer: bool = ObserverSettings.disturbance_observer
     disturbance_time_constant: float = ObserverSettings.disturbance_time_constant
     disturbance_max: float = ObserverSettings.disturbance_max
+    # -- grip
+    grip_estimation: bool = GripSettings.grip_estimation
+    grip_mu: float | None = GripSettings.grip_mu
+    grip_margin: float = GripSettings.grip_margin
+    grip_sigma_max: float = GripSettings.grip_sigma_max
+    grip_sigma_growth: float = GripSettings.grip_sigma_growth
+    grip_slide_sideslip: float = GripSettings.grip_slide_sideslip
     # -- derived (the weights as matrices, sized by the prediction model)
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
@@ -615,9 +652,10 @@ class MPCSettings:
                  limits: LimitSettings | Mapping[str, Any] | None = None,
                  qp: QPSettings | Mapping[str, Any] | None = None,
                  safeguards: SafeguardSettings | Mapping[str, Any] | None = None,
-                 observer: ObserverSettings | Mapping[str, Any] | None = None, **flat: Any) -> None:
+                 observer: ObserverSettings | Mapping[str, Any] | None = None,
+                 grip: GripSettings | Mapping[str, Any] | None = None, **flat: Any) -> None:
         given = {"prediction": prediction, "cost": cost, "limits": limits, "qp": qp, "safeguards": safeguards,
-                 "observer": observer}
+                 "observer": observer, "grip": grip}
         groups = _build_groups({k: v for k, v in given.items() if v is not None}, flat)
         for group in groups.values():
             for f in fields(group):
@@ -658,6 +696,11 @@ class MPCSettings:
     def observer(self) -> ObserverSettings:
         """The disturbance observer (:class:`ObserverSettings`)."""
         return ObserverSettings(**self._values("observer"))
+
+    @cached_property
+    def grip(self) -> GripSettings:
+        """Online grip estimation (:class:`GripSettings`)."""
+        return GripSettings(**self._values("grip"))
 
     def _values(self, group: str) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(SETTINGS_GROUPS[group])}
@@ -752,7 +795,7 @@ def _check_flat_fields() -> None:
 
 _check_flat_fields()
 _document(MPCSettings, [f for _g, f in settings_fields()],
-          intro="The fields, group by group (prediction, cost, limits, qp, safeguards, observer):\n\n")
+          intro="The fields, group by group (prediction, cost, limits, qp, safeguards, observer, grip):\n\n")
 
 
 class Status(str, Enum):

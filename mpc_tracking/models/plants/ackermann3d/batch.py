@@ -57,6 +57,9 @@ class Ackermann3DBatch:
             raise ModelError(f"Ackermann3DBatch: params must be Ackermann3DParams, got {type(params).__name__}")
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ModelError(f"Ackermann3DBatch: n must be an integer >= 1, got {n!r}")
+        if params.varying_friction:
+            raise ModelError("Ackermann3DBatch: mu_schedule / mu_patches (friction that varies) are not supported by "
+                             "the batch; step single Ackermann3D plants instead, or leave them empty")
         self.params = params
         self.P = params.numeric()
         self.n = int(n)

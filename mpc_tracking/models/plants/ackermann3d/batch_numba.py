@@ -42,7 +42,7 @@ from mpc_tracking.errors import ModelError
 from mpc_tracking.models.plants.ackermann3d.params import Ackermann3DParams
 
 __all__ = ["BACKENDS", "PRM_NAMES", "FLG_NAMES", "numba_available", "resolve_backend", "pack_constants",
-           "load_kernels", "compile_seconds", "step_batch"]
+           "load_kernels", "compile_seconds", "step_batch", "set_friction"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,8 @@ PRM_NAMES = ("wheel_radius", "eps_v", "k_n", "c_n", "mu", "c_kappa", "c_alpha", 
 #: the model options in the kernels' integer array ``flg`` (1 = on), in order
 FLG_NAMES = ("full_damping", "max_denominator", "slip_squash", "clip", "implicit_wheels", "anti_roll_bars",
              "load_c_alpha", "load_mu")
+
+_MU_AT, _MU_A_AT, _MU_B_AT = (PRM_NAMES.index(k) for k in ("mu", "mu_a", "mu_b"))
 
 _KERNELS: ModuleType | None = None
 _COMPILE_S: float | None = None
@@ -133,6 +135,17 @@ def pack_constants(P: Ackermann3DParams) -> tuple[np.ndarray, np.ndarray]:
     prm = np.array([values[k] for k in PRM_NAMES], dtype=np.float64)
     flg = np.array([options[k] for k in FLG_NAMES], dtype=np.int64)
     return prm, flg
+
+
+def set_friction(prm: np.ndarray, mu: float, P: Ackermann3DParams) -> None:
+    """Write the road friction ``mu`` [-] into the kernels' constants ``prm`` (from :func:`pack_constants`), in
+    place: ``mu`` and the load-sensitivity terms ``mu_a``, ``mu_b`` (the same numbers as :func:`pack_constants`
+    of parameters with that ``mu``), so one compiled kernel steps on any friction."""
+    if P.float32_casts:
+        mu = float(np.float32(mu))
+    prm[_MU_AT] = mu
+    prm[_MU_A_AT] = mu * (1.0 + P.mu_load)
+    prm[_MU_B_AT] = mu * P.mu_load / P.nominal_load
 
 
 def load_kernels() -> ModuleType:

@@ -80,6 +80,8 @@ _FIELD_DOCS = {
     "mu_load": "friction load sensitivity k: mu (1 - k (F_z - F_z0) / F_z0); 0 = constant",
     "arb_front": "front anti-roll bar rate [N/m]", "arb_rear": "rear anti-roll bar rate [N/m]",
     "lateral_force": "constant external body-y force at the CG [N] (crosswind); 0 = none",
+    "mu_schedule": "friction over time: list of [t [s], mu], from t on (rain); empty = constant mu",
+    "mu_patches": "friction by place: list of [x [m], y [m], radius [m], mu] (wet patches, world frame)",
 }
 _WHEELS = ("FL", "FR", "RL", "RR")
 
@@ -119,6 +121,7 @@ class Ackermann3D(MotionModel):
         self._kernel: Any = None  # the compiled single-car step, loaded on the first step
         self.max_substep = self.vehicle.substep()
         self.reference_offset = self.vehicle.cg_to_rear
+        self._mu_now = self.vehicle.mu  # the road friction the constants hold (mu_schedule, mu_patches)
 
     # ------------------------------------------------------------------ state
     def _initial_state(self, info: dict[str, float]) -> np.ndarray:
@@ -177,6 +180,8 @@ class Ackermann3D(MotionModel):
             raise ModelError(f"{self.name}.step: dt must be a positive number of seconds, got {dt}")
         k = math.ceil(dt / self.max_substep - 1e-9) if dt > self.max_substep else 1
         h = dt / k
+        if self.vehicle.varying_friction:
+            self._use_friction(self.vehicle.road_friction(t, self._st[0], self._st[1]))
         st, K = self._st, self._K
         tau, brake = K.split((t0, t1, t2, t3))
         cs = self._cs
@@ -201,6 +206,20 @@ class Ackermann3D(MotionModel):
         self._delta = delta
         self.t = t + dt
         return np.array(st) if x is None else x
+
+    def _use_friction(self, mu: float) -> None:
+        """Step on the road friction ``mu`` [-] (the scalar constants and the kernels' ``prm``) when it changed."""
+        if mu != self._mu_now:
+            self._mu_now = mu
+            self._K.set_friction(mu)
+            if self._numba is not None:
+                batch_numba.set_friction(self._numba[0], mu, self._K.P)
+
+    def road_friction(self, t: float | None = None) -> float:
+        """The road's friction coefficient [-] under the car's CG at time ``t`` [s] (default: the plant's
+        time): :attr:`Ackermann3DParams.mu` unless ``mu_schedule`` or ``mu_patches`` say otherwise
+        (:meth:`Ackermann3DParams.road_friction`); logged by :func:`~mpc_tracking.simulate` as ``mu_true``."""
+        return self.vehicle.road_friction(self.t if t is None else float(t), self._st[0], self._st[1])
 
     def xdot(self, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Right-hand side (22,) with ``R' = R [w]x`` (for generic integrators; :meth:`step` uses SO(3))."""

@@ -55,7 +55,10 @@ import numpy as np
 
 from mpc_tracking.errors import ModelError
 
-__all__ = ["Ackermann3DParams", "PRESETS", "DRIVE_MASKS"]
+__all__ = ["Ackermann3DParams", "PRESETS", "DRIVE_MASKS", "MU_RANGE"]
+
+#: the range a scheduled or patch friction coefficient must lie in, (low, high]
+MU_RANGE = (0.0, 2.0)
 
 DRIVE_MASKS = {"rwd": (0.0, 0.0, 1.0, 1.0), "fwd": (1.0, 1.0, 0.0, 0.0), "awd": (1.0, 1.0, 1.0, 1.0)}
 _CHOICES = {
@@ -156,6 +159,16 @@ class Ackermann3DParams:
         A constant external force [N] along the body's y axis (positive to the left), applied at the
         CG (no moment), e.g. a steady crosswind or a banked road: a disturbance for offset-free
         tracking tests. 0 (default) leaves the dynamics unchanged bit for bit.
+    mu_schedule : tuple of (t [s], mu [-]) pairs
+        Friction over time (rain): from each entry's time on, the road's friction is its ``mu``
+        (piecewise constant; before the first entry it is :attr:`mu`). Times must not go backwards;
+        every ``mu`` in (0, 2]. Empty (default): constant :attr:`mu`.
+    mu_patches : tuple of (x [m], y [m], radius [m], mu [-]) quadruples
+        Friction by place (a wet patch): while the CG is within ``radius`` of the world point
+        ``(x, y)`` the road's friction is the patch's ``mu`` (the last listed patch that holds the
+        CG wins; outside every patch the schedule's value). Radius >= 0, ``mu`` in (0, 2].
+        :meth:`road_friction` gives the friction at a time and place; the plant holds it over each
+        of its steps (evaluated at the step's start).
     """
 
     wheelbase: float = 0.26
@@ -193,11 +206,15 @@ class Ackermann3DParams:
     max_substep: float = 0.002
     auto_substep: bool = True
     lateral_force: float = 0.0
+    mu_schedule: tuple = ()
+    mu_patches: tuple = ()
 
     def __post_init__(self) -> None:
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name in _CHOICES:
+            if f.name in _FRICTION_TABLES:
+                object.__setattr__(self, f.name, _FRICTION_TABLES[f.name](v))
+            elif f.name in _CHOICES:
                 if v not in _CHOICES[f.name]:
                     raise ModelError(f"ackermann3d: parameter {f.name} must be one of {_CHOICES[f.name]}, got {v!r}")
             elif f.name in ("slip_squash", "float32_casts", "auto_substep"):
@@ -233,6 +250,33 @@ class Ackermann3DParams:
             )
 
     # ------------------------------------------------------------------ derived
+    @property
+    def varying_friction(self) -> bool:
+        """True when the road's friction changes over time or place (:attr:`mu_schedule`, :attr:`mu_patches`)."""
+        return bool(self.mu_schedule or self.mu_patches)
+
+    def road_friction(self, t: float, x: float, y: float) -> float:
+        """The road's friction coefficient [-] at time ``t`` [s] and world point ``(x, y)`` [m].
+
+        :attr:`mu` unless a :attr:`mu_schedule` entry has started by ``t`` (the latest one's mu) or
+        a :attr:`mu_patches` patch holds the point (the last listed one that does wins).
+
+        Examples
+        --------
+        >>> P = Ackermann3DParams.sedan(mu_schedule=[[30.0, 0.6]], mu_patches=[[100.0, 0.0, 30.0, 0.5]])
+        >>> P.road_friction(10.0, 0.0, 0.0), P.road_friction(31.0, 0.0, 0.0), P.road_friction(31.0, 90.0, 5.0)
+        (0.9, 0.6, 0.5)
+        """
+        mu = self.mu
+        for t_i, mu_i in self.mu_schedule:
+            if t_i > t:
+                break
+            mu = mu_i
+        for px, py, radius, mu_i in self.mu_patches:
+            if (x - px) ** 2 + (y - py) ** 2 <= radius * radius:
+                mu = mu_i
+        return mu
+
     @property
     def cg_to_rear(self) -> float:
         """b = L - a [m]."""
@@ -398,6 +442,56 @@ class Ackermann3DParams:
                     fz_nominal=4500.0, c_alpha_peak_load=1.5, mu_load=0.05, arb_front=1.2e4, arb_rear=0.0)
         base.update(changes)
         return cls().replace(**base)
+
+
+def _friction_value(mu: float, where: str) -> float:
+    """``mu`` checked to lie in (0, 2] (:data:`MU_RANGE`)."""
+    if not (np.isfinite(mu) and MU_RANGE[0] < mu <= MU_RANGE[1]):
+        raise ModelError(f"ackermann3d: {where}: mu must lie in ({MU_RANGE[0]:g}, {MU_RANGE[1]:g}], got {mu!r}")
+    return float(mu)
+
+
+def _rows(value: Any, name: str, width: int, layout: str) -> list[tuple[float, ...]]:
+    """``value`` as rows of ``width`` finite numbers; a ModelError naming the entry otherwise."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ModelError(f"ackermann3d: parameter {name} must be a list of {layout} entries, got {value!r}")
+    rows = []
+    for i, entry in enumerate(value):
+        try:
+            row = tuple(float(a) for a in entry)
+        except (TypeError, ValueError):
+            row = ()
+        if len(row) != width or not all(np.isfinite(row)):
+            raise ModelError(f"ackermann3d: {name}[{i}] must be {width} finite numbers {layout}, got {entry!r}")
+        rows.append(row)
+    return rows
+
+
+def _check_schedule(value: Any) -> tuple[tuple[float, float], ...]:
+    """:attr:`Ackermann3DParams.mu_schedule` checked: [t, mu] rows, times not going backwards, mu in (0, 2]."""
+    rows = _rows(value, "mu_schedule", 2, "[t [s], mu]")
+    for i, (t, mu) in enumerate(rows):
+        if i and t < rows[i - 1][0]:
+            raise ModelError(f"ackermann3d: mu_schedule[{i}]: time {t:g} s goes backwards (the entry before "
+                             f"starts at {rows[i - 1][0]:g} s); list the entries in time order")
+        _friction_value(mu, f"mu_schedule[{i}]")
+    return tuple((t, mu) for t, mu in rows)
+
+
+def _check_patches(value: Any) -> tuple[tuple[float, float, float, float], ...]:
+    """:attr:`Ackermann3DParams.mu_patches` checked: [x, y, radius, mu] rows, radius >= 0, mu in (0, 2]."""
+    rows = _rows(value, "mu_patches", 4, "[x [m], y [m], radius [m], mu]")
+    for i, (_x, _y, radius, mu) in enumerate(rows):
+        if radius < 0:
+            raise ModelError(f"ackermann3d: mu_patches[{i}]: radius must be >= 0 m, got {radius:g}")
+        _friction_value(mu, f"mu_patches[{i}]")
+    return tuple((x, y, r, mu) for x, y, r, mu in rows)
+
+
+#: the friction tables of :class:`Ackermann3DParams` and their checks
+_FRICTION_TABLES = {"mu_schedule": _check_schedule, "mu_patches": _check_patches}
 
 
 PRESETS = {"rc_car": Ackermann3DParams.rc_car, "rc_car_reference": Ackermann3DParams.rc_car_reference,

@@ -48,6 +48,18 @@ class ScalarConstants:
         self.consts = (P.wheel_radius, P.eps_v, P.k_n, P.c_n, P.mu, P.c_kappa, P.c_alpha, P.z0, P.eps_force,
                        P.wheel_inertia, P.wheel_damping, 1.0 / P.mass, P.gravity, I0, I1, I2)
 
+    def set_friction(self, mu: float) -> None:
+        """Use the road friction ``mu`` [-] from now on (a scheduled or patch value, see
+        :meth:`Ackermann3DParams.road_friction`); the load-sensitivity law scales with it. Setting the
+        preset's own ``mu`` gives the constants of the constructor bit for bit."""
+        P = self.P
+        if self.f32:
+            mu = float(np.float32(mu))
+        consts = list(self.consts)
+        consts[4] = mu
+        self.consts = tuple(consts)
+        self.mu_a, self.mu_b = mu * (1.0 + P.mu_load), mu * P.mu_load / P.nominal_load
+
     def split(self, tau) -> tuple[list, list]:
         """(drive, brake) torques per wheel [N m] from the four requests (see ``Ackermann3DParams.split_torque``)."""
         mask = self.mask

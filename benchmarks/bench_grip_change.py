@@ -1,0 +1,240 @@
+"""Grip that changes: the 3D sedan on a road whose friction is not the one its vehicle file was identified on.
+
+Two vehicle files come from :func:`mpc_tracking.identify`: the sedan on a dry road (mu 0.9) and on a wet one
+(mu 0.6). Each lap is one closed-loop run of the dynamic MPC with **default settings** resolved as a scenario
+resolves them (:func:`mpc_tracking.scenario.defaults.grip_defaults`: limits ``grip_fraction`` x the vehicle
+file's), on these roads (``plant.params``):
+
+``dry``     mu 0.9 everywhere (the estimator's cost: lap time and limits vs the estimator off);
+``wet``     mu 0.6 everywhere;
+``rain``    mu 0.9, then 0.6 from t = 30 s (``mu_schedule: [[30, 0.6]]``);
+``patch``   mu 0.9 with a wet patch (mu 0.5, radius 30 m) at the end of the hardest braking zone
+            (``mu_patches``: the point of the lap where the dry plan brakes hardest, 30 m before the corner).
+
+Each scenario runs with the dry file and with the wet file, with the grip estimation on and off.
+Columns: completed, the largest distance a body corner left the track, RMS e_y, lap time, the estimate's error
+over time (median and last, and within 2 s of the first cornering after a change), the reaction time (from a
+change of the road to the first step the plan's limits are lowered), the lowest share of the limits in use.
+The figure of the estimate against the truth is saved with ``--save`` (benchmarks/results/grip_change.png;
+``--out NAME`` for another stem).
+
+Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/grip_change.json.
+
+    python benchmarks/bench_grip_change.py [--circuits 2] [--seed 0] [--shared Monza] [--scenarios dry,rain]
+                                           [--files dry,wet] [--save]
+"""
+from __future__ import annotations
+
+import argparse
+import pickle
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _provenance import RESULTS, dumps, finish, provenance, save_json
+
+import mpc_tracking as mt
+from mpc_tracking.models.prediction import DynamicPrediction
+
+TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
+SEDAN_BODY = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
+MU_DRY, MU_WET, MU_PATCH = 0.9, 0.6, 0.5
+RAIN_AT = 30.0  # [s]
+PATCH_RADIUS = 30.0  # [m]
+CACHE = Path("/tmp") / "mpc_tracking_bench_grip_change_ident.pkl"
+
+
+def identified(cache: bool) -> dict[str, Any]:
+    """The dry and the wet vehicle file (identified once; ``cache``: kept in /tmp between runs)."""
+    if cache and CACHE.is_file():
+        with CACHE.open("rb") as fh:
+            return pickle.load(fh)
+    out = {name: mt.identify(mt.create_model("ackermann3d", {"preset": "sedan", "mu": mu}))
+           for name, mu in (("dry", MU_DRY), ("wet", MU_WET))}
+    if cache:
+        with CACHE.open("wb") as fh:
+            pickle.dump(out, fh)
+    return out
+
+
+#: the road friction each vehicle file was identified on (the estimate's units)
+ROAD_OF_FILE: dict[str, float] = {"dry": MU_DRY, "wet": MU_WET}
+
+
+def ident_name(ident: Any) -> str:
+    """"dry" or "wet": which road the vehicle file ``ident`` was identified on (by its friction)."""
+    return "dry" if ident.params.mu > 0.5 * (MU_DRY + MU_WET) * 1.1 else "wet"
+
+
+def settings_for(ident: Any, car: Any, path: mt.ReferencePath, grip: bool) -> mt.MPCSettings:
+    """Default settings with the vehicle file (as a scenario resolves them), grip estimation on or off."""
+    from mpc_tracking.scenario.defaults import grip_defaults
+
+    act = mt.actuation.default_actuator(car)
+    st = mt.MPCSettings(v_max=40.0, grip_estimation=grip, grip_mu=ROAD_OF_FILE[ident_name(ident)])
+    return grip_defaults(st, car, act, ident, path.ds, "bench")
+
+
+def hardest_braking_point(path: mt.ReferencePath, st: mt.MPCSettings) -> np.ndarray:
+    """World point 30 m before the corner at the end of the lap's largest speed drop of the dry plan."""
+    from mpc_tracking.mpc.reference import path_speed_ceilings
+
+    v_ref, _ = path_speed_ceilings(path, st)
+    v = v_ref if v_ref is not None else np.full(path.n, st.v_max)
+    drop = v - np.roll(v, -1)  # deceleration per waypoint (closed loop)
+    window = max(int(80.0 / path.ds), 1)
+    score = np.convolve(np.concatenate([drop, drop[:window]]), np.ones(window), "valid")[: path.n]
+    i_start = int(np.argmax(score))
+    i_corner = (i_start + window) % path.n
+    i = (i_corner - int(30.0 / path.ds)) % path.n
+    return np.array([path.x[i], path.y[i]])
+
+
+def road(scenario: str, patch_xy: np.ndarray) -> dict[str, Any]:
+    """The plant's friction parameters of a scenario."""
+    if scenario == "dry":
+        return {"mu": MU_DRY}
+    if scenario == "wet":
+        return {"mu": MU_WET}
+    if scenario == "rain":
+        return {"mu": MU_DRY, "mu_schedule": [[RAIN_AT, MU_WET]]}
+    return {"mu": MU_DRY, "mu_patches": [[float(patch_xy[0]), float(patch_xy[1]), PATCH_RADIUS, MU_PATCH]]}
+
+
+def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool) -> tuple[dict[str, Any], Any]:
+    """One lap; the row of figures and the result."""
+    car = mt.create_model("ackermann3d", {"preset": "sedan", **friction})
+    act = mt.actuation.default_actuator(car)
+    st = settings_for(ident, car, path, grip)
+    mpc = mt.SpatialMPC(path, SEDAN_BODY, st, prediction=DynamicPrediction(ident.params, speed_lag=act.speed_lag))
+    ratios = [1.0]
+    if mpc.grip is not None:  # the shares of the limits the plan used (the lowest is reported)
+        apply = mpc.grip._apply
+
+        def recording(ratio: float) -> None:
+            ratios.append(ratio)
+            apply(ratio)
+
+        mpc.grip._apply = recording  # type: ignore[method-assign]
+    t0 = time.perf_counter()
+    res = mt.simulate(path, mpc, car, act)
+    m = res.metrics
+    row: dict[str, Any] = {
+        "completed": bool(res.success), "reason": str(res.reason),
+        "lap_time_s": round(m["lap_time"], 3) if res.lap_times else None,
+        "max_body_overshoot_m": round(m["max_body_overshoot"], 3),
+        "rms_e_y_cm": round(100 * m["rms_e_y"], 2), "max_e_y_cm": round(100 * m["max_abs_e_y"], 2),
+        "solver_failures": m["infeasible_steps"], "a_y_max": round(st.a_y_max, 3),
+        "wall_s": round(time.perf_counter() - t0, 1), "limit_share_min": round(min(ratios), 4),
+    }
+    row.update(_estimate_figures(res, mpc))
+    return row, res
+
+
+def _estimate_figures(res: Any, mpc: Any) -> dict[str, Any]:
+    """Estimate error over time, after the first cornering following each change, reaction time."""
+    s = res.series
+    if "mu_est" not in s or not len(res):
+        return {}
+    t, est, true = s["t"], s["mu_est"], s["mu_true"]
+    err = np.abs(est - true) / true
+    out: dict[str, Any] = {"mu_err_median_pct": round(100 * float(np.median(err)), 2),
+                           "mu_err_last_pct": round(100 * float(err[-1]), 2),
+                           "mu_est_min": round(float(np.min(est)), 3)}
+    changes = np.flatnonzero(np.abs(np.diff(true)) > 1e-9) + 1
+    if changes.size:
+        k = int(changes[0])
+        # cornering: |a_y| = v r above 30 % of the changed road's mu g (from the logged yaw and speed)
+        yaw_rate = np.gradient(np.unwrap(s["yaw"]), t)
+        a_y = np.abs(s["v"] * yaw_rate)
+        corner = np.flatnonzero((np.arange(len(t)) >= k) & (a_y > 0.3 * 9.81 * true[k]))
+        if corner.size:
+            c = int(corner[0])
+            within = (t >= t[c]) & (t <= t[c] + 2.0)
+            out["t_change_s"] = round(float(t[k]), 2)
+            out["t_cornering_s"] = round(float(t[c]), 2)
+            out["mu_err_2s_after_cornering_pct"] = round(100 * float(err[within][-1]), 2)
+        lowered = np.flatnonzero((np.arange(len(t)) >= k) & (est < est[k - 1] - 0.02))
+        out["reaction_s"] = round(float(t[int(lowered[0])] - t[k]), 2) if lowered.size else None
+    return out
+
+
+def _paths(args: Any) -> list[mt.ReferencePath]:
+    from circuits import generate_circuits
+
+    paths = generate_circuits(args.circuits, args.seed, ds=1.0) if args.circuits else []
+    if args.shared and TRACKS.is_dir():
+        for name in args.shared.split(","):
+            f = TRACKS / f"{name}.csv"
+            if f.is_file():
+                paths.append(mt.read_tum(f, ds=1.0, smoothing=0.25))
+    return paths
+
+
+def _figure(results: list[tuple[str, Any]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(results), 1, figsize=(8, 2.2 * len(results)), squeeze=False)
+    for ax, (label, res) in zip(axes[:, 0], results, strict=True):
+        s = res.series
+        ax.plot(s["t"], s["mu_true"], "k-", label="road")
+        if "mu_est" in s:
+            ax.plot(s["t"], s["mu_est"], "C1-", label="estimate")
+        ax.set_ylabel("mu")
+        ax.set_title(label, fontsize=9)
+        ax.legend(loc="lower left", fontsize=8)
+    axes[-1, 0].set_xlabel("t [s]")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--circuits", type=int, default=1, help="generated circuits (benchmarks/circuits.py)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--shared", default="", help="comma-separated shared track names (../shared/tracks)")
+    ap.add_argument("--scenarios", default="dry,wet,rain,patch")
+    ap.add_argument("--files", default="dry,wet", help="vehicle files: dry, wet")
+    ap.add_argument("--grip", default="on,off", help="grip estimation on, off or both")
+    ap.add_argument("--no-cache", action="store_true", help="identify again (default: cached in /tmp)")
+    ap.add_argument("--save", action="store_true")
+    ap.add_argument("--out", default="grip_change", help="file stem under benchmarks/results/ for --save")
+    args = ap.parse_args()
+    prov = provenance()
+    idents = identified(not args.no_cache)
+    rows: list[dict[str, Any]] = []
+    figures: list[tuple[str, Any]] = []
+    for path in _paths(args):
+        st_dry = settings_for(idents["dry"], mt.create_model("ackermann3d", {"preset": "sedan"}), path, False)
+        patch_xy = hardest_braking_point(path, st_dry)
+        for scenario in args.scenarios.split(","):
+            for file in args.files.split(","):
+                for grip in args.grip.split(","):
+                    row, res = run(path, idents[file], road(scenario, patch_xy), grip == "on")
+                    row.update(track=path.name, length_m=round(path.length, 1), scenario=scenario,
+                               vehicle_file=file, grip_estimation=grip == "on")
+                    rows.append(row)
+                    if grip == "on" and len(figures) < 8:
+                        figures.append((f"{path.name} {scenario}, {file} file", res))
+                    print({k: row.get(k) for k in ("track", "scenario", "vehicle_file", "grip_estimation",
+                                                   "reason", "lap_time_s", "max_body_overshoot_m", "rms_e_y_cm",
+                                                   "mu_err_median_pct", "mu_err_2s_after_cornering_pct",
+                                                   "reaction_s", "mu_est_min", "limit_share_min", "wall_s")},
+                          flush=True)
+    out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi), dynamic MPC, default settings",
+           "identified": {k: {"mu": v.params.mu, "a_y_max": v.lateral_limit, "decel_max": v.decel_max}
+                          for k, v in idents.items()},
+           "rows": rows}
+    print(dumps(out))
+    if args.save:
+        save_json(RESULTS / f"{args.out}.json", out)
+        if figures:
+            _figure(figures, RESULTS / f"{args.out}.png")
+
+
+if __name__ == "__main__":
+    main()

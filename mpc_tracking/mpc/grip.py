@@ -1,0 +1,449 @@
+"""Online grip estimation: the road's friction from the measured response, per axle, with a confidence.
+
+Every control step the estimator (:class:`GripEstimator`) gets the measured body-frame velocities of the
+rear axle (``v_x``, ``v_y``) and the yaw rate ``r`` -- what the closed loop measures for the dynamic
+prediction model -- and the steering angle applied over the last period. From two consecutive samples
+(period ``T``) it forms, at their midpoint,
+
+* the accelerations ``a_y = dv_y/dt + v_x r`` (CG), ``a_x = dv_x/dt - v_y r`` and ``r' = dr/dt``;
+* the axle forces of the single-track force and moment balance ``F_yf = (m a_y l_r + I_z r') / L``,
+  ``F_yr = (m a_y l_f - I_z r') / L``, ``F_x`` split by the loads, and the loads with the longitudinal
+  transfer ``F_zf = m (g l_r - a_x h) / L``, ``F_zr = m (g l_f + a_x h) / L``;
+* the axle slip angles ``alpha_f = delta - atan((v_y + l_f r) / v_x)``, ``alpha_r = -atan((v_y - l_r r) / v_x)``
+  (``v_y`` of the CG), and the grip each axle *shows*, ``|F| / (D F_z)`` (``D`` its peak factor).
+
+What the data say about the friction ``mu`` of an axle (in the units of the prediction model's tyres, reported
+in road units: times ``grip_mu / params.mu``):
+
+* **Sliding** (the axle's slip angle beyond :data:`GRIP_SLIDE_SLIP_MARGIN` times the slip where its tyre curve
+  reaches 98 % of its peak at the current estimate; or the axle shows less force than that curve by
+  :data:`GRIP_FORCE_DEFICIT` of its load -- the force residual, which a road slipperier than the estimate
+  gives as soon as the tyres pass their real peak; or the body's sideslip beyond ``grip_slide_sideslip``; the
+  curve at another ``mu`` is the identified one carried by similarity, ``F_y = P phi(alpha D mu_0 F_z / P)``
+  with the peak ``P = D mu F_z``: a wet road keeps the cornering stiffness and saturates earlier):
+  the tyre is at its peak, so the grip it shows **is** the friction. The estimate drops to it at once (to the
+  most the axle showed during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step) and the step is flagged
+  (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
+* **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate without sliding
+  confirms it: its uncertainty falls to :data:`GRIP_SIGMA_CONFIRMED`, and the estimate rises back towards the
+  nominal friction at :data:`GRIP_RECOVERY_RATE` per second (the road may have dried: the car probes, and a
+  slide takes it back). Grip shown above the estimate raises it at once (a lower bound).
+* **Nothing** (straights, gentle corners): the estimate holds; its variance grows by ``grip_sigma_growth^2``
+  per second up to ``grip_sigma_max^2`` (both as shares of ``grip_mu``).
+
+In the linear range of the tyres the force does not depend on ``mu``, so no method can read the friction
+there without a tyre model exact to a few percent (slip-slope fits with the identified magic formula were
+biased by 10-20 % on the 3D sedan, whose tyres are linear up to a clip): this estimator uses only what the
+tyre curve's *peak* tells, which the identified model gets right.
+
+The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the lower confidence bound
+``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction, at most 1: the plan stays
+conservative until grip is confirmed, by at most ``grip_margin * grip_sigma_max`` of the limits.
+
+Example: a car at 20 m/s steering 0.2 rad (a dry model asks for 11 m/s^2) shows 7 m/s^2: it slides, and the
+estimate drops within the step.
+
+>>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+>>> est = GripEstimator(DynamicParams.bmw_320i(), GripConfig(mu_nominal=1.0))
+>>> _ = est.update(0.0, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
+>>> e = est.update(0.05, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
+>>> e.sliding, round(e.mu_front, 2)
+(True, 0.75)
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from mpc_tracking.errors import SettingsError
+from mpc_tracking.mpc.qp import INF as QP_INF
+from mpc_tracking.paths.interpolation import LinearTable
+
+__all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
+           "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_MAX_DROP",
+           "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED",
+           "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "RATIO_STEP"]
+
+logger = logging.getLogger(__name__)
+
+#: an axle slides when its slip angle exceeds its tyre's saturation slip at the estimate by this factor
+GRIP_SLIDE_SLIP_MARGIN = 1.15
+#: an axle also slides when it shows less force than its tyre curve at the estimate by this share of D F_z [-]
+#: (beyond half its saturation slip: where the curve depends on mu)
+GRIP_FORCE_DEFICIT = 0.1
+#: at most this share of the estimate goes in one step of sliding [-] (one bad sample cannot take it all)
+GRIP_MAX_DROP = 0.25
+#: an axle showing this share of the estimate without sliding confirms it [-]
+GRIP_CONFIRM_SHARE = 0.75
+#: standard deviation of a confirmed (or just measured) estimate [-]
+GRIP_SIGMA_CONFIRMED = 0.005
+#: while confirmed, the estimate rises back towards the nominal friction at this rate [1/s]
+GRIP_RECOVERY_RATE = 0.004
+#: below this speed [m/s] the estimator holds (slip angles are not defined at standstill)
+GRIP_MIN_SPEED = 5.0
+#: the limits are re-scaled when the plan's share of the nominal grip moves by more than this (or drops in a slide)
+RATIO_STEP = 0.005
+#: a gap in the measurements counts at most this long for the recovery [s] (the car probes while it drives)
+_RECOVERY_DT_MAX = 0.2
+#: friction range of the estimate [-]
+_MU_BOUNDS = (0.05, 2.0)
+
+
+@dataclass(frozen=True)
+class GripConfig:
+    """What the estimator needs besides the car (from :class:`~mpc_tracking.mpc.settings.GripSettings`).
+
+    Attributes
+    ----------
+    mu_nominal : float
+        The friction the limits and the prediction model were set for [-] (the estimate starts there).
+    sigma0 : float
+        Initial standard deviation of the estimate [-].
+    sigma_growth : float
+        Growth of the standard deviation without information [1/sqrt(s)] (random walk: the variance grows by
+        ``sigma_growth^2 dt``).
+    sigma_max : float
+        Cap of the standard deviation [-].
+    margin : float
+        Lower confidence bound used by the plan: ``mu - margin sigma`` [-].
+    slide_sideslip : float
+        Body sideslip angle beyond which the car counts as sliding [rad].
+    """
+
+    mu_nominal: float = 1.0
+    sigma0: float = 0.02
+    sigma_growth: float = 0.005
+    sigma_max: float = 0.02
+    margin: float = 1.0
+    slide_sideslip: float = 0.12
+
+    def __post_init__(self) -> None:
+        for name in ("mu_nominal", "sigma0", "sigma_growth", "sigma_max", "margin", "slide_sideslip"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise SettingsError(f"GripConfig.{name}: expected a finite number >= 0, got {value!r}")
+        if self.mu_nominal <= 0:
+            raise SettingsError(f"GripConfig.mu_nominal: expected > 0, got {self.mu_nominal!r}")
+
+
+@dataclass(frozen=True)
+class GripEstimate:
+    """The grip estimate of one step.
+
+    Attributes
+    ----------
+    mu_front, mu_rear : float
+        Friction estimate of each axle [-].
+    sigma_front, sigma_rear : float
+        Their standard deviations [-] (the confidence: small = confirmed).
+    sliding : bool
+        True when an axle slid or the sideslip exceeded its bound this step (the estimate was lowered at once).
+    mu_nominal : float
+        The friction the limits were set for [-].
+    margin : float
+        The plan's confidence margin (in standard deviations).
+    """
+
+    mu_front: float
+    mu_rear: float
+    sigma_front: float
+    sigma_rear: float
+    sliding: bool
+    mu_nominal: float
+    margin: float = 1.0
+
+    @property
+    def mu(self) -> float:
+        """The car's grip [-]: the weaker axle's estimate."""
+        return min(self.mu_front, self.mu_rear)
+
+    @property
+    def sigma(self) -> float:
+        """Standard deviation of :attr:`mu` [-] (the weaker axle's)."""
+        return self.sigma_front if self.mu_front <= self.mu_rear else self.sigma_rear
+
+    def plan_ratio(self) -> float:
+        """Share of the nominal limits the plan may use: ``(mu - margin sigma) / mu_nominal`` in (0, 1]."""
+        low = min(self.mu_front - self.margin * self.sigma_front, self.mu_rear - self.margin * self.sigma_rear)
+        return float(min(1.0, max(_MU_BOUNDS[0], low) / self.mu_nominal))
+
+
+def magic_formula(alpha: float, B: float, C: float, E: float) -> float:
+    """The normalized tyre force ``phi(alpha) = sin(C atan(B alpha - E (B alpha - atan(B alpha))))`` [-] (peak 1).
+
+    The prediction model's lateral tyre curve (:mod:`~mpc_tracking.models.prediction.spatial_dynamic`, its axle
+    force is ``D mu F_z phi``), written with :mod:`math` for the per-step scalars.
+
+    >>> peak_slip = math.tan(math.pi / 2.6) / 10.0                 # B alpha = tan(pi / (2 C)) with E = 0
+    >>> round(magic_formula(0.01, 10.0, 1.3, 0.0), 4), round(magic_formula(peak_slip, 10.0, 1.3, 0.0), 6)
+    (0.1292, 1.0)
+    """
+    ba = B * alpha
+    return math.sin(C * math.atan(ba - E * (ba - math.atan(ba))))
+
+
+def axle_force(alpha: float, shape: tuple[float, float, float], peak: float, peak0: float) -> float:
+    """Axle lateral force [N] at slip angle ``alpha`` [rad] on a road where the peak is ``peak`` [N], for a tyre
+    whose curve ``shape = (B, C, E)`` was identified with the peak ``peak0`` [N]: ``peak phi(alpha peak0 / peak)``
+    (similarity: the same cornering stiffness, saturating at ``peak / peak0`` of the slip).
+
+    >>> f0 = axle_force(0.02, (10.0, 1.3, 0.0), 5000.0, 5000.0)
+    >>> round(axle_force(0.02, (10.0, 1.3, 0.0), 2500.0, 5000.0) / f0, 3)        # same stiffness, half the peak
+    0.935
+    """
+    if peak <= 0.0:
+        return 0.0
+    return peak * magic_formula(alpha * peak0 / peak, *shape)
+
+
+def saturation_slip(shape: tuple[float, float, float]) -> float:
+    """Smallest slip angle [rad] where the curve ``shape = (B, C, E)`` reaches 98 % of its largest value
+    (searched up to 1 rad)."""
+    grid = np.linspace(0.0, 1.0, 4001)
+    B, C, E = shape
+    ba = B * grid
+    phi = np.sin(C * np.arctan(ba - E * (ba - np.arctan(ba))))
+    return float(grid[int(np.argmax(phi >= 0.98 * float(np.max(phi))))])
+
+
+class _Axle:
+    """One axle's estimate (model units) and its variance."""
+
+    def __init__(self, mu: float, sigma: float) -> None:
+        self.mu, self.var = mu, sigma * sigma
+        self.shown_in_slide = 0.0  # the most grip shown during the current slide (0: not sliding)
+
+    def age(self, dt: float, growth: float, sigma_max: float) -> None:
+        """No information for ``dt`` [s]: the variance grows (capped)."""
+        self.var = min(self.var + growth * growth * dt, max(sigma_max * sigma_max, self.var))
+
+    def slid(self, shown: float) -> None:
+        """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP)."""
+        # the grip is at least the most the axle showed during this slide (one sample past the peak reads low)
+        shown = self.shown_in_slide = max(self.shown_in_slide, shown)
+        if shown < self.mu:
+            self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
+        self.var = min(self.var, GRIP_SIGMA_CONFIRMED ** 2)
+
+    def gripped(self, shown: float, dt: float, mu_nominal: float) -> None:
+        """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation."""
+        self.shown_in_slide = 0.0
+        if shown > self.mu:
+            self.mu = min(shown, _MU_BOUNDS[1])
+        if shown >= GRIP_CONFIRM_SHARE * self.mu:
+            self.var = min(self.var, GRIP_SIGMA_CONFIRMED ** 2)
+            if self.mu < mu_nominal:
+                self.mu = min(self.mu + GRIP_RECOVERY_RATE * dt, mu_nominal)
+
+
+def lateral_peak(mu: float, d_fz: float, f_x: float) -> float:
+    """The axle's lateral peak [N] the friction circle leaves beside ``f_x`` [N]: ``sqrt((mu D F_z)^2 - F_x^2)``,
+    at least 10 % of ``mu D F_z``.
+
+    >>> lateral_peak(1.0, 5000.0, 3000.0)
+    4000.0
+    """
+    return math.sqrt(max((mu * d_fz) ** 2 - f_x * f_x, (0.1 * mu * d_fz) ** 2))
+
+
+class GripEstimator:
+    """Per-axle friction estimate from the measured response (see the module doc).
+
+    Parameters
+    ----------
+    params : DynamicParams
+        The car as the dynamic prediction model knows it (mass, yaw inertia, axle distances, CG height,
+        tyre curves and peak factors, the friction ``mu`` its tyres were identified at).
+    config : GripConfig
+        ``mu_nominal`` is the road friction the model stands for (reported estimates are in its units).
+    """
+
+    def __init__(self, params: Any, config: GripConfig) -> None:
+        self.params = params
+        self.config = config
+        p = params
+        L = p.l_f + p.l_r
+        self._L = L
+        self._fz_static = (p.mass * p.g * p.l_r / L, p.mass * p.g * p.l_f / L)
+        shapes = ((p.tyre_B_f, p.tyre_C_f, p.tyre_E_f), (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r))
+        self._shapes = shapes
+        self._alpha_sat = tuple(saturation_slip(sh) for sh in shapes)  # at the model's mu [rad]
+        self._to_road = config.mu_nominal / p.mu  # model units -> road units
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the nominal friction with the initial uncertainty; forget the last sample."""
+        cfg, mu0 = self.config, self.params.mu
+        sigma = cfg.sigma0 / self._to_road
+        self._axles = (_Axle(mu0, sigma), _Axle(mu0, sigma))
+        self._last: tuple[float, float, float, float] | None = None  # t, v_x, v_y (CG), r
+        self._sliding = False
+
+    @property
+    def estimate(self) -> GripEstimate:
+        """The current estimate (road units)."""
+        f, r = self._axles
+        k = self._to_road
+        return GripEstimate(k * f.mu, k * r.mu, k * math.sqrt(f.var), k * math.sqrt(r.var), self._sliding,
+                            self.config.mu_nominal, self.config.margin)
+
+    def update(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
+        """One step with the measurement at time ``t`` [s] and the steering ``delta`` [rad] applied since the last.
+
+        ``measured`` holds ``v_x``, ``v_y`` (rear axle) [m/s] and ``r`` [rad/s]; without them (or below
+        :data:`GRIP_MIN_SPEED`) the estimate only ages.
+        """
+        self._sliding = False
+        cfg = self.config
+        if not measured or "r" not in measured or "v_y" not in measured or "v_x" not in measured:
+            return self.estimate
+        p = self.params
+        v_x, r = float(measured["v_x"]), float(measured["r"])
+        v_y = float(measured["v_y"]) + p.l_r * r  # at the CG
+        last, self._last = self._last, (float(t), v_x, v_y, r)
+        if last is None:
+            return self.estimate
+        dt = float(t) - last[0]
+        if not dt > 0.0:
+            return self.estimate
+        for axle in self._axles:
+            axle.age(dt, cfg.sigma_growth / self._to_road, cfg.sigma_max / self._to_road)
+        vx_m, vy_m, r_m = 0.5 * (v_x + last[1]), 0.5 * (v_y + last[2]), 0.5 * (r + last[3])
+        if delta is None or vx_m < GRIP_MIN_SPEED or not all(map(math.isfinite, (v_x, v_y, r, delta))):
+            return self.estimate
+        a_y = (v_y - last[2]) / dt + vx_m * r_m
+        a_x = (v_x - last[1]) / dt - vy_m * r_m
+        r_dot = (r - last[3]) / dt
+        body_slides = abs(math.atan2(vy_m, vx_m)) > cfg.slide_sideslip
+        self._update_axles(a_x, a_y, r_dot, vx_m, vy_m, r_m, float(delta), dt, body_slides)
+        return self.estimate
+
+    def _update_axles(self, a_x: float, a_y: float, r_dot: float, v_x: float, v_y: float, r: float,
+                      delta: float, dt: float, body_slides: bool) -> None:
+        p, L = self.params, self._L
+        m, g = p.mass, p.g
+        fy = ((m * a_y * p.l_r + p.I_z * r_dot) / L, (m * a_y * p.l_f - p.I_z * r_dot) / L)
+        fz = (max(m * (g * p.l_r - a_x * p.h_cg) / L, 0.1 * self._fz_static[0]),
+              max(m * (g * p.l_f + a_x * p.h_cg) / L, 0.1 * self._fz_static[1]))
+        alpha = (delta - math.atan((v_y + p.l_f * r) / v_x), -math.atan((v_y - p.l_r * r) / v_x))
+        share = fz[0] / (fz[0] + fz[1])
+        fx = (m * a_x * share, m * a_x * (1.0 - share))
+        for i, (axle, d) in enumerate(zip(self._axles, (p.tyre_D_f, p.tyre_D_r), strict=True)):
+            d_fz = d * fz[i]
+            shown = math.hypot(fy[i], fx[i]) / d_fz
+            # the slip where the tyre saturates on this road (similarity: it scales with the lateral peak)
+            peak = lateral_peak(axle.mu, d_fz, fx[i])
+            slide = self._alpha_sat[i] * peak / (p.mu * d_fz)
+            deficit = (abs(axle_force(alpha[i], self._shapes[i], peak, p.mu * d_fz)) - abs(fy[i])) / d_fz
+            if (body_slides or abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
+                    or (abs(alpha[i]) > 0.5 * slide and deficit > GRIP_FORCE_DEFICIT)):
+                axle.slid(shown)
+                self._sliding = True
+                logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",
+                             ("front", "rear")[i], alpha[i], slide, axle.mu)
+            else:
+                axle.gripped(shown, min(dt, _RECOVERY_DT_MAX), p.mu)
+
+
+class GripLimits:
+    """The controller's side of the estimate: every step it updates the estimator and scales the limits.
+
+    What scales with the share ``rho`` (:meth:`GripEstimate.plan_ratio`) of the nominal grip: ``a_y_max``,
+    ``decel_max``, ``accel_max`` (and with them the QP's bounds, rates and friction-ellipse cuts), the safe
+    stop's ``brake_decel`` (never more than the estimated braking grip), the whole-path speed ceilings (by
+    ``sqrt(rho)``: every acceleration of their forward-backward pass scales by ``rho``, so their ``v^2`` does,
+    or less where ``v_max`` caps them) and the prediction model's tyre peak (``D rho`` with ``B / rho``: the
+    same cornering stiffness, an earlier saturation). Built by :meth:`for_controller`.
+
+    Attributes
+    ----------
+    estimator : GripEstimator
+    ratio : float
+        The share of the nominal limits in use (1 = as set).
+    last : GripEstimate
+        The estimate of the last step.
+    """
+
+    def __init__(self, mpc: Any) -> None:
+        st = mpc.settings
+        params = mpc.model.params
+        self.mpc = mpc
+        self._base = st
+        self._params0 = params
+        mu_nominal = float(st.grip_mu if st.grip_mu is not None else params.mu)
+        sigma_max = st.grip_sigma_max * mu_nominal  # the settings give the uncertainty as a share of grip_mu
+        cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
+                         sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip)
+        self.estimator = GripEstimator(params, cfg)
+        sampler = mpc._sampler
+        self._table0 = sampler.table.copy()
+        qp = mpc.qp
+        self._cuts0 = (qp._cut_a.copy(), qp._cut_y.copy()) if mpc.layout.n_cuts else None
+        self.ratio = 1.0
+        self.last = self.estimator.estimate
+
+    @classmethod
+    def for_controller(cls, mpc: Any) -> GripLimits | None:
+        """The applier for ``mpc`` when ``settings.grip_estimation`` is on and its prediction model has tyres
+        (the dynamic model), else None (with a warning when the estimation was asked for)."""
+        if not mpc.settings.grip_estimation:
+            return None
+        params = getattr(mpc.model, "params", None)
+        if params is None or not hasattr(params, "tyre_D_f") or not mpc.model.MEASURES:
+            logger.warning("grip_estimation: the %s prediction model has no tyres and measures no v_y, r; the grip "
+                           "is not estimated (use prediction_model: dynamic)", mpc.model.name)
+            return None
+        return cls(mpc)
+
+    def reset(self) -> None:
+        """Back to the nominal grip and limits (a new run)."""
+        self.estimator.reset()
+        self.last = self.estimator.estimate
+        if self.ratio != 1.0:
+            self._apply(1.0)
+
+    def step(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
+        """Update the estimate with this step's measurement and re-scale the limits when it moved."""
+        est = self.last = self.estimator.update(t, measured, delta)
+        ratio = est.plan_ratio()
+        if abs(ratio - self.ratio) > RATIO_STEP or (est.sliding and ratio < self.ratio):
+            if est.sliding and ratio < self.ratio:
+                logger.info("grip: sliding at t = %.2f s; limits lowered at once to %.0f %% (mu %.3f)", t,
+                            100 * ratio, est.mu)
+            self._apply(ratio)
+        return est
+
+    def _apply(self, ratio: float) -> None:
+        """Scale every limit of the controller to ``ratio`` of the settings' (see the class doc)."""
+        mpc, base = self.mpc, self._base
+        self.ratio = ratio
+        st = base.replace(a_y_max=ratio * base.a_y_max, decel_max=ratio * base.decel_max,
+                          accel_max=ratio * base.accel_max,
+                          brake_decel=min(base.brake_decel, ratio * base.decel_max))
+        mpc.settings = mpc.qp.settings = mpc.safeguards.settings = st
+        qp, model = mpc.qp, mpc.model
+        lo, hi = model.input_bounds(st)
+        views = qp._views
+        views["box_l"][:] = np.maximum(lo, -QP_INF)
+        views["box_u"][:] = np.minimum(hi, QP_INF)
+        qp._box_lo0, qp._box_hi0 = views["box_l"][0].copy(), views["box_u"][0].copy()
+        qp._rate_dn, qp._rate_up = model.input_rates(st)
+        if self._cuts0 is not None:
+            qp._cut_a = self._cuts0[0] / ratio
+            qp._cut_y = self._cuts0[1] / ratio
+            qp._cut_ga = np.broadcast_to(qp._cut_a, qp._cut_ga.shape)
+        sampler = mpc._sampler
+        table = self._table0.copy()
+        table[:, 3] *= math.sqrt(ratio)  # the speed reference
+        table[:, 7] *= math.sqrt(ratio)  # the speed ceiling
+        sampler.table = table
+        sampler._linear = LinearTable(sampler.s, table)
+        p = self._params0
+        model.params = replace(p, tyre_D_f=p.tyre_D_f * ratio, tyre_D_r=p.tyre_D_r * ratio,
+                               tyre_B_f=p.tyre_B_f / ratio, tyre_B_r=p.tyre_B_r / ratio)
+

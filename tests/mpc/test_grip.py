@@ -1,0 +1,268 @@
+"""Online grip estimation (issue 21, items 2-3): the estimator on analytic measurements, the limits it scales.
+
+The measurements are built from the single-track balance the estimator inverts: a steady turn (``v_y``, ``r``
+constant) at lateral acceleration ``a_y`` loads the front axle with ``m a_y l_r / L`` on ``m g l_r / L``, so an
+axle at its peak shows exactly ``a_y / (D g)``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+
+import mpc_tracking as mt
+from mpc_tracking.errors import SettingsError
+from mpc_tracking.models.prediction import DynamicPrediction
+from mpc_tracking.models.prediction import spatial_dynamic as sd
+from mpc_tracking.mpc import grip
+from mpc_tracking.mpc.grip import GripConfig, GripEstimator, axle_force, magic_formula, saturation_slip
+from mpc_tracking.mpc.reference import path_speed_ceilings
+
+T = 0.05  # control period [s]
+V = 20.0  # speed [m/s]
+
+
+@pytest.fixture(scope="module")
+def params() -> sd.DynamicParams:
+    return sd.DynamicParams.bmw_320i()
+
+
+def _turn(est: GripEstimator, a_y: float, alpha_f: float, steps: int, t0: float = 0.0) -> grip.GripEstimate:
+    """``steps`` samples of a steady turn at ``a_y`` [m/s^2] with front slip ``alpha_f`` [rad], the CG moving
+    along the body axis (v_y of the CG 0, so a_x = 0 and the loads are static)."""
+    r = a_y / V
+    p = est.params
+    v_y_rear = -p.l_r * r  # the CG's v_y is 0
+    delta = alpha_f + math.atan(p.l_f * r / V)
+    e = est.estimate
+    for k in range(steps):
+        e = est.update(t0 + k * T, {"v_x": V, "v_y": v_y_rear, "r": r}, delta)
+    return e
+
+
+def _straight(est: GripEstimator, seconds: float) -> grip.GripEstimate:
+    e = est.estimate
+    for k in range(round(seconds / T)):
+        e = est.update(k * T, {"v_x": V, "v_y": 0.0, "r": 0.0}, 0.0)
+    return e
+
+
+def test_slide_on_a_wet_road_reads_the_friction(params):
+    """Turning at the peak of a mu 0.6 road (the model built for 1.0, the slip far past the peak): the front axle
+    slides, and the estimate is the friction it shows, a_y / (D g), after the drop steps (<= 25 % each)."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    mu_true = 0.6
+    a_y = mu_true * params.tyre_D_f * params.g
+    alpha = 2.0 * saturation_slip((params.tyre_B_f, params.tyre_C_f, params.tyre_E_f))
+    e = _turn(est, a_y, alpha, steps=2)
+    assert e.sliding
+    assert e.mu_front == pytest.approx((1.0 - grip.GRIP_MAX_DROP) * params.mu)  # first drop: at most 25 %
+    e = _turn(est, a_y, alpha, steps=4, t0=1.0)
+    assert e.mu_front == pytest.approx(mu_true, rel=1e-9)
+    assert e.mu == e.mu_front and e.sigma_front == pytest.approx(grip.GRIP_SIGMA_CONFIRMED)
+    assert e.plan_ratio() == pytest.approx((mu_true - grip.GRIP_SIGMA_CONFIRMED) / params.mu)
+
+
+def test_force_deficit_is_noticed_before_the_slip_passes_the_dry_peak(params):
+    """At 0.8 of the dry saturation slip a dry tyre gives its curve's force; showing 0.2 D F_z less than that is
+    the residual of a slipperier road: sliding, the estimate drops; the same slip with the curve's force does not."""
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    alpha = 0.8 * saturation_slip(shape)
+    phi = magic_formula(alpha, *shape)  # F / (D mu F_z) on the model's road
+    dry = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    e = _turn(dry, phi * params.mu * params.tyre_D_f * params.g, alpha, steps=3)
+    assert not e.sliding and e.mu_front == pytest.approx(params.mu)
+    wet = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    e = _turn(wet, (phi - 0.2) * params.mu * params.tyre_D_f * params.g, alpha, steps=2)  # one update
+    assert e.sliding and e.mu_front < params.mu
+
+
+def test_holds_on_a_straight_with_growing_uncertainty(params):
+    """No lateral force, no information: the estimate holds exactly; sigma grows as sqrt(s0^2 + g^2 t), capped."""
+    cfg = GripConfig(mu_nominal=params.mu, sigma0=0.001, sigma_growth=0.004, sigma_max=0.02)
+    est = GripEstimator(params, cfg)
+    e = _straight(est, 5.0)
+    assert e.mu == params.mu and not e.sliding
+    t = 5.0 - T  # the first sample only starts the differences
+    assert e.sigma == pytest.approx(math.sqrt(0.001**2 + 0.004**2 * t), rel=1e-9)
+    e = _straight(est, 200.0)
+    assert e.sigma == pytest.approx(0.02) and e.mu == params.mu
+
+
+def test_linear_range_neither_lowers_nor_confirms(params):
+    """Gentle cornering (0.3 mu g, slip in the linear range): no slide, no change, no confirmation."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, sigma0=0.02))
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    alpha = 0.2 * saturation_slip(shape)
+    a_y = magic_formula(alpha, *shape) * params.mu * params.tyre_D_f * params.g
+    assert a_y < 0.5 * params.mu * params.g
+    e = _turn(est, a_y, alpha, steps=40)
+    assert not e.sliding and e.mu_front == params.mu and e.sigma_front > 0.019
+
+
+def test_confirmation_and_recovery(params):
+    """Showing >= 75 % of a low estimate without sliding confirms it and raises it at GRIP_RECOVERY_RATE."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    a_y = 0.6 * params.tyre_D_f * params.g
+    _turn(est, a_y, 3.0 * saturation_slip(shape), steps=6)  # slides on a 0.6 road
+    low = est.estimate.mu_front
+    assert low == pytest.approx(0.6)
+    # the road dried: the car corners at 0.5 (83 % of the estimate) with a small slip angle, no slide
+    e = _turn(est, 0.5 * params.tyre_D_f * params.g, 0.05 * saturation_slip(shape), steps=21, t0=6 * T)
+    assert not e.sliding
+    assert e.mu_front == pytest.approx(low + grip.GRIP_RECOVERY_RATE * 20 * T, rel=1e-9)
+    assert e.sigma_front == pytest.approx(grip.GRIP_SIGMA_CONFIRMED)
+
+
+def test_sideslip_beyond_the_bound_is_a_slide(params):
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, slide_sideslip=0.1))
+    r = 0.2
+    e = est.estimate
+    for k in range(3):  # v_y of the CG = 0.15 V: sideslip 0.149 rad
+        e = est.update(k * T, {"v_x": V, "v_y": 0.15 * V - params.l_r * r, "r": r}, 0.05)
+    assert e.sliding and e.mu < params.mu
+
+
+def test_estimates_are_in_road_units(params):
+    """A model identified at mu 0.946 for a 0.9 road reports 0.9 at the start and scales what it reads."""
+    p = sd.DynamicParams(**{**params.__dict__, "mu": 0.946})
+    est = GripEstimator(p, GripConfig(mu_nominal=0.9))
+    assert est.estimate.mu == pytest.approx(0.9)
+    shape = (p.tyre_B_f, p.tyre_C_f, p.tyre_E_f)
+    _turn(est, 0.5 * p.tyre_D_f * p.g, 3.0 * saturation_slip(shape), steps=8)
+    assert est.estimate.mu_front == pytest.approx(0.5 * 0.9 / 0.946)
+
+
+def test_magic_formula_is_the_prediction_models():
+    """The scalar curve equals the model's own (vectorized) magic formula."""
+    alpha = np.linspace(-0.3, 0.3, 61)
+    ours = np.array([magic_formula(a, 11.0, 1.4, -0.3) for a in alpha])
+    theirs = sd._pacejka(alpha, 11.0, 1.4, -0.3)[0]
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-14)
+
+
+def test_similarity_keeps_the_stiffness_and_lowers_the_peak():
+    shape = (10.0, 1.3, 0.0)
+    small = 1e-5
+    assert axle_force(small, shape, 2000.0, 5000.0) == pytest.approx(axle_force(small, shape, 5000.0, 5000.0),
+                                                                      rel=1e-6)
+    alphas = np.linspace(0.0, 0.6, 601)
+    assert max(axle_force(a, shape, 2000.0, 5000.0) for a in alphas) == pytest.approx(2000.0, rel=1e-4)
+
+
+# ---------------------------------------------------------------------- settings
+@pytest.mark.parametrize("key, value, expected", [
+    ("grip_mu", 0.0, "grip_mu"), ("grip_mu", -0.5, "grip_mu"), ("grip_margin", -1.0, "grip_margin"),
+    ("grip_sigma_max", -0.1, "grip_sigma_max"), ("grip_sigma_growth", -1.0, "grip_sigma_growth"),
+    ("grip_slide_sideslip", 0.0, "grip_slide_sideslip"), ("grip_estimation", "yes", "grip_estimation"),
+])
+def test_bad_grip_settings(key, value, expected):
+    with pytest.raises(SettingsError, match=expected):
+        mt.MPCSettings(**{key: value})
+
+
+def test_grip_group():
+    s = mt.MPCSettings(grip={"grip_estimation": True, "grip_mu": 0.6})
+    assert s.grip_estimation and s.grip.grip_mu == 0.6 and s.grip_margin == 1.0
+    assert mt.MPCSettings(**s.as_dict(grouped=True)) == s
+
+
+# ---------------------------------------------------------------------- the controller's limits
+def _circle_path(radius: float = 60.0) -> mt.ReferencePath:
+    th = np.linspace(0.0, 2.0 * np.pi, 800, endpoint=False)
+    x = np.concatenate([np.linspace(-150, 0, 300, endpoint=False), radius * np.sin(th)])
+    y = np.concatenate([np.full(300, -radius), -radius * np.cos(th)])
+    return mt.ReferencePath(x, y, closed=False, ds=1.0, width_left=5.0, width_right=5.0)
+
+
+def _mpc(params, **settings) -> mt.SpatialMPC:
+    st = mt.MPCSettings(prediction_model="dynamic", horizon=20, ds=1.0, v_max=30.0, a_y_max=8.0, decel_max=8.0,
+                        accel_max=3.0, friction_ellipse=True, brake_decel=6.0, grip_estimation=True, **settings)
+    path = _circle_path()
+    return mt.SpatialMPC(path, mt.VehicleParams(wheelbase=params.wheelbase), st, prediction=DynamicPrediction(params))
+
+
+def test_a_slide_lowers_every_limit_within_the_step(params):
+    """A sliding measurement: the very solve that gets it plans with lower limits, speed ceilings and tyre peak;
+    the safe stop brakes within them; reset restores the settings."""
+    mpc = _mpc(params, grip_mu=1.0)
+    base = mpc.settings
+    v_box0 = mpc._sampler.table[:, 7].copy()
+    r = 7.0 / V
+    for k in range(4):
+        sol = mpc.solve((50.0, 0.0, 0.0), t=k * T, measured={"v_x": V, "v_y": 0.0, "r": r, "speed": V})
+    est = mpc.grip.last
+    ratio = mpc.grip.ratio
+    assert est.mu < 0.9 and ratio < 0.9 and sol.status == mt.Status.SOLVED
+    assert ratio == pytest.approx(est.plan_ratio(), abs=grip.RATIO_STEP)
+    st = mpc.settings
+    assert mpc.qp.settings is st and mpc.safeguards.settings is st
+    assert st.a_y_max == pytest.approx(ratio * base.a_y_max) and st.decel_max == pytest.approx(ratio * base.decel_max)
+    assert st.accel_max == pytest.approx(ratio * base.accel_max)
+    assert st.brake_decel <= st.decel_max + 1e-12
+    assert mpc.model.params.tyre_D_f == pytest.approx(ratio * params.tyre_D_f)
+    assert mpc.model.params.cornering_stiffness == pytest.approx(params.cornering_stiffness)
+    np.testing.assert_allclose(mpc._sampler.table[:, 7], math.sqrt(ratio) * v_box0)
+    mpc.reset()
+    assert mpc.settings == base and mpc.grip.ratio == 1.0 and mpc.model.params == params
+
+
+def test_scaled_ceilings_are_those_of_the_scaled_limits(params):
+    """Cross-check: sqrt(rho) x the ceilings equals the whole-path pass with every limit scaled by rho where
+    v_max does not cap it, and never exceeds it."""
+    mpc = _mpc(params)
+    rho = 0.6
+    mpc.grip._apply(rho)
+    scaled = mpc._sampler.table[:, 7]  # an open path: one row per waypoint
+    _v_ref, v_box = path_speed_ceilings(mpc.path, mpc.settings, mpc.model.speed_lag)
+    assert np.all(scaled <= v_box + 1e-6)
+    free = v_box < 0.99 * math.sqrt(rho) * mpc.settings.v_max
+    assert free.any()
+    np.testing.assert_allclose(scaled[free], v_box[free], rtol=1e-6)
+
+
+def test_kinematic_model_warns_and_does_not_estimate(caplog):
+    st = mt.MPCSettings(grip_estimation=True, horizon=10)
+    path = _circle_path()
+    with caplog.at_level(logging.WARNING, logger="mpc_tracking.mpc.grip"):
+        mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    assert mpc.grip is None and "no tyres" in caplog.text
+
+
+def test_off_by_default(params):
+    st = mt.MPCSettings(prediction_model="dynamic", horizon=10)
+    mpc = mt.SpatialMPC(_circle_path(), mt.VehicleParams(wheelbase=params.wheelbase), st,
+                        prediction=DynamicPrediction(params))
+    assert mpc.grip is None
+
+
+# ---------------------------------------------------------------------- closed loop
+def test_closed_loop_a_dry_plan_on_a_wet_circle():
+    """The 3D sedan on a mu 0.5 circle (R 50 m, 3 m each side) with limits and a model for mu 0.9: without the
+    estimate the car leaves the track within seconds; with it the first slide lowers the limits, the body stays
+    inside the edges and the estimate ends within 10 % of the road."""
+    from mpc_tracking.models.prediction import dynamic_params_from_ackermann3d
+
+    th = np.linspace(0.0, 2.0 * np.pi, 315, endpoint=False)
+    path = mt.ReferencePath(50.0 * np.cos(th), 50.0 * np.sin(th), closed=True, ds=1.0, width_left=3.0,
+                            width_right=3.0)
+    body = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
+    dyn = dynamic_params_from_ackermann3d(mt.create_model("ackermann3d", {"preset": "sedan"}).vehicle)
+    out = {}
+    for on in (True, False):
+        car = mt.create_model("ackermann3d", {"preset": "sedan", "mu": 0.5})
+        act = mt.actuation.default_actuator(car)
+        st = mt.MPCSettings(prediction_model="dynamic", horizon=30, ds=1.0, v_max=25.0, a_y_max=7.5, decel_max=7.0,
+                            accel_max=3.0, friction_ellipse=True, discretization="rk4", delta_max=0.6,
+                            grip_estimation=on, grip_mu=0.9)
+        mpc = mt.SpatialMPC(path, body, st, prediction=DynamicPrediction(dyn, speed_lag=act.speed_lag))
+        out[on] = mt.simulate(path, mpc, car, act, t_max=10.0, v0=15.0)
+    on, off = out[True], out[False]
+    assert off.reason == "left_corridor"
+    assert on.reason == "time_limit" and on.metrics["max_body_overshoot"] == 0.0
+    assert on.series["mu_est"][-1] == pytest.approx(0.5, rel=0.1)
+    np.testing.assert_array_equal(on.series["mu_true"], 0.5)
+    assert "grip estimate" in on.summary() and "mu_est" not in off.series
