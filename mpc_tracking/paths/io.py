@@ -33,6 +33,7 @@ from mpc_tracking.errors import PathError, PathFormatError
 from mpc_tracking.fileio import check_input_file, read_input_text
 from mpc_tracking.paths._checks import _check_ds, _check_positive, _distinct_mask
 from mpc_tracking.paths.bundled import bundled_file
+from mpc_tracking.paths.defaults import decide_closed, resolve_ds
 from mpc_tracking.paths.polyline import corner_vertices, estimate_noise, simplify_collinear
 from mpc_tracking.paths.reference_path import ReferencePath
 
@@ -225,15 +226,16 @@ def _wrap_errors(filename: Path, build):
         raise PathFormatError(f"{filename}: {exc}") from exc
 
 
-def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
+def read_tum(filename: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
              name: str | None = None) -> ReferencePath:
     """Read a closed track in the TUM racetrack format (``# x_m,y_m,w_tr_right_m,w_tr_left_m``).
 
     Parameters
     ----------
     filename : path
-    ds : float
-        Waypoint spacing of the result [m].
+    ds : float, optional
+        Waypoint spacing of the result [m]; default
+        :func:`~mpc_tracking.paths.defaults.default_ds` (0.5 m).
     smoothing : float
         RMS distance [m] the centre line may move when smoothed (see :class:`ReferencePath`).
     name : str, optional
@@ -245,20 +247,24 @@ def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
     tab = _Table(filename, (4,), "x_m,y_m,w_tr_right_m,w_tr_left_m")
     a = tab.data = tab.columns(_XY_ROLES, 4)
     tab.check_positive((2, 3), "track width")
+    ds = resolve_ds(ds, a[:, :2], True)
     return _wrap_errors(filename, lambda: ReferencePath(
         a[:, 0], a[:, 1], width_right=a[:, 2], width_left=a[:, 3], ds=ds, closed=True,
         smoothing=smoothing, name=name or filename.stem,
     ))
 
 
-def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = None, closed: bool | None = None,
-            name: str | None = None, corners: bool | None = None,
+def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float | None = None,
+            closed: bool | None = None, name: str | None = None, corners: bool | None = None,
             corner_radius: float | None = None, default_corner_radius: float | None = None) -> ReferencePath:
     """Read a plain table ``x, y[, w_right, w_left]`` (comma, semicolon or whitespace separated).
 
     ``closed`` defaults to the file's ``# mpc_tracking path: closed=...`` comment; without one the
-    data decide (logged): a loop when the last point is back within 3 median point spacings of the
-    first (at least 3 points), as a closed track typed without repeating its first point.
+    data decide (:func:`mpc_tracking.paths.defaults.closure`, a warning naming the override): a
+    loop only when the last point is back within about one point spacing of the first *and* the
+    closing segment turns like the rest of the path (a closed track typed without repeating its
+    first point); an out-and-back route whose ends lie side by side stays open. ``ds`` defaults to
+    :func:`~mpc_tracking.paths.defaults.default_ds` (0.5 m; finer on paths shorter than 50 m).
 
     The points are a centre line (fitted by a spline) or the corners of a polygon (a city block
     as four points, or dense points along straight edges with sharp corners), rounded with
@@ -280,9 +286,8 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
     if closed is None and "closed" in tab.meta:
         closed = tab.meta["closed"].lower() in ("true", "1", "yes")
     elif closed is None:
-        closed = _looks_closed(a[:, 0], a[:, 1])
-        logger.info("%s: read as %s (last point %.3g m from the first; no closed= given)", filename,
-                    "a closed loop" if closed else "an open path", float(np.hypot(*(a[0, :2] - a[-1, :2]))))
+        closed = decide_closed(a[:, :2], str(filename))
+    ds = resolve_ds(ds, a[:, :2], closed)
     wr = wl = None
     if a.shape[1] == 4:
         tab.check_positive((2, 3), "track width")
@@ -341,15 +346,6 @@ def _corner_polygon(pts: np.ndarray, closed: bool, *, forced: bool) -> np.ndarra
     return None if vertices is None else keep[vertices]
 
 
-def _looks_closed(x: np.ndarray, y: np.ndarray) -> bool:
-    """A loop: at least 3 points and the end back within 3 median spacings of the start."""
-    if len(x) < 3:
-        return False
-    step = np.hypot(np.diff(x), np.diff(y))
-    gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
-    return gap < 3.0 * float(np.median(step[step > 0])) if np.any(step > 0) else False
-
-
 def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
                   closed: bool | None = None, name: str | None = None) -> ReferencePath:
     """Read a raceline ``s_m; x_m; y_m; psi_rad; kappa_radpm; vx_mps; ax_mps2`` and keep its speed profile.
@@ -357,7 +353,8 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
     The TUM raceline tools measure ``psi_rad`` from the +y axis (north), ours from +x: the
     offset (0 or +pi/2, whichever matches the x/y geometry) is detected and added; a heading
     that matches neither is an error. ``closed`` defaults to True when the last point is about
-    one step away from the first. With ``ds=None`` the file's waypoints are used as they are
+    one step away from the first and the closing segment turns like the path
+    (:func:`mpc_tracking.paths.defaults.closure`, logged). With ``ds=None`` the file's waypoints are used as they are
     (heading, curvature and speed from the file); with a ``ds`` the centre line is resampled.
     """
     filename = Path(filename)
@@ -371,7 +368,7 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
         raise PathFormatError(f"{filename}:{tab.lines[r]}: vx_mps must be >= 0, got {vx[r]}")
     gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
     if closed is None:
-        closed = _looks_closed(x, y)
+        closed = decide_closed(np.column_stack([x, y]), str(filename))
     if closed and gap < 1e-9 * max(1.0, float(np.abs(x).max())):  # repeated closing point
         s, x, y, psi, kap, vx = (a[:-1] for a in (s, x, y, psi, kap, vx))
         gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
@@ -466,14 +463,16 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
     source : str or path
         A file, or the name of a bundled path (:func:`mpc_tracking.paths.bundled.list_bundled`).
     ds : float, optional
-        Waypoint spacing [m]. Default: 1 m for centre-line tables (TUM, x/y), the file's own
-        waypoints for raceline and waypoint files, the file's ``ds`` (else 0.1 m) for YAML.
+        Waypoint spacing [m]. Default: :func:`~mpc_tracking.paths.defaults.default_ds` (0.5 m,
+        finer on paths shorter than 50 m) for centre-line tables (TUM, x/y, GNSS) and YAML courses
+        without a ``ds``; the file's own waypoints for raceline and waypoint files.
     smoothing : float, optional
         RMS distance [m] the centre line may move when smoothed (TUM, x/y, resampled raceline).
         Default: none, except that x/y tables measure their noise and smooth a noisy trace
         (:func:`read_xy`).
     closed : bool, optional
-        Override for x/y tables and racelines (TUM files are always closed).
+        Override for x/y tables and racelines (TUM files are always closed). Default: decided
+        from the data (:func:`mpc_tracking.paths.defaults.closure`), logged with how to override.
     corners, corner_radius, default_corner_radius : optional
         x/y tables: whether the points are polygon corners to round (None: decided from the
         data), the corner radius [m], and the radius of recognised corners when none is given;
@@ -498,18 +497,18 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
     if kind == "raceline":
         return read_raceline(p, ds=ds, smoothing=smoothing or 0.0, closed=closed)
     if kind == "tum":
-        return read_tum(p, ds=1.0 if ds is None else ds, smoothing=smoothing or 0.0)
+        return read_tum(p, ds=ds, smoothing=smoothing or 0.0)
     if kind == "geo":
-        return read_geo(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed)
+        return read_geo(p, ds=ds, smoothing=smoothing, closed=closed)
     try:
-        return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, corners=corners,
+        return read_xy(p, ds=ds, smoothing=smoothing, closed=closed, corners=corners,
                        corner_radius=corner_radius, default_corner_radius=default_corner_radius)
     except PathError:
         if not _unnamed_degrees(p):
             raise
         logger.warning("%s: the numbers look like latitude, longitude in degrees, not metres; reading them as WGS84 "
                        "lat, lon (name the columns lat,lon to say so)", p)
-        return read_geo(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, unnamed_degrees=True)
+        return read_geo(p, ds=ds, smoothing=smoothing, closed=closed, unnamed_degrees=True)
 
 
 # ---------------------------------------------------------------------- geographic input (paths/geo.py)
@@ -537,7 +536,7 @@ def _unnamed_degrees(filename: Path) -> bool:
     return looks_like_degrees(data)
 
 
-def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float = 1.0, smoothing: float | None = None,
+def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float | None = None, smoothing: float | None = None,
                      closed: bool | None = None, name: str = "trace", source: str = "trace",
                      width_right: np.ndarray | None = None, width_left: np.ndarray | None = None) -> ReferencePath:
     """A path through measured points (a GNSS or odometry trace) as :func:`read_xy` builds one.
@@ -548,9 +547,8 @@ def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float = 1.0, smoothing
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if closed is None:
-        closed = _looks_closed(x, y)
-        logger.info("%s: read as %s (last point %.3g m from the first)", source,
-                    "a closed loop" if closed else "an open path", float(np.hypot(x[0] - x[-1], y[0] - y[-1])))
+        closed = decide_closed(np.column_stack([x, y]), source)
+    ds = resolve_ds(ds, np.column_stack([x, y]), closed)
     if smoothing is None:
         smoothing = _auto_smoothing(np.column_stack([x, y]), closed, Path(source))
     label = Path(source)
@@ -558,8 +556,9 @@ def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float = 1.0, smoothing
                                                      closed=closed, smoothing=smoothing, name=name))
 
 
-def read_geo(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = None, closed: bool | None = None,
-             origin: tuple[float, float] | None = None, unnamed_degrees: bool = False) -> ReferencePath:
+def read_geo(filename: str | Path, *, ds: float | None = None, smoothing: float | None = None,
+             closed: bool | None = None, origin: tuple[float, float] | None = None,
+             unnamed_degrees: bool = False) -> ReferencePath:
     """Read a GNSS trace (GPX, KML, or a CSV with lat/lon columns) as a path in a local east-north frame.
 
     The conversion is :mod:`mpc_tracking.paths.geo` (transverse Mercator about ``origin``, default

@@ -116,8 +116,8 @@ class ReferencePath(ProjectionMixin):
         cls,
         points: Any,
         *,
-        ds: float = 0.1,
-        closed: bool = False,
+        ds: float | None = None,
+        closed: bool | None = None,
         radius: Any = None,
         blend: float = 0.5,
         smoothing: float | None = None,
@@ -137,9 +137,17 @@ class ReferencePath(ProjectionMixin):
         points : array_like, shape (n, 2)
             Corner points [m] (n >= 2; n >= 3 when closed). Duplicate consecutive points are
             removed. Closed paths start (``s = 0``) in the middle of the first edge's straight.
+        ds : float, optional
+            Waypoint spacing [m]. Default :func:`~mpc_tracking.paths.defaults.default_ds`: 0.5 m,
+            finer on polygons shorter than 50 m (the same default as files and scenarios).
+        closed : bool, optional
+            Whether the polygon is a loop. Default: decided from the points
+            (:func:`~mpc_tracking.paths.defaults.closure`: a typed rectangle is a loop, an
+            out-and-back route is not), logged as a warning naming this argument.
         radius : float or array_like of shape (n,), optional
             Minimum radius of each rounded corner [m]; reduced where neighbouring corners do not
-            fit on their common edge. Default: a quarter of the median edge length.
+            fit on their common edge. Default: a quarter of the median edge length
+            (:func:`~mpc_tracking.paths.defaults.default_corner_radius`).
         blend : float
             Share of each corner's turning done in clothoids (0 = circular arc only, 1 = clothoids
             only). Default 0.5.

@@ -26,42 +26,35 @@ if TYPE_CHECKING:  # types only: this module imports the packages it builds from
 
 __all__ = ["build", "obstacle_records", "resolve_file"]
 
-#: default corner radius of corner courses, in minimum turning radii of the vehicle (room to steer)
-CORNER_RADIUS_TURNS = 2.0
-
-
-def _build_path(sc, min_turning_radius: float | None = None):
-    """The scenario's path; corner courses are rounded with ``path.corner_radius``, by default
-    :data:`CORNER_RADIUS_TURNS` x ``min_turning_radius`` (reduced where an edge is too short)."""
-    default_radius = None if min_turning_radius is None else CORNER_RADIUS_TURNS * min_turning_radius
+def _build_path(sc):
+    """The scenario's path: ``path.corners`` rounded (``path.corner_radius``), or the file or bundled
+    name ``path.source`` (the bundled default when neither is given). Unset ``closed``, ``ds`` and
+    corner radius take the defaults every path takes (:mod:`mpc_tracking.paths.defaults`)."""
     if sc.path.corners is not None:
-        return _path_from_corners(sc, default_radius)
-    if sc.path.source is None:
-        raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
-    return _with_widths_and_name(sc.path, _read_path_source(sc, default_radius))
+        return _path_from_corners(sc)
+    return _with_widths_and_name(sc.path, _read_path_source(sc))
 
 
-def _path_from_corners(sc, default_radius: float | None):
+def _path_from_corners(sc):
     from mpc_tracking.paths.reference_path import ReferencePath
 
     pc = sc.path
-    radius = pc.corner_radius if pc.corner_radius is not None else default_radius
     return ReferencePath.from_corners(
-        pc.corners, ds=pc.ds, closed=True if pc.closed is None else pc.closed, smoothing=pc.smoothing,
-        width_left=pc.width_left, width_right=pc.width_right, name=pc.name or sc.name, radius=radius,
-        fit_radius=pc.corner_radius is None,
+        pc.corners, ds=pc.ds, closed=pc.closed, smoothing=pc.smoothing,
+        width_left=pc.width_left, width_right=pc.width_right, name=pc.name or sc.name, radius=pc.corner_radius,
     )
 
 
-def _read_path_source(sc, default_radius: float | None):
-    """The path of ``path.source`` (a file, or a bundled name), read in ``path.format``."""
+def _read_path_source(sc):
+    """The path of ``path.source`` (a file, or a bundled name; default the bundled default path), read in
+    ``path.format``."""
     from mpc_tracking.paths import io as path_io
-    from mpc_tracking.paths.bundled import bundled_file
+    from mpc_tracking.paths.bundled import DEFAULT_PATH, bundled_file
 
     pc = sc.path
-    source = resolve_file(sc, pc.source)
+    source = resolve_file(sc, pc.source if pc.source is not None else DEFAULT_PATH)
     kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing, "closed": pc.closed,
-                          "corner_radius": pc.corner_radius, "default_corner_radius": default_radius}
+                          "corner_radius": pc.corner_radius}
     if pc.format == "auto":
         reader = path_io.load_path
     else:
@@ -397,8 +390,7 @@ def build(scenario, errors: list | None = None) -> tuple[Any, Any, Any, Any, dic
 
     settings = part(make_settings)
     vehicle = part(lambda: _build_vehicle(scenario))
-    r_min = None if failed in (vehicle, settings) else vehicle.wheelbase / np.tan(settings.delta_max)
-    path = part(lambda: _apply_speed_profile(scenario, _build_path(scenario, r_min)))
+    path = part(lambda: _apply_speed_profile(scenario, _build_path(scenario)))
     corridor = part(lambda: _build_corridor(scenario, path), path)
     # plant parameters the file check rejected (with their line) are not reported again by the plant
     reported = {(getattr(e, "key", None) or "").split(".")[0] for e in errors or ()}

@@ -274,14 +274,14 @@ def test_unbounded_accel_limits_default_to_what_the_car_can_do():
     assert np.isinf(st.accel_max) and np.isinf(st.decel_max)  # nothing known about the car: unbounded
 
 
-def test_corner_courses_default_to_twice_the_turning_radius_and_take_corner_radius():
+def test_corner_courses_default_to_a_quarter_edge_and_take_corner_radius():
     from mpc_tracking.scenario.build import build
 
     corners = [[0, 0], [40, 0], [40, 30], [0, 30]]
     sc = load_scenario({"path": {"corners": corners, "ds": 0.25, "width_left": 3.0, "width_right": 3.0}})
     path = build(sc)[0]
-    r_min = 2.7 / np.tan(0.5)  # default vehicle wheelbase, controller delta_max
-    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (2 * r_min), rel=1e-3)
+    assert path.closed  # a typed rectangle closes (decided from the data, as everywhere)
+    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (0.25 * 35.0), rel=1e-3)  # a quarter of the median edge
     eight = build(sc.with_overrides({"path.corner_radius": 8.0}))[0]
     assert np.max(np.abs(eight.kappa)) == pytest.approx(1 / 8.0, rel=1e-3)
     with pytest.raises(mt.PathError, match="fits a radius of at most"):
@@ -290,15 +290,22 @@ def test_corner_courses_default_to_twice_the_turning_radius_and_take_corner_radi
         load_scenario({"path": {"corners": corners, "corner_radius": -1}})
 
 
-def test_corner_csv_in_a_scenario_uses_the_vehicle_default(tmp_path):
+def test_one_set_of_defaults_for_corners_csv_scenarios(tmp_path):
+    """Issue 26: the same corners give the same path (closed, ds, corner radius) from from_corners,
+    a CSV through load_path, a scenario's path.corners and a scenario's CSV source."""
     from mpc_tracking.scenario.build import build
 
+    corners = [[0, 0], [80, 0], [80, 40], [0, 40]]
     f = tmp_path / "block.csv"
-    f.write_text("0,0\n120,0\n120,80\n0,80\n")
-    path = build(load_scenario({"path": {"source": str(f), "ds": 1.0}}))[0]
-    r_min = 2.7 / np.tan(0.5)
-    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (2 * r_min), rel=1e-3)
-    assert path.closed and path.x.min() > -1e-6 and path.x.max() < 120 + 1e-6
+    f.write_text("".join(f"{x},{y}\n" for x, y in corners))
+    paths = [mt.ReferencePath.from_corners(corners), mt.load_path(f),
+             build(load_scenario({"path": {"corners": corners}}))[0],
+             build(load_scenario({"path": {"source": str(f)}}))[0]]
+    for p in paths:
+        assert p.closed and p.ds == pytest.approx(paths[0].ds) and p.length == pytest.approx(paths[0].length)
+        assert np.max(np.abs(p.kappa)) == pytest.approx(np.max(np.abs(paths[0].kappa)))
+        assert p.x.min() > -1e-6 and p.x.max() < 80 + 1e-6
+    assert paths[0].ds == pytest.approx(0.5, rel=1e-3)
 
 
 def test_polygons_take_points_or_vertices_in_both_file_kinds(tmp_path):
