@@ -228,6 +228,7 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
     if pts.ndim != 2 or pts.shape[1] != 2:
         raise PathError(f"points: expected an array of shape (n, 2), got shape {pts.shape}")
     pts = _as_points(pts[:, 0], pts[:, 1], "points")
+    given = pts.copy()
     if closed is None:
         closed = decide_closed(pts, f"ReferencePath.from_corners ({name!r})")
     ds = _check_ds(resolve_ds(ds, pts, closed), "ds")
@@ -258,4 +259,5 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
         path = cls.from_waypoints(s, x, y, psi, kappa, width_left=wl_s, width_right=wr_s,
                                   closed=closed, length=length, name=name)
     report_fit(path, pts, np.flatnonzero(keep), "points", warn=False)  # the corner cut, for the record
+    path.input_points = given
     return path

@@ -32,6 +32,7 @@ import numpy as np
 from mpc_tracking.errors import PathError, PathFormatError
 from mpc_tracking.fileio import check_input_file, read_input_text
 from mpc_tracking.paths._checks import _check_ds, _check_positive, _distinct_mask
+from mpc_tracking.paths.builder import input_source
 from mpc_tracking.paths.bundled import bundled_file
 from mpc_tracking.paths.defaults import decide_closed, resolve_ds
 from mpc_tracking.paths.polyline import corner_vertices, estimate_noise, simplify_collinear
@@ -248,10 +249,11 @@ def read_tum(filename: str | Path, *, ds: float | None = None, smoothing: float 
     a = tab.data = tab.columns(_XY_ROLES, 4)
     tab.check_positive((2, 3), "track width")
     ds = resolve_ds(ds, a[:, :2], True)
-    return _wrap_errors(filename, lambda: ReferencePath(
-        a[:, 0], a[:, 1], width_right=a[:, 2], width_left=a[:, 3], ds=ds, closed=True,
-        smoothing=smoothing, name=name or filename.stem,
-    ))
+    with input_source(filename, tab.lines):
+        return _wrap_errors(filename, lambda: ReferencePath(
+            a[:, 0], a[:, 1], width_right=a[:, 2], width_left=a[:, 3], ds=ds, closed=True,
+            smoothing=smoothing, name=name or filename.stem,
+        ))
 
 
 def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float | None = None,
@@ -276,9 +278,13 @@ def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float |
     turning radius, reduced where an edge is too short). Either way the path records how far it strays from
     the input polyline (``fit_deviation``), with a warning beyond tolerance.
 
-    ``smoothing`` None (default) smooths a noisy trace (GPS, hand-digitised) by the noise it
-    measures (:func:`mpc_tracking.paths.polyline.estimate_noise`, logged) when that exceeds 5 %
-    of the point spacing, and otherwise interpolates the points; 0 always interpolates.
+    ``smoothing`` None (default) smooths a noisy trace (GPS, hand-digitised) of at least
+    :data:`MIN_POINTS_FOR_NOISE` points by the noise it measures
+    (:func:`mpc_tracking.paths.polyline.estimate_noise`, logged) when that exceeds 5 % of the
+    point spacing, and otherwise interpolates the points; 0 always interpolates. A fit that moves
+    the path more than :func:`~mpc_tracking.paths.builder.fit_tolerance` from an input point is
+    warned about with the point, its file line and the distance (a smoothing chosen here gets no
+    allowance: 0.25 m).
     """
     filename = Path(filename)
     tab = _Table(filename, (2, 4), "x, y[, w_right, w_left] in m")
@@ -300,28 +306,55 @@ def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float |
             vertices = _corner_polygon(a[:, :2], closed, forced=bool(corners) or corner_radius is not None)
         if vertices is not None:
             radius = corner_radius if corner_radius is not None else default_corner_radius
-            logger.info("%s: read as the %d corners of a polygon, rounded with radius %s (corner_radius)", filename,
-                        len(vertices), "default" if radius is None else f"{radius:g} m")
             v = a[vertices]
             fit = corner_radius is None and radius is not None  # a default radius shrinks to fit short edges
-            return _wrap_errors(filename, lambda: ReferencePath.from_corners(
-                v[:, :2], ds=ds, closed=closed, radius=radius, fit_radius=fit, smoothing=smoothing or None,
-                width_right=None if wr is None else v[:, 2], width_left=None if wl is None else v[:, 3],
-                name=name or tab.meta.get("name", filename.stem),
-            ))
+            with input_source(filename, tab.lines[vertices]):
+                path = _wrap_errors(filename, lambda: ReferencePath.from_corners(
+                    v[:, :2], ds=ds, closed=closed, radius=radius, fit_radius=fit, smoothing=smoothing or None,
+                    width_right=None if wr is None else v[:, 2], width_left=None if wl is None else v[:, 3],
+                    name=name or tab.meta.get("name", filename.stem),
+                ))
+            _report_corners(path, filename, tab.lines[vertices], decided=corners is None and corner_radius is None)
+            return path
+    chosen = smoothing is None
     if smoothing is None:
         smoothing = _auto_smoothing(a[:, :2], closed, filename)
-    return _wrap_errors(filename, lambda: ReferencePath(
-        a[:, 0], a[:, 1], width_right=wr, width_left=wl, ds=ds, closed=closed, smoothing=smoothing,
-        name=name or tab.meta.get("name", filename.stem),
-    ))
+    with input_source(filename, tab.lines, smoothing_chosen=chosen):
+        return _wrap_errors(filename, lambda: ReferencePath(
+            a[:, 0], a[:, 1], width_right=wr, width_left=wl, ds=ds, closed=closed, smoothing=smoothing,
+            name=name or tab.meta.get("name", filename.stem),
+        ))
+
+
+def _report_corners(path: ReferencePath, filename: Path, lines: np.ndarray, *, decided: bool) -> None:
+    """Say that (and how far) rounding the corners of a polygon moved the path from them: a warning when the
+    corners were recognised from the data (the user asked for neither corners nor a radius), else INFO."""
+    i = path.fit_deviation_index
+    radius = 1.0 / max(float(np.max(np.abs(path.kappa))), 1e-300)
+    text = (f"{filename}: read as the {len(lines)} corners of a polygon and rounded (the smallest radius "
+            f"{radius:.3g} m): the path passes {path.fit_deviation:.3g} m from corner {i} at {filename}:{int(lines[i])}")
+    if decided:
+        logger.warning("%s (corners decided from the data; pass corners=False to fit a curve through the points, "
+                       "or corner_radius= to choose the radius; scenario: path.corner_radius, CLI: --corner-radius)",
+                       text)
+    else:
+        logger.info("%s", text)
+
+
+#: fewest points whose noise is measured (and smoothed away when it is large): fewer points are too
+#: sparse to tell noise from shape (12 points round a parking lot read as 1.47 m of "noise")
+MIN_POINTS_FOR_NOISE = 30
 
 
 def _auto_smoothing(pts: np.ndarray, closed: bool, filename: Path) -> float:
-    """RMS smoothing [m] for a trace whose measured noise exceeds 5 % of its spacing, else 0."""
+    """RMS smoothing [m] for a trace of at least :data:`MIN_POINTS_FOR_NOISE` points whose measured
+    noise exceeds 5 % of its spacing, else 0."""
     keep = _distinct_mask(pts, closed)
     pts = pts[keep]
-    if len(pts) < 8:
+    if len(pts) < MIN_POINTS_FOR_NOISE:
+        if len(pts) >= 8:
+            logger.info("%s: %d points are too few to measure their noise (at least %d); interpolating them "
+                        "(smoothing= to smooth)", filename, len(pts), MIN_POINTS_FOR_NOISE)
         return 0.0
     sigma = estimate_noise(pts, closed)
     spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
@@ -387,8 +420,9 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
         logger.info("%s: psi_rad measured from north; converted with +pi/2", filename)
     label = name or filename.stem
     if ds is not None:
-        return _wrap_errors(filename, lambda: ReferencePath(
-            x, y, ds=ds, closed=closed, smoothing=smoothing, v_ref=vx, name=label))
+        with input_source(filename, tab.lines):
+            return _wrap_errors(filename, lambda: ReferencePath(
+                x, y, ds=ds, closed=closed, smoothing=smoothing, v_ref=vx, name=label))
     heading = np.unwrap(psi + off)
     length = float(s[-1] - s[0] + gap) if closed else None
     return _wrap_errors(filename, lambda: ReferencePath.from_waypoints(
@@ -549,11 +583,13 @@ def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float | None = None, s
     if closed is None:
         closed = decide_closed(np.column_stack([x, y]), source)
     ds = resolve_ds(ds, np.column_stack([x, y]), closed)
+    chosen = smoothing is None
     if smoothing is None:
         smoothing = _auto_smoothing(np.column_stack([x, y]), closed, Path(source))
     label = Path(source)
-    return _wrap_errors(label, lambda: ReferencePath(x, y, width_right=width_right, width_left=width_left, ds=ds,
-                                                     closed=closed, smoothing=smoothing, name=name))
+    with input_source(source, smoothing_chosen=chosen):
+        return _wrap_errors(label, lambda: ReferencePath(x, y, width_right=width_right, width_left=width_left,
+                                                         ds=ds, closed=closed, smoothing=smoothing, name=name))
 
 
 def read_geo(filename: str | Path, *, ds: float | None = None, smoothing: float | None = None,

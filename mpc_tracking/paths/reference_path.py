@@ -68,6 +68,9 @@ class ReferencePath(ProjectionMixin):
         points (either way round); logged, and a warning beyond :func:`fit_tolerance`.
     fit_deviation_index : int
         The input point (index into ``x, y`` as given) nearest to where that deviation is.
+    input_points : ndarray, shape (n, 2), or None
+        The points the path was fitted to, as given (the corners for :meth:`from_corners`;
+        None for :meth:`from_waypoints`); plots draw them against the path.
     obstacles : tuple
         Obstacles that came with the path (YAML courses), for
         :class:`mpc_tracking.environment.ObstacleCorridor`; empty by default, set only through
@@ -75,6 +78,8 @@ class ReferencePath(ProjectionMixin):
     """
 
     obstacles: tuple = ()
+    #: the points the path was fitted to, shape (n, 2) [m], as given (None for ``from_waypoints``)
+    input_points: np.ndarray | None = None
     # the waypoint arrays and figures the builder (:mod:`mpc_tracking.paths.builder`) fills
     name: str
     closed: bool

@@ -73,10 +73,14 @@ def _with_widths_and_name(pc, path):
         return path
     wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
     wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
-    return ReferencePath.from_waypoints(
+    out = ReferencePath.from_waypoints(
         path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
         closed=path.closed, length=path.length, name=pc.name or path.name,
     ).with_obstacles(path.obstacles)
+    # the same fit: its input points and how far it strays from them (plots draw them)
+    out.input_points, out.smoothing = path.input_points, path.smoothing
+    out.fit_deviation, out.fit_deviation_index = path.fit_deviation, path.fit_deviation_index
+    return out
 
 
 def _apply_speed_profile(sc, path):
