@@ -332,7 +332,8 @@ def _report_corners(path: ReferencePath, filename: Path, lines: np.ndarray, *, d
     i = path.fit_deviation_index
     radius = 1.0 / max(float(np.max(np.abs(path.kappa))), 1e-300)
     text = (f"{filename}: read as the {len(lines)} corners of a polygon and rounded (the smallest radius "
-            f"{radius:.3g} m): the path passes {path.fit_deviation:.3g} m from corner {i} at {filename}:{int(lines[i])}")
+            f"{radius:.3g} m): the path passes {path.fit_deviation:.3g} m from corner {i} at "
+            f"{filename}:{int(lines[i])}")
     if decided:
         logger.warning("%s (corners decided from the data; pass corners=False to fit a curve through the points, "
                        "or corner_radius= to choose the radius; scenario: path.corner_radius, CLI: --corner-radius)",
