@@ -12,7 +12,9 @@ FILE.csv`` and ``mpc-tracking path show`` -- takes its unset values from here:
   as a warning with the way to override it (:func:`decide_closed`), unless the ends are plainly
   apart;
 * corner radius: :data:`CORNER_RADIUS_SHARE` (a quarter) of the median edge of the corner
-  polygon, reduced where two corners do not fit on their edge (:func:`default_corner_radius`).
+  polygon; where the vehicle is known (scenarios, ``mpc-tracking run`` / ``check`` / ``path
+  show``) at least twice its minimum turning radius; reduced where two corners do not fit on
+  their edge (:func:`default_corner_radius`).
 
 >>> import numpy as np
 >>> closure(np.array([[0, 0], [80, 0], [80, 40], [0, 40]], float)).closed  # a typed rectangle
@@ -84,15 +86,21 @@ def polyline_length(pts: np.ndarray, closed: bool) -> float:
     return float(np.hypot(*np.diff(ring, axis=0).T).sum())
 
 
-def default_corner_radius(points: np.ndarray, closed: bool) -> float:
-    """The corner radius [m] of a corner polygon when none is given: a quarter of its median edge.
+def default_corner_radius(points: np.ndarray, closed: bool, min_radius: float | None = None) -> float:
+    """The corner radius [m] of a corner polygon when none is given: a quarter of its median edge,
+    at least ``min_radius`` [m] (scenarios pass twice the vehicle's minimum turning radius, so that
+    the car can steer round the corners with room to correct). The path builder then reduces it
+    where two corners do not fit on their edge.
 
-    >>> default_corner_radius(np.array([[0, 0], [80, 0], [80, 40], [0, 40]], float), closed=True)
-    15.0
+    >>> rect = np.array([[0, 0], [80, 0], [80, 40], [0, 40]], float)
+    >>> default_corner_radius(rect, closed=True), default_corner_radius(rect, closed=True, min_radius=20.0)
+    (15.0, 20.0)
     """
     pts = np.asarray(points, dtype=float)
     ring = np.vstack([pts, pts[:1]]) if closed else pts
-    return CORNER_RADIUS_SHARE * float(np.median(np.hypot(*np.diff(ring, axis=0).T)))
+    step = np.hypot(*np.diff(ring, axis=0).T)
+    radius = CORNER_RADIUS_SHARE * float(np.median(step[step > 0])) if np.any(step > 0) else 1.0
+    return max(radius, float(min_radius)) if min_radius is not None else radius
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ Every error names the file (and line) and what was expected (:class:`PathFormatE
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import re
@@ -35,10 +36,12 @@ from mpc_tracking.paths._checks import _check_ds, _check_positive, _distinct_mas
 from mpc_tracking.paths.builder import input_source
 from mpc_tracking.paths.bundled import bundled_file
 from mpc_tracking.paths.defaults import decide_closed, resolve_ds
+from mpc_tracking.paths.defaults import default_corner_radius as corner_default_radius
 from mpc_tracking.paths.polyline import corner_vertices, estimate_noise, simplify_collinear
 from mpc_tracking.paths.reference_path import ReferencePath
 
-__all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path"]
+__all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path",
+           "missing_file_hint"]
 
 logger = logging.getLogger(__name__)
 #: largest path table read [bytes] (a 100 km centre line at 1 m spacing is about 4 MB)
@@ -258,7 +261,8 @@ def read_tum(filename: str | Path, *, ds: float | None = None, smoothing: float 
 
 def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float | None = None,
             closed: bool | None = None, name: str | None = None, corners: bool | None = None,
-            corner_radius: float | None = None, default_corner_radius: float | None = None) -> ReferencePath:
+            corner_radius: float | None = None, default_corner_radius: float | None = None,
+            min_corner_radius: float | None = None) -> ReferencePath:
     """Read a plain table ``x, y[, w_right, w_left]`` (comma, semicolon or whitespace separated).
 
     ``closed`` defaults to the file's ``# mpc_tracking path: closed=...`` comment; without one the
@@ -274,9 +278,11 @@ def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float |
     quarter of the median edge, reduced where it does not fit). ``corners`` None decides from
     the data (:func:`mpc_tracking.paths.polyline.corner_vertices`, logged); a ``corner_radius``
     implies corners unless ``corners=False``; ``default_corner_radius`` replaces the default radius
-    of recognised corners without forcing corner mode (scenarios pass twice the vehicle's minimum
-    turning radius, reduced where an edge is too short). Either way the path records how far it strays from
-    the input polyline (``fit_deviation``), with a warning beyond tolerance.
+    of recognised corners without forcing corner mode, ``min_corner_radius`` is the least default
+    radius (:func:`mpc_tracking.paths.defaults.default_corner_radius`; scenarios pass twice the
+    vehicle's minimum turning radius; either is reduced where an edge is too short). Either way
+    the path records how far it strays from the input polyline (``fit_deviation``), with a
+    warning beyond tolerance (recognised corners: always, with the corner's file line).
 
     ``smoothing`` None (default) smooths a noisy trace (GPS, hand-digitised) of at least
     :data:`MIN_POINTS_FOR_NOISE` points by the noise it measures
@@ -307,6 +313,8 @@ def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float |
         if vertices is not None:
             radius = corner_radius if corner_radius is not None else default_corner_radius
             v = a[vertices]
+            if radius is None and min_corner_radius is not None:
+                radius = corner_default_radius(v[:, :2], closed, min_corner_radius)
             fit = corner_radius is None and radius is not None  # a default radius shrinks to fit short edges
             with input_source(filename, tab.lines[vertices]):
                 path = _wrap_errors(filename, lambda: ReferencePath.from_corners(
@@ -468,6 +476,32 @@ def read_yaml(filename: str | Path, *, ds: float | None = None) -> ReferencePath
     return read_course(filename, ds=ds)
 
 
+def missing_file_hint(name: str | Path, *, bundled: bool = True) -> str:
+    """The ``"; did you mean 'my_track.csv'?"`` of a file name that does not exist: the nearest name in
+    its folder (:func:`difflib.get_close_matches`), else the nearest bundled path name (``bundled``),
+    else what is missing (its folder); ``""`` when nothing is near.
+
+    >>> missing_file_hint("/no/such/folder/track.csv", bundled=False)
+    '; the folder /no/such/folder does not exist'
+    """
+    from mpc_tracking.paths.bundled import list_bundled
+
+    p = Path(name)
+    folder = p.parent
+    try:
+        names = sorted(c.name for _, c in zip(range(5000), folder.iterdir(), strict=False))
+    except OSError:
+        return f"; the folder {folder} does not exist" if not folder.exists() else ""
+    near = difflib.get_close_matches(p.name, names, n=1, cutoff=0.8)
+    if near:
+        return f"; did you mean {str(folder / near[0]) if str(folder) != '.' else near[0]!r}?"
+    if bundled:
+        near = difflib.get_close_matches(p.stem, list_bundled(), n=1, cutoff=0.6)
+        if near:
+            return f"; did you mean the bundled path {near[0]!r}?"
+    return ""
+
+
 def _sniff(filename: Path) -> str:
     if filename.suffix.lower() in (".yaml", ".yml"):
         return "yaml"
@@ -490,7 +524,8 @@ def _sniff(filename: Path) -> str:
 
 def load_path(source: str | Path, *, ds: float | None = None, smoothing: float | None = None,
               closed: bool | None = None, corners: bool | None = None,
-              corner_radius: float | None = None, default_corner_radius: float | None = None) -> ReferencePath:
+              corner_radius: float | None = None, default_corner_radius: float | None = None,
+              min_corner_radius: float | None = None) -> ReferencePath:
     """Load a bundled path by name, or a path file in any supported format.
 
     Parameters
@@ -508,17 +543,17 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
     closed : bool, optional
         Override for x/y tables and racelines (TUM files are always closed). Default: decided
         from the data (:func:`mpc_tracking.paths.defaults.closure`), logged with how to override.
-    corners, corner_radius, default_corner_radius : optional
+    corners, corner_radius, default_corner_radius, min_corner_radius : optional
         x/y tables: whether the points are polygon corners to round (None: decided from the
-        data), the corner radius [m], and the radius of recognised corners when none is given;
-        see :func:`read_xy`.
+        data), the corner radius [m], the radius of recognised corners when none is given, and
+        the least default radius [m]; see :func:`read_xy`.
     """
     if ds is not None:
         ds = _check_ds(ds, "ds")
     p = Path(source)
     if not p.exists():
         if p.suffix or "/" in str(source):
-            raise PathFormatError(f"{source}: no such file")
+            raise PathFormatError(f"{source}: no such file{missing_file_hint(p)}")
         p = bundled_file(str(source))
     kind = _sniff(p)
     logger.debug("loading %s as %s", p, kind)
@@ -537,7 +572,8 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
         return read_geo(p, ds=ds, smoothing=smoothing, closed=closed)
     try:
         return read_xy(p, ds=ds, smoothing=smoothing, closed=closed, corners=corners,
-                       corner_radius=corner_radius, default_corner_radius=default_corner_radius)
+                       corner_radius=corner_radius, default_corner_radius=default_corner_radius,
+                       min_corner_radius=min_corner_radius)
     except PathError:
         if not _unnamed_degrees(p):
             raise

@@ -76,8 +76,9 @@ class PathConfig:
     format: str = _f("auto", "str", "file format (auto = detected from the content)", PATH_FORMATS)
     corners: list | None = _f(None, "points?", "corner points [[x, y], ...] instead of a source [m]")
     corner_radius: float | None = _f(None, "float?", "radius of the rounded corners of path.corners or of "
-                                     "a corner-polygon x/y file [m] (default: a quarter of the median edge, "
-                                     "reduced where it does not fit)", gt=0)
+                                     "a corner-polygon x/y file [m] (default: a quarter of the median edge, at "
+                                     "least twice the vehicle's minimum turning radius, reduced where it does "
+                                     "not fit)", gt=0)
     closed: bool | None = _f(None, "bool?", "closed loop (default: a file's own, else decided from the data: "
                              "a loop only when the end meets the start and the closing segment turns like "
                              "the path; logged)")

@@ -274,20 +274,35 @@ def test_unbounded_accel_limits_default_to_what_the_car_can_do():
     assert np.isinf(st.accel_max) and np.isinf(st.decel_max)  # nothing known about the car: unbounded
 
 
-def test_corner_courses_default_to_a_quarter_edge_and_take_corner_radius():
+def test_corner_courses_default_to_twice_the_turning_radius_and_take_corner_radius():
     from mpc_tracking.scenario.build import build
 
     corners = [[0, 0], [40, 0], [40, 30], [0, 30]]
     sc = load_scenario({"path": {"corners": corners, "ds": 0.25, "width_left": 3.0, "width_right": 3.0}})
     path = build(sc)[0]
-    assert path.closed  # a typed rectangle closes (decided from the data, as everywhere)
-    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (0.25 * 35.0), rel=1e-3)  # a quarter of the median edge
+    r_min = 2.7 / np.tan(0.5)  # default vehicle wheelbase, controller delta_max
+    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (2 * r_min), rel=1e-3)
     eight = build(sc.with_overrides({"path.corner_radius": 8.0}))[0]
     assert np.max(np.abs(eight.kappa)) == pytest.approx(1 / 8.0, rel=1e-3)
     with pytest.raises(mt.PathError, match="fits a radius of at most"):
         build(sc.with_overrides({"path.corner_radius": 30.0}))  # asked for: an error naming the largest
     with pytest.raises(mt.ScenarioError, match="corner_radius"):
         load_scenario({"path": {"corners": corners, "corner_radius": -1}})
+
+
+def test_corner_csv_in_a_scenario_uses_the_vehicle_default(tmp_path):
+    from mpc_tracking.scenario.build import build
+
+    f = tmp_path / "block.csv"
+    f.write_text("0,0\n120,0\n120,80\n0,80\n")
+    path = build(load_scenario({"path": {"source": str(f), "ds": 1.0}}))[0]
+    # a quarter of the median edge (25 m) is above twice the car's turning radius (9.9 m): as load_path
+    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / 25.0, rel=1e-3)
+    assert path.length == pytest.approx(mt.load_path(f, ds=1.0).length)
+    assert path.closed and path.x.min() > -1e-6 and path.x.max() < 120 + 1e-6
+    # a longer car: twice its turning radius (25.6 m) is the least default radius
+    long_car = build(load_scenario({"path": {"source": str(f), "ds": 1.0}, "vehicle": {"wheelbase": 7.0}}))[0]
+    assert np.max(np.abs(long_car.kappa)) == pytest.approx(1 / (2 * 7.0 / np.tan(0.5)), rel=1e-3)
 
 
 def test_one_set_of_defaults_for_corners_csv_scenarios(tmp_path):
