@@ -140,8 +140,8 @@ def _is_course_yaml(p: Path) -> bool:
 
 
 def scenario_argument(source: str, errors: list | None = None):
-    """The scenario a ``run``/``check``/``path show`` argument names (``animate``: its scenario .yaml): a scenario file, or a
-    path (any path file, a YAML course, a bundled name) driven by the default scenario.
+    """The scenario a ``run``/``check``/``path show`` argument names: a scenario file, or a path
+    (any path file, a YAML course, a bundled name) driven by the default scenario.
 
     Raises
     ------
