@@ -36,7 +36,7 @@ from mpc_tracking.cli.failures import (
 from mpc_tracking.cli.identify import add_identify_command
 from mpc_tracking.cli.logs import add_path_from_log, add_replay_command, add_run_log_options, write_run_logs
 from mpc_tracking.cli.models import add_model_commands
-from mpc_tracking.cli.options import int_range, number
+from mpc_tracking.cli.options import add_path_options, int_range, number, path_overrides
 from mpc_tracking.cli.ros import add_ros_commands
 from mpc_tracking.cli.sweep import add_sweep_command
 from mpc_tracking.errors import InputError, MPCTrackingError, ScenarioError
@@ -119,12 +119,74 @@ def _summary_table(result) -> str:
     return "\n".join(f"  {k:<{w}}  {v}" for k, v in rows)
 
 
-def _load_with_overrides(args: argparse.Namespace, errors: list | None = None):
-    from mpc_tracking.cli.options import parse_set_option
+#: suffixes of scenario files (a YAML file that is a corner-point course is a path file)
+_SCENARIO_SUFFIXES = (".yaml", ".yml")
+
+
+def _is_course_yaml(p: Path) -> bool:
+    """Whether the YAML file ``p`` is a corner-point course (``points:`` and no scenario section), not a scenario."""
+    from mpc_tracking.fileio import read_yaml
+    from mpc_tracking.scenario.schema import ScenarioBase
+
+    try:
+        data = read_yaml(p, error=ScenarioError, what="scenario file").data
+    except MPCTrackingError:  # the scenario loader reports it (with its limits)
+        return False
+    from mpc_tracking.paths.course_yaml import COURSE_KEYS
+
+    if not isinstance(data, dict) or set(ScenarioBase.__dataclass_fields__).intersection(data):
+        return False
+    return "points" in data or set(data) <= set(COURSE_KEYS)
+
+
+def scenario_argument(source: str, errors: list | None = None):
+    """The scenario a ``run``/``check``/``path show`` argument names: a scenario file, or a path
+    (any path file, a YAML course, a bundled name) driven by the default scenario.
+
+    Raises
+    ------
+    InputError
+        No such file (and no such bundled name), with the nearest name that exists ("did you mean").
+    """
+    from mpc_tracking.paths.bundled import bundled_file, list_bundled
+    from mpc_tracking.paths.io import missing_file_hint
     from mpc_tracking.scenario.core import load_scenario
 
-    sc = load_scenario(args.scenario, errors=errors)
-    overrides: dict[str, Any] = {}
+    p = Path(source)
+    if not p.exists():
+        if not p.suffix and "/" not in source:
+            if source in list_bundled():
+                return _default_scenario_on(source)
+            hint = missing_file_hint(p, bundled=False)
+            if not hint:
+                bundled_file(source)  # unknown bundled path 'ovl'; did you mean 'oval'? (available: ...)
+            raise InputError(f"{source}: no such file or bundled path{hint}")
+        if p.suffix.lower() in _SCENARIO_SUFFIXES:
+            raise InputError(f"{source}: no such scenario file{missing_file_hint(p, bundled=False)}")
+        raise InputError(f"{source}: no such file (expected a scenario .yaml, a path file or a bundled path name)"
+                         f"{missing_file_hint(p)}")
+    if p.suffix.lower() in _SCENARIO_SUFFIXES and not _is_course_yaml(p):
+        return load_scenario(p, errors=errors)
+    return _default_scenario_on(str(p))
+
+
+def _default_scenario_on(source: str):
+    """The default scenario (``mpc-tracking demo``) on the path ``source``, its output in ``out/<stem>``."""
+    from mpc_tracking.scenario.core import default_scenario
+
+    stem = Path(source).stem or "path"
+    sc = default_scenario().with_overrides({
+        "name": stem, "description": f"the default scenario (mpc-tracking demo) on the path {source}",
+        "path.source": source, "path.ds": None, "outputs.folder": str(Path("out") / stem)})
+    sc.source = f"the default scenario on {source}"
+    return sc
+
+
+def _load_with_overrides(args: argparse.Namespace, errors: list | None = None):
+    from mpc_tracking.cli.options import parse_set_option
+
+    sc = scenario_argument(args.scenario, errors=errors)
+    overrides: dict[str, Any] = path_overrides(args)
     if getattr(args, "plant", None):  # first, so that --set plant.params.X=... applies to the new plant
         overrides["plant.name"] = args.plant
         overrides["plant.params"] = {}
@@ -345,21 +407,19 @@ def _describe(path) -> str:
 
 def _cmd_path_show(args: argparse.Namespace) -> int:
     from mpc_tracking.cli.outputs import prepare_folder, save_figure
-    from mpc_tracking.paths.io import load_path
     from mpc_tracking.paths.speed_profile import speed_profile
+    from mpc_tracking.scenario.build import build_path, obstacle_records
     from mpc_tracking.viz.plotting import plot_path_view
 
-    path = load_path(args.source, ds=args.ds)
+    args.scenario = args.source  # a path (file or bundled name) or a scenario file, with the path flags
+    sc = _load_with_overrides(args)
+    path = build_path(sc)
     print(_describe(path))
     out = Path(args.out) if args.out else Path("out") / f"path_{path.name}.png"
     prepare_folder(out.parent)
     profile = speed_profile(path, v_max=args.v_max, a_y_max=args.a_y_max, a_max=args.accel_max,
                             a_brake=args.decel_max)
-    obstacles = None
-    if getattr(path, "obstacles", None):
-        from mpc_tracking.scenario.build import obstacle_records
-
-        obstacles = obstacle_records(None, path)
+    obstacles = obstacle_records(sc, path) or None
     fig, _ = plot_path_view(path, v_max=args.v_max, a_y_max=args.a_y_max, v_profile=profile, obstacles=obstacles)
     print(f"wrote {save_figure(fig, out)}")
     return 0
@@ -374,10 +434,12 @@ def _cmd_path_list(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- parser
-def _add_scenario_options(p: argparse.ArgumentParser) -> None:
+def _add_scenario_options(p: argparse.ArgumentParser, *, plant: bool = True) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", default=[],
                    help="override a scenario value, e.g. --set controller.horizon=50 (repeatable; YAML values)")
-    p.add_argument("--plant", metavar="NAME", help="plant to simulate (replaces plant.name, clears plant.params)")
+    if plant:
+        p.add_argument("--plant", metavar="NAME", help="plant to simulate (replaces plant.name, clears plant.params)")
+    add_path_options(p)
 
 
 def _add_strict(p: argparse.ArgumentParser) -> None:
@@ -397,10 +459,13 @@ def _add_demo(sub) -> None:
 
 
 def _add_run(sub) -> None:
-    r = sub.add_parser("run", help="run a scenario file", description=(
+    r = sub.add_parser("run", help="run a scenario file, or the default scenario on a path file", description=(
         "Run a scenario and write result.npz, timeseries.csv, metrics.json, scenario.yaml and plots. "
+        "Given a path file (CSV, TUM, raceline, GPX/KML, a YAML course) or a bundled path name instead, run "
+        "the default scenario (mpc-tracking demo) on it, writing to out/NAME. "
         "Exit code 1 when the run does not reach its goal (files are still written)."))
-    r.add_argument("scenario", metavar="SCENARIO.yaml", help="scenario file (see demos/*.yaml)")
+    r.add_argument("scenario", metavar="SCENARIO.yaml|PATH",
+                   help="scenario file (see demos/*.yaml), or a path file or bundled name to drive")
     _add_scenario_options(r)
     r.add_argument("--out", metavar="DIR", help="output folder (default: outputs.folder of the scenario)")
     r.add_argument("--no-plots", action="store_true", help="write data files only")
@@ -412,7 +477,8 @@ def _add_run(sub) -> None:
                        description="Validate a scenario (with overrides): build everything `run` would (path, "
                                    "corridor, vehicle, plant, actuator, controller) and check the simulation's "
                                    "arguments, short of simulating; print the resolved YAML.")
-    c.add_argument("scenario", metavar="SCENARIO.yaml", nargs="?")
+    c.add_argument("scenario", metavar="SCENARIO.yaml|PATH", nargs="?",
+                   help="scenario file, or a path file or bundled name (checked with the default scenario)")
     c.add_argument("--keys", action="store_true", help="list every scenario key with its default and meaning")
     _add_scenario_options(c)
     c.set_defaults(func=_cmd_check)
@@ -441,11 +507,13 @@ def _add_path(sub) -> None:
     p = sub.add_parser("path", help="inspect reference paths", description="Inspect reference paths.")
     psub = p.add_subparsers(dest="path_command", metavar="ACTION", required=True)
     s = psub.add_parser("show", help="plot a path (plan view, curvature, speed limit, widths) and describe it",
-                        description="Plot a path with curvature, speed profile and widths; print its description.")
-    s.add_argument("source", metavar="FILE|NAME", help="path file or bundled name (mpc-tracking path list)")
+                        description="Plot a path with curvature, speed profile and widths against the points it was "
+                                    "fitted to; print its description. The path is built as a scenario builds it: "
+                                    "the flags are the keys of a scenario's path: section.")
+    s.add_argument("source", metavar="FILE|NAME|SCENARIO.yaml",
+                   help="path file, bundled name (mpc-tracking path list), or a scenario file (its path: section)")
     s.add_argument("--out", metavar="FILE.png", help="figure file (default out/path_NAME.png)")
-    # ds is checked by the path itself (one message for the CLI, scenarios and the library)
-    s.add_argument("--ds", type=float, default=0.5, help="waypoint spacing [m] (default 0.5)")
+    _add_scenario_options(s, plant=False)
     s.add_argument("--v-max", type=number(gt=0, unit="m/s"), default=20.0,
                    help="top speed of the speed profile [m/s] (default 20)")
     a_y_max = MPCSettings.a_y_max  # the controller's default

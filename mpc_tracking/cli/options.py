@@ -1,6 +1,8 @@
-"""Command-line option parsing shared by the subcommands: ``--set KEY=VALUE`` and the checked
-number types of flags (:func:`int_range`, :func:`number`), whose errors name the flag, the value
-given and what is allowed (argparse prefixes ``argument --dpi:``; exit code 2)."""
+"""Command-line option parsing shared by the subcommands: ``--set KEY=VALUE``, the keys of a
+scenario's ``path:`` section as flags (:func:`add_path_options`: ``--closed/--open``,
+``--smoothing``, ``--corner-radius``, ``--ds`` ...) and the checked number types of flags
+(:func:`int_range`, :func:`number`), whose errors name the flag, the value given and what is
+allowed (argparse prefixes ``argument --dpi:``; exit code 2)."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +13,8 @@ from typing import Any
 from mpc_tracking.errors import ScenarioError
 from mpc_tracking.fileio import parse_yaml
 
-__all__ = ["parse_set_option", "split_key_value", "parse_value", "int_range", "number"]
+__all__ = ["parse_set_option", "split_key_value", "parse_value", "int_range", "number", "add_path_options",
+           "path_overrides", "path_option_keys"]
 
 
 def parse_set_option(text: str) -> tuple[str, Any]:
@@ -118,3 +121,55 @@ def number(*, gt: float | None = None, ge: float | None = None, le: float | None
 
     convert.__name__ = "number"
     return convert
+
+
+# ---------------------------------------------------------------------- the path: section as flags
+#: keys of a scenario's ``path:`` section that are not flags (the positional argument names the source;
+#: corner points are given in a scenario file or with --set path.corners=...)
+_NOT_PATH_FLAGS = ("source", "corners")
+
+
+def path_option_keys() -> list[tuple[str, Any]]:
+    """``(key, field)`` of every ``path:`` key that is a flag of ``run``, ``check``, ``animate`` and
+    ``path show`` (from :class:`~mpc_tracking.scenario.schema.PathConfig`: one list of keys)."""
+    from dataclasses import fields
+
+    from mpc_tracking.scenario.schema import PathConfig
+
+    return [(f.name, f) for f in fields(PathConfig) if f.name not in _NOT_PATH_FLAGS]
+
+
+def add_path_options(p: argparse.ArgumentParser) -> None:
+    """The keys of a scenario's ``path:`` section as flags: ``--closed/--open``, ``--ds``,
+    ``--smoothing``, ``--corner-radius``, ``--format``, ``--width-left``, ``--width-right``,
+    ``--name``; each sets ``path.<key>`` (checked as the scenario checks it, :func:`path_overrides`)."""
+    g = p.add_argument_group("path (the keys of a scenario's path: section)")
+    for key, f in path_option_keys():
+        doc = f.metadata.get("doc", "")
+        dest = f"path_{key}"
+        if f.metadata.get("kind", "").startswith("bool"):
+            both = g.add_mutually_exclusive_group()
+            both.add_argument(f"--{key}", dest=dest, action="store_const", const=True, default=None,
+                              help=f"path.{key}: true; {doc}")
+            opposite = "open" if key == "closed" else f"no-{key.replace('_', '-')}"
+            both.add_argument(f"--{opposite}", dest=dest, action="store_const", const=False,
+                              help=f"path.{key}: false")
+            continue
+        choices = f.metadata.get("choices")
+        kind = f.metadata.get("kind", "")
+        gt, ge, le = f.metadata.get("bounds") or (None, None, None)
+        convert = number(gt=gt, ge=ge, le=le, unit="m") if kind.startswith("float") else str
+        g.add_argument(f"--{key.replace('_', '-')}", dest=dest, default=None, choices=choices, type=convert,
+                       metavar=None if choices else key.split("_")[-1].upper(), help=f"path.{key}: {doc}")
+
+
+def path_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``{"path.<key>": value}`` overrides of the path flags given (numbers checked by the flag's
+    type, :func:`number`; the scenario validates them again and names the key)."""
+    out: dict[str, Any] = {}
+    for key, _f in path_option_keys():
+        raw = getattr(args, f"path_{key}", None)
+        if raw is None:
+            continue
+        out[f"path.{key}"] = raw  # converted by the flag's type; the scenario checks it again by key
+    return out

@@ -15,7 +15,9 @@ analytically, so curvature is smooth and has no seam artefact on closed loops.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +42,8 @@ from mpc_tracking.paths._checks import (
 from mpc_tracking.paths.polyline import corner_vertices, polyline_distance
 from mpc_tracking.paths.smoothing import smooth_points
 
-__all__ = ["fit_tolerance", "init_from_points", "init_from_waypoints", "report_fit", "check_geometry"]
+__all__ = ["fit_tolerance", "init_from_points", "init_from_waypoints", "report_fit", "check_geometry",
+           "InputSource", "input_source", "FIT_TOLERANCE"]
 
 #: the builder logs as the path module it builds for (the logger name users filter on stays as it was)
 logger = logging.getLogger("mpc_tracking.paths.reference_path")
@@ -49,11 +52,64 @@ logger = logging.getLogger("mpc_tracking.paths.reference_path")
 _CENTRE_LINE = "ReferencePath(x, y)"
 
 
-def fit_tolerance(smoothing: float) -> float:
+#: largest distance [m] a fit may move the path from its input points without a warning
+FIT_TOLERANCE = 0.25
+#: ... or this many times the smoothing RMS a caller asked for, when that is larger (smoothing
+#: noise moves the worst of a thousand points by about 2.6 x the RMS)
+FIT_TOLERANCE_RMS = 3.0
+
+
+def fit_tolerance(smoothing: float, *, asked: bool = True) -> float:
     """Largest deviation [m] of a fitted centre line from its input polyline before a warning:
-    0.25 m, or 5 × the smoothing RMS when that is larger (a smoothed noisy trace strays by a few
-    RMS at its worst point)."""
-    return max(0.25, 5.0 * float(smoothing))
+    :data:`FIT_TOLERANCE` (0.25 m), or :data:`FIT_TOLERANCE_RMS` x the smoothing RMS when the
+    caller ``asked`` for that smoothing and it is larger. A smoothing the reader chose itself (from
+    the measured noise of a trace) gets no allowance: the user did not ask for the move.
+
+    >>> fit_tolerance(0.0), fit_tolerance(1.0), fit_tolerance(1.0, asked=False)
+    (0.25, 3.0, 0.25)
+    """
+    return max(FIT_TOLERANCE, FIT_TOLERANCE_RMS * float(smoothing)) if asked else FIT_TOLERANCE
+
+
+@dataclass(frozen=True)
+class InputSource:
+    """Where the points of the path being built come from, for the messages of :func:`report_fit`.
+
+    Attributes
+    ----------
+    name : str
+        The file (or argument) the points were read from.
+    lines : ndarray of int, shape (n,), optional
+        The file line of each input point (index as given to the constructor).
+    smoothing_chosen : bool
+        The smoothing was chosen by the reader (measured noise), not asked for by the user.
+    """
+
+    name: str
+    lines: np.ndarray | None = None
+    smoothing_chosen: bool = False
+
+    def at(self, index: int) -> str:
+        """``"file:line"`` of input point ``index`` (``"file"`` when its line is not known)."""
+        if self.lines is not None and 0 <= index < len(self.lines):
+            return f"{self.name}:{int(self.lines[index])}"
+        return self.name
+
+
+_SOURCE: ContextVar[InputSource | None] = ContextVar("mpc_tracking_path_input_source", default=None)
+
+
+@contextmanager
+def input_source(name: Any, lines: Any = None, *, smoothing_chosen: bool = False) -> Iterator[InputSource]:
+    """Name the file (and the line of each input point) of the paths built inside the block, so that a
+    fit that moves the path is warned about with ``file:line`` (readers: :mod:`mpc_tracking.paths.io`)."""
+    src = InputSource(str(name), None if lines is None else np.asarray(lines, dtype=int),
+                      bool(smoothing_chosen))
+    token = _SOURCE.set(src)
+    try:
+        yield src
+    finally:
+        _SOURCE.reset(token)
 
 
 def _warn_irregular_spacing(pts: np.ndarray, closed: bool, input_index: np.ndarray, name: str) -> None:
@@ -67,9 +123,11 @@ def _warn_irregular_spacing(pts: np.ndarray, closed: bool, input_index: np.ndarr
     i = int(np.argmax(step))
     if step[i] > 20.0 * med:
         j = (i + 1) % len(pts)
-        logger.warning("%s: the input points are spaced very irregularly: %.4g m between input points %d and %d, "
+        src = _SOURCE.get()
+        at = f" ({src.at(int(input_index[i]))})" if src is not None else ""
+        logger.warning("%s: the input points are spaced very irregularly: %.4g m between input points %d and %d%s, "
                        "%.0f× the median spacing %.4g m; the spline bridges the gap with a free-form curve",
-                       name, step[i], int(input_index[i]), int(input_index[j]), step[i] / med, med)
+                       name, step[i], int(input_index[i]), int(input_index[j]), at, step[i] / med, med)
 
 
 # ---------------------------------------------------------------------- the centre-line constructor
@@ -96,6 +154,7 @@ def init_from_points(path: Any, x: Any, y: Any, *, width_left: Any, width_right:
     path.name = str(name)
     path.closed = bool(closed)
     path.smoothing = float(smoothing)
+    path.input_points = pts.copy()
     _build(path, pts, wl, wr, vr, ds)
 
 
@@ -279,21 +338,32 @@ def report_fit(path: Any, pts: np.ndarray, input_index: np.ndarray, name: str, *
     """Measure how far the waypoints of ``path`` stray from the input polyline (``pts``) and say so.
 
     Sets ``path.fit_deviation`` and ``path.fit_deviation_index``; a warning beyond
-    :func:`fit_tolerance` (with ``warn``) names the input point, and when the points look like
-    the corners of a polygon, says how to round them instead.
+    :func:`fit_tolerance` (with ``warn``) names the input point (and its file and line inside
+    :func:`input_source`) and the amount, and when the points look like the corners of a
+    polygon, says how to round them instead; when the reader chose the smoothing, how to keep the
+    points.
     """
     dev, j = _largest_deviation(path.xy, pts, path.closed)
     path.fit_deviation = dev
     path.fit_deviation_index = int(input_index[j])
-    where = f"near input point {path.fit_deviation_index} ({pts[j, 0]:.6g}, {pts[j, 1]:.6g})"
-    tol = fit_tolerance(path.smoothing)
+    src = _SOURCE.get()
+    where = f"input point {path.fit_deviation_index} ({pts[j, 0]:.6g}, {pts[j, 1]:.6g})"
+    if src is not None:
+        where += f" at {src.at(path.fit_deviation_index)}"
+    chosen = src is not None and src.smoothing_chosen and path.smoothing > 0
+    tol = fit_tolerance(path.smoothing, asked=not chosen)
     if not warn or dev <= tol:
-        logger.info("path %r: the fit strays at most %.3g m from the input polyline (%s)", path.name, dev, where)
+        logger.info("path %r: the fit strays at most %.3g m from the input polyline (near %s)", path.name, dev, where)
         return
     hint = ""
-    if corner_vertices(pts, path.closed) is not None:
+    if chosen:
+        hint = (f"; the smoothing ({path.smoothing:.3g} m RMS) was chosen from the measured noise: pass smoothing=0 "
+                "to keep the points, or a smaller value")
+    elif corner_vertices(pts, path.closed) is not None:
         hint = ("; the points look like the corners of a polygon: round them with "
                 "ReferencePath.from_corners(points, radius=...) (files: load_path(..., corner_radius=...))")
-    logger.warning("%s: the fitted centre line strays %.3g m from the polyline through the input points %s "
-                   "(tolerance %.3g m)%s", name if name != _CENTRE_LINE else f"path {path.name!r}",
-                   dev, where, tol, hint)
+    label = name if name != _CENTRE_LINE else f"path {path.name!r}"
+    if src is not None:
+        label = f"{src.name}: {label}"
+    logger.warning("%s: the fitted centre line strays %.3g m from the polyline through the input points, near %s "
+                   "(tolerance %.3g m)%s", label, dev, where, tol, hint)

@@ -1,6 +1,7 @@
 """Access to the reference paths bundled with the package (``reference_paths/`` in the source tree)."""
 from __future__ import annotations
 
+import difflib
 from importlib import resources
 from pathlib import Path
 
@@ -29,4 +30,6 @@ def bundled_file(name: str) -> Path:
         f = bundled_dir() / f"{name}{suffix}"
         if f.is_file():
             return f
-    raise PathError(f"unknown bundled path {name!r}; available: {', '.join(list_bundled())}")
+    near = difflib.get_close_matches(str(name), list_bundled(), n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    raise PathError(f"unknown bundled path {name!r}{hint} (available: {', '.join(list_bundled())}; or a path file)")

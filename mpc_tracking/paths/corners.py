@@ -28,6 +28,7 @@ from mpc_tracking.paths._checks import (
     _distinct_mask,
 )
 from mpc_tracking.paths.builder import report_fit
+from mpc_tracking.paths.defaults import decide_closed, default_corner_radius, resolve_ds
 
 __all__ = ["round_corners", "corner_path"]
 
@@ -227,7 +228,10 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
     if pts.ndim != 2 or pts.shape[1] != 2:
         raise PathError(f"points: expected an array of shape (n, 2), got shape {pts.shape}")
     pts = _as_points(pts[:, 0], pts[:, 1], "points")
-    ds = _check_ds(ds, "ds")
+    given = pts.copy()
+    if closed is None:
+        closed = decide_closed(pts, f"ReferencePath.from_corners ({name!r})")
+    ds = _check_ds(resolve_ds(ds, pts, closed), "ds")
     keep = _distinct_mask(pts, closed)
     wl = _as_widths(width_left, len(keep), "width_left")
     wr = _as_widths(width_right, len(keep), "width_right")
@@ -235,10 +239,9 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
     _check_count(pts, closed, "points")
     if closed:
         _check_not_collinear_loop(pts, "points")
-    ring = np.vstack([pts, pts[:1]]) if closed else pts
     strict = radius is not None and not fit_radius
     if radius is None:
-        radius = 0.25 * float(np.median(np.hypot(*np.diff(ring, axis=0).T)))
+        radius = default_corner_radius(pts, closed)
     elif np.ndim(radius) > 0:
         radius = np.asarray(radius, dtype=float).reshape(-1)
         if radius.size != keep.size:
@@ -256,4 +259,5 @@ def corner_path(cls, points, *, ds, closed, radius, blend, smoothing, width_left
         path = cls.from_waypoints(s, x, y, psi, kappa, width_left=wl_s, width_right=wr_s,
                                   closed=closed, length=length, name=name)
     report_fit(path, pts, np.flatnonzero(keep), "points", warn=False)  # the corner cut, for the record
+    path.input_points = given
     return path

@@ -74,6 +74,17 @@ def _obstacle(spec: Any, where: str):
         raise PathFormatError(f"{where}: {exc}") from None
 
 
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _optional_bool(value: Any) -> bool | None:
+    """A YAML ``closed:`` value: None (decided from the data) or a bool; anything else is an error."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise TypeError(f"closed: expected true or false, got {value!r}")
+
+
 def read_course(filename: str | Path, *, ds: float | None = None) -> ReferencePath:
     """Read a YAML corner-point course (format above) into a :class:`ReferencePath`.
 
@@ -81,7 +92,9 @@ def read_course(filename: str | Path, *, ds: float | None = None) -> ReferencePa
     ----------
     filename : path
     ds : float, optional
-        Waypoint spacing [m]; default the file's ``ds``, else 0.1 m.
+        Waypoint spacing [m]; default the file's ``ds``, else the default of every path
+        (:func:`mpc_tracking.paths.defaults.default_ds`). ``closed`` missing from the file is
+        decided from the points (:func:`mpc_tracking.paths.defaults.closure`, logged).
     """
     from mpc_tracking.fileio import read_yaml
 
@@ -107,7 +120,7 @@ def read_course(filename: str | Path, *, ds: float | None = None) -> ReferencePa
     obstacles = tuple(_obstacle(o, f"{filename}: obstacles[{i}]") for i, o in enumerate(doc.get("obstacles") or []))
     try:
         path = ReferencePath.from_corners(
-            pts, ds=float(ds if ds is not None else doc.get("ds", 0.1)), closed=bool(doc.get("closed", False)),
+            pts, ds=_optional_float(ds if ds is not None else doc.get("ds")), closed=_optional_bool(doc.get("closed")),
             radius=doc.get("radius"), blend=float(doc.get("blend", 0.5)), smoothing=doc.get("smoothing"),
             width_left=wl, width_right=wr, name=str(doc.get("name", filename.stem)),
         )

@@ -22,6 +22,7 @@ Every error names the file (and line) and what was expected (:class:`PathFormatE
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 import re
@@ -32,11 +33,15 @@ import numpy as np
 from mpc_tracking.errors import PathError, PathFormatError
 from mpc_tracking.fileio import check_input_file, read_input_text
 from mpc_tracking.paths._checks import _check_ds, _check_positive, _distinct_mask
+from mpc_tracking.paths.builder import input_source
 from mpc_tracking.paths.bundled import bundled_file
+from mpc_tracking.paths.defaults import decide_closed, resolve_ds
+from mpc_tracking.paths.defaults import default_corner_radius as corner_default_radius
 from mpc_tracking.paths.polyline import corner_vertices, estimate_noise, simplify_collinear
 from mpc_tracking.paths.reference_path import ReferencePath
 
-__all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path"]
+__all__ = ["read_tum", "read_raceline", "read_xy", "read_waypoints", "read_yaml", "write_path", "load_path",
+           "missing_file_hint"]
 
 logger = logging.getLogger(__name__)
 #: largest path table read [bytes] (a 100 km centre line at 1 m spacing is about 4 MB)
@@ -225,15 +230,16 @@ def _wrap_errors(filename: Path, build):
         raise PathFormatError(f"{filename}: {exc}") from exc
 
 
-def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
+def read_tum(filename: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
              name: str | None = None) -> ReferencePath:
     """Read a closed track in the TUM racetrack format (``# x_m,y_m,w_tr_right_m,w_tr_left_m``).
 
     Parameters
     ----------
     filename : path
-    ds : float
-        Waypoint spacing of the result [m].
+    ds : float, optional
+        Waypoint spacing of the result [m]; default
+        :func:`~mpc_tracking.paths.defaults.default_ds` (0.5 m).
     smoothing : float
         RMS distance [m] the centre line may move when smoothed (see :class:`ReferencePath`).
     name : str, optional
@@ -245,20 +251,26 @@ def read_tum(filename: str | Path, *, ds: float = 1.0, smoothing: float = 0.0,
     tab = _Table(filename, (4,), "x_m,y_m,w_tr_right_m,w_tr_left_m")
     a = tab.data = tab.columns(_XY_ROLES, 4)
     tab.check_positive((2, 3), "track width")
-    return _wrap_errors(filename, lambda: ReferencePath(
-        a[:, 0], a[:, 1], width_right=a[:, 2], width_left=a[:, 3], ds=ds, closed=True,
-        smoothing=smoothing, name=name or filename.stem,
-    ))
+    ds = resolve_ds(ds, a[:, :2], True)
+    with input_source(filename, tab.lines):
+        return _wrap_errors(filename, lambda: ReferencePath(
+            a[:, 0], a[:, 1], width_right=a[:, 2], width_left=a[:, 3], ds=ds, closed=True,
+            smoothing=smoothing, name=name or filename.stem,
+        ))
 
 
-def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = None, closed: bool | None = None,
-            name: str | None = None, corners: bool | None = None,
-            corner_radius: float | None = None, default_corner_radius: float | None = None) -> ReferencePath:
+def read_xy(filename: str | Path, *, ds: float | None = None, smoothing: float | None = None,
+            closed: bool | None = None, name: str | None = None, corners: bool | None = None,
+            corner_radius: float | None = None, default_corner_radius: float | None = None,
+            min_corner_radius: float | None = None) -> ReferencePath:
     """Read a plain table ``x, y[, w_right, w_left]`` (comma, semicolon or whitespace separated).
 
     ``closed`` defaults to the file's ``# mpc_tracking path: closed=...`` comment; without one the
-    data decide (logged): a loop when the last point is back within 3 median point spacings of the
-    first (at least 3 points), as a closed track typed without repeating its first point.
+    data decide (:func:`mpc_tracking.paths.defaults.closure`, a warning naming the override): a
+    loop only when the last point is back within about one point spacing of the first *and* the
+    closing segment turns like the rest of the path (a closed track typed without repeating its
+    first point); an out-and-back route whose ends lie side by side stays open. ``ds`` defaults to
+    :func:`~mpc_tracking.paths.defaults.default_ds` (0.5 m; finer on paths shorter than 50 m).
 
     The points are a centre line (fitted by a spline) or the corners of a polygon (a city block
     as four points, or dense points along straight edges with sharp corners), rounded with
@@ -266,13 +278,19 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
     quarter of the median edge, reduced where it does not fit). ``corners`` None decides from
     the data (:func:`mpc_tracking.paths.polyline.corner_vertices`, logged); a ``corner_radius``
     implies corners unless ``corners=False``; ``default_corner_radius`` replaces the default radius
-    of recognised corners without forcing corner mode (scenarios pass twice the vehicle's minimum
-    turning radius, reduced where an edge is too short). Either way the path records how far it strays from
-    the input polyline (``fit_deviation``), with a warning beyond tolerance.
+    of recognised corners without forcing corner mode, ``min_corner_radius`` is the least default
+    radius (:func:`mpc_tracking.paths.defaults.default_corner_radius`; scenarios pass twice the
+    vehicle's minimum turning radius; either is reduced where an edge is too short). Either way
+    the path records how far it strays from the input polyline (``fit_deviation``), with a
+    warning beyond tolerance (recognised corners: always, with the corner's file line).
 
-    ``smoothing`` None (default) smooths a noisy trace (GPS, hand-digitised) by the noise it
-    measures (:func:`mpc_tracking.paths.polyline.estimate_noise`, logged) when that exceeds 5 %
-    of the point spacing, and otherwise interpolates the points; 0 always interpolates.
+    ``smoothing`` None (default) smooths a noisy trace (GPS, hand-digitised) of at least
+    :data:`MIN_POINTS_FOR_NOISE` points by the noise it measures
+    (:func:`mpc_tracking.paths.polyline.estimate_noise`, logged) when that exceeds 5 % of the
+    point spacing, and otherwise interpolates the points; 0 always interpolates. A fit that moves
+    the path more than :func:`~mpc_tracking.paths.builder.fit_tolerance` from an input point is
+    warned about with the point, its file line and the distance (a smoothing chosen here gets no
+    allowance: 0.25 m).
     """
     filename = Path(filename)
     tab = _Table(filename, (2, 4), "x, y[, w_right, w_left] in m")
@@ -280,9 +298,8 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
     if closed is None and "closed" in tab.meta:
         closed = tab.meta["closed"].lower() in ("true", "1", "yes")
     elif closed is None:
-        closed = _looks_closed(a[:, 0], a[:, 1])
-        logger.info("%s: read as %s (last point %.3g m from the first; no closed= given)", filename,
-                    "a closed loop" if closed else "an open path", float(np.hypot(*(a[0, :2] - a[-1, :2]))))
+        closed = decide_closed(a[:, :2], str(filename))
+    ds = resolve_ds(ds, a[:, :2], closed)
     wr = wl = None
     if a.shape[1] == 4:
         tab.check_positive((2, 3), "track width")
@@ -295,28 +312,58 @@ def read_xy(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = 
             vertices = _corner_polygon(a[:, :2], closed, forced=bool(corners) or corner_radius is not None)
         if vertices is not None:
             radius = corner_radius if corner_radius is not None else default_corner_radius
-            logger.info("%s: read as the %d corners of a polygon, rounded with radius %s (corner_radius)", filename,
-                        len(vertices), "default" if radius is None else f"{radius:g} m")
             v = a[vertices]
+            if radius is None and min_corner_radius is not None:
+                radius = corner_default_radius(v[:, :2], closed, min_corner_radius)
             fit = corner_radius is None and radius is not None  # a default radius shrinks to fit short edges
-            return _wrap_errors(filename, lambda: ReferencePath.from_corners(
-                v[:, :2], ds=ds, closed=closed, radius=radius, fit_radius=fit, smoothing=smoothing or None,
-                width_right=None if wr is None else v[:, 2], width_left=None if wl is None else v[:, 3],
-                name=name or tab.meta.get("name", filename.stem),
-            ))
+            with input_source(filename, tab.lines[vertices]):
+                path = _wrap_errors(filename, lambda: ReferencePath.from_corners(
+                    v[:, :2], ds=ds, closed=closed, radius=radius, fit_radius=fit, smoothing=smoothing or None,
+                    width_right=None if wr is None else v[:, 2], width_left=None if wl is None else v[:, 3],
+                    name=name or tab.meta.get("name", filename.stem),
+                ))
+            _report_corners(path, filename, tab.lines[vertices], decided=corners is None and corner_radius is None)
+            return path
+    chosen = smoothing is None
     if smoothing is None:
         smoothing = _auto_smoothing(a[:, :2], closed, filename)
-    return _wrap_errors(filename, lambda: ReferencePath(
-        a[:, 0], a[:, 1], width_right=wr, width_left=wl, ds=ds, closed=closed, smoothing=smoothing,
-        name=name or tab.meta.get("name", filename.stem),
-    ))
+    with input_source(filename, tab.lines, smoothing_chosen=chosen):
+        return _wrap_errors(filename, lambda: ReferencePath(
+            a[:, 0], a[:, 1], width_right=wr, width_left=wl, ds=ds, closed=closed, smoothing=smoothing,
+            name=name or tab.meta.get("name", filename.stem),
+        ))
+
+
+def _report_corners(path: ReferencePath, filename: Path, lines: np.ndarray, *, decided: bool) -> None:
+    """Say that (and how far) rounding the corners of a polygon moved the path from them: a warning when the
+    corners were recognised from the data (the user asked for neither corners nor a radius), else INFO."""
+    i = path.fit_deviation_index
+    radius = 1.0 / max(float(np.max(np.abs(path.kappa))), 1e-300)
+    text = (f"{filename}: read as the {len(lines)} corners of a polygon and rounded (the smallest radius "
+            f"{radius:.3g} m): the path passes {path.fit_deviation:.3g} m from corner {i} at "
+            f"{filename}:{int(lines[i])}")
+    if decided:
+        logger.warning("%s (corners decided from the data; pass corners=False to fit a curve through the points, "
+                       "or corner_radius= to choose the radius; scenario: path.corner_radius, CLI: --corner-radius)",
+                       text)
+    else:
+        logger.info("%s", text)
+
+
+#: fewest points whose noise is measured (and smoothed away when it is large): fewer points are too
+#: sparse to tell noise from shape (12 points round a parking lot read as 1.47 m of "noise")
+MIN_POINTS_FOR_NOISE = 30
 
 
 def _auto_smoothing(pts: np.ndarray, closed: bool, filename: Path) -> float:
-    """RMS smoothing [m] for a trace whose measured noise exceeds 5 % of its spacing, else 0."""
+    """RMS smoothing [m] for a trace of at least :data:`MIN_POINTS_FOR_NOISE` points whose measured
+    noise exceeds 5 % of its spacing, else 0."""
     keep = _distinct_mask(pts, closed)
     pts = pts[keep]
-    if len(pts) < 8:
+    if len(pts) < MIN_POINTS_FOR_NOISE:
+        if len(pts) >= 8:
+            logger.info("%s: %d points are too few to measure their noise (at least %d); interpolating them "
+                        "(smoothing= to smooth)", filename, len(pts), MIN_POINTS_FOR_NOISE)
         return 0.0
     sigma = estimate_noise(pts, closed)
     spacing = float(np.median(np.hypot(*np.diff(pts, axis=0).T)))
@@ -341,15 +388,6 @@ def _corner_polygon(pts: np.ndarray, closed: bool, *, forced: bool) -> np.ndarra
     return None if vertices is None else keep[vertices]
 
 
-def _looks_closed(x: np.ndarray, y: np.ndarray) -> bool:
-    """A loop: at least 3 points and the end back within 3 median spacings of the start."""
-    if len(x) < 3:
-        return False
-    step = np.hypot(np.diff(x), np.diff(y))
-    gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
-    return gap < 3.0 * float(np.median(step[step > 0])) if np.any(step > 0) else False
-
-
 def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: float = 0.0,
                   closed: bool | None = None, name: str | None = None) -> ReferencePath:
     """Read a raceline ``s_m; x_m; y_m; psi_rad; kappa_radpm; vx_mps; ax_mps2`` and keep its speed profile.
@@ -357,7 +395,8 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
     The TUM raceline tools measure ``psi_rad`` from the +y axis (north), ours from +x: the
     offset (0 or +pi/2, whichever matches the x/y geometry) is detected and added; a heading
     that matches neither is an error. ``closed`` defaults to True when the last point is about
-    one step away from the first. With ``ds=None`` the file's waypoints are used as they are
+    one step away from the first and the closing segment turns like the path
+    (:func:`mpc_tracking.paths.defaults.closure`, logged). With ``ds=None`` the file's waypoints are used as they are
     (heading, curvature and speed from the file); with a ``ds`` the centre line is resampled.
     """
     filename = Path(filename)
@@ -371,7 +410,7 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
         raise PathFormatError(f"{filename}:{tab.lines[r]}: vx_mps must be >= 0, got {vx[r]}")
     gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
     if closed is None:
-        closed = _looks_closed(x, y)
+        closed = decide_closed(np.column_stack([x, y]), str(filename))
     if closed and gap < 1e-9 * max(1.0, float(np.abs(x).max())):  # repeated closing point
         s, x, y, psi, kap, vx = (a[:-1] for a in (s, x, y, psi, kap, vx))
         gap = float(np.hypot(x[0] - x[-1], y[0] - y[-1]))
@@ -390,8 +429,9 @@ def read_raceline(filename: str | Path, *, ds: float | None = None, smoothing: f
         logger.info("%s: psi_rad measured from north; converted with +pi/2", filename)
     label = name or filename.stem
     if ds is not None:
-        return _wrap_errors(filename, lambda: ReferencePath(
-            x, y, ds=ds, closed=closed, smoothing=smoothing, v_ref=vx, name=label))
+        with input_source(filename, tab.lines):
+            return _wrap_errors(filename, lambda: ReferencePath(
+                x, y, ds=ds, closed=closed, smoothing=smoothing, v_ref=vx, name=label))
     heading = np.unwrap(psi + off)
     length = float(s[-1] - s[0] + gap) if closed else None
     return _wrap_errors(filename, lambda: ReferencePath.from_waypoints(
@@ -444,6 +484,32 @@ def read_yaml(filename: str | Path, *, ds: float | None = None) -> ReferencePath
     return read_course(filename, ds=ds)
 
 
+def missing_file_hint(name: str | Path, *, bundled: bool = True) -> str:
+    """The ``"; did you mean 'my_track.csv'?"`` of a file name that does not exist: the nearest name in
+    its folder (:func:`difflib.get_close_matches`), else the nearest bundled path name (``bundled``),
+    else what is missing (its folder); ``""`` when nothing is near.
+
+    >>> missing_file_hint("/no/such/folder/track.csv", bundled=False)
+    '; the folder /no/such/folder does not exist'
+    """
+    from mpc_tracking.paths.bundled import list_bundled
+
+    p = Path(name)
+    folder = p.parent
+    try:
+        names = sorted(c.name for _, c in zip(range(5000), folder.iterdir(), strict=False))
+    except OSError:
+        return f"; the folder {folder} does not exist" if not folder.exists() else ""
+    near = difflib.get_close_matches(p.name, names, n=1, cutoff=0.8)
+    if near:
+        return f"; did you mean {str(folder / near[0]) if str(folder) != '.' else near[0]!r}?"
+    if bundled:
+        near = difflib.get_close_matches(p.stem, list_bundled(), n=1, cutoff=0.6)
+        if near:
+            return f"; did you mean the bundled path {near[0]!r}?"
+    return ""
+
+
 def _sniff(filename: Path) -> str:
     if filename.suffix.lower() in (".yaml", ".yml"):
         return "yaml"
@@ -466,7 +532,8 @@ def _sniff(filename: Path) -> str:
 
 def load_path(source: str | Path, *, ds: float | None = None, smoothing: float | None = None,
               closed: bool | None = None, corners: bool | None = None,
-              corner_radius: float | None = None, default_corner_radius: float | None = None) -> ReferencePath:
+              corner_radius: float | None = None, default_corner_radius: float | None = None,
+              min_corner_radius: float | None = None) -> ReferencePath:
     """Load a bundled path by name, or a path file in any supported format.
 
     Parameters
@@ -474,25 +541,27 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
     source : str or path
         A file, or the name of a bundled path (:func:`mpc_tracking.paths.bundled.list_bundled`).
     ds : float, optional
-        Waypoint spacing [m]. Default: 1 m for centre-line tables (TUM, x/y), the file's own
-        waypoints for raceline and waypoint files, the file's ``ds`` (else 0.1 m) for YAML.
+        Waypoint spacing [m]. Default: :func:`~mpc_tracking.paths.defaults.default_ds` (0.5 m,
+        finer on paths shorter than 50 m) for centre-line tables (TUM, x/y, GNSS) and YAML courses
+        without a ``ds``; the file's own waypoints for raceline and waypoint files.
     smoothing : float, optional
         RMS distance [m] the centre line may move when smoothed (TUM, x/y, resampled raceline).
         Default: none, except that x/y tables measure their noise and smooth a noisy trace
         (:func:`read_xy`).
     closed : bool, optional
-        Override for x/y tables and racelines (TUM files are always closed).
-    corners, corner_radius, default_corner_radius : optional
+        Override for x/y tables and racelines (TUM files are always closed). Default: decided
+        from the data (:func:`mpc_tracking.paths.defaults.closure`), logged with how to override.
+    corners, corner_radius, default_corner_radius, min_corner_radius : optional
         x/y tables: whether the points are polygon corners to round (None: decided from the
-        data), the corner radius [m], and the radius of recognised corners when none is given;
-        see :func:`read_xy`.
+        data), the corner radius [m], the radius of recognised corners when none is given, and
+        the least default radius [m]; see :func:`read_xy`.
     """
     if ds is not None:
         ds = _check_ds(ds, "ds")
     p = Path(source)
     if not p.exists():
         if p.suffix or "/" in str(source):
-            raise PathFormatError(f"{source}: no such file")
+            raise PathFormatError(f"{source}: no such file{missing_file_hint(p)}")
         p = bundled_file(str(source))
     kind = _sniff(p)
     logger.debug("loading %s as %s", p, kind)
@@ -506,18 +575,19 @@ def load_path(source: str | Path, *, ds: float | None = None, smoothing: float |
     if kind == "raceline":
         return read_raceline(p, ds=ds, smoothing=smoothing or 0.0, closed=closed)
     if kind == "tum":
-        return read_tum(p, ds=1.0 if ds is None else ds, smoothing=smoothing or 0.0)
+        return read_tum(p, ds=ds, smoothing=smoothing or 0.0)
     if kind == "geo":
-        return read_geo(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed)
+        return read_geo(p, ds=ds, smoothing=smoothing, closed=closed)
     try:
-        return read_xy(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, corners=corners,
-                       corner_radius=corner_radius, default_corner_radius=default_corner_radius)
+        return read_xy(p, ds=ds, smoothing=smoothing, closed=closed, corners=corners,
+                       corner_radius=corner_radius, default_corner_radius=default_corner_radius,
+                       min_corner_radius=min_corner_radius)
     except PathError:
         if not _unnamed_degrees(p):
             raise
         logger.warning("%s: the numbers look like latitude, longitude in degrees, not metres; reading them as WGS84 "
                        "lat, lon (name the columns lat,lon to say so)", p)
-        return read_geo(p, ds=1.0 if ds is None else ds, smoothing=smoothing, closed=closed, unnamed_degrees=True)
+        return read_geo(p, ds=ds, smoothing=smoothing, closed=closed, unnamed_degrees=True)
 
 
 # ---------------------------------------------------------------------- geographic input (paths/geo.py)
@@ -545,7 +615,7 @@ def _unnamed_degrees(filename: Path) -> bool:
     return looks_like_degrees(data)
 
 
-def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float = 1.0, smoothing: float | None = None,
+def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float | None = None, smoothing: float | None = None,
                      closed: bool | None = None, name: str = "trace", source: str = "trace",
                      width_right: np.ndarray | None = None, width_left: np.ndarray | None = None) -> ReferencePath:
     """A path through measured points (a GNSS or odometry trace) as :func:`read_xy` builds one.
@@ -556,18 +626,20 @@ def path_from_points(x: np.ndarray, y: np.ndarray, *, ds: float = 1.0, smoothing
     """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if closed is None:
-        closed = _looks_closed(x, y)
-        logger.info("%s: read as %s (last point %.3g m from the first)", source,
-                    "a closed loop" if closed else "an open path", float(np.hypot(x[0] - x[-1], y[0] - y[-1])))
+        closed = decide_closed(np.column_stack([x, y]), source)
+    ds = resolve_ds(ds, np.column_stack([x, y]), closed)
+    chosen = smoothing is None
     if smoothing is None:
         smoothing = _auto_smoothing(np.column_stack([x, y]), closed, Path(source))
     label = Path(source)
-    return _wrap_errors(label, lambda: ReferencePath(x, y, width_right=width_right, width_left=width_left, ds=ds,
-                                                     closed=closed, smoothing=smoothing, name=name))
+    with input_source(source, smoothing_chosen=chosen):
+        return _wrap_errors(label, lambda: ReferencePath(x, y, width_right=width_right, width_left=width_left,
+                                                         ds=ds, closed=closed, smoothing=smoothing, name=name))
 
 
-def read_geo(filename: str | Path, *, ds: float = 1.0, smoothing: float | None = None, closed: bool | None = None,
-             origin: tuple[float, float] | None = None, unnamed_degrees: bool = False) -> ReferencePath:
+def read_geo(filename: str | Path, *, ds: float | None = None, smoothing: float | None = None,
+             closed: bool | None = None, origin: tuple[float, float] | None = None,
+             unnamed_degrees: bool = False) -> ReferencePath:
     """Read a GNSS trace (GPX, KML, or a CSV with lat/lon columns) as a path in a local east-north frame.
 
     The conversion is :mod:`mpc_tracking.paths.geo` (transverse Mercator about ``origin``, default

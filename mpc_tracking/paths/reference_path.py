@@ -68,6 +68,9 @@ class ReferencePath(ProjectionMixin):
         points (either way round); logged, and a warning beyond :func:`fit_tolerance`.
     fit_deviation_index : int
         The input point (index into ``x, y`` as given) nearest to where that deviation is.
+    input_points : ndarray, shape (n, 2), or None
+        The points the path was fitted to, as given (the corners for :meth:`from_corners`;
+        None for :meth:`from_waypoints`); plots draw them against the path.
     obstacles : tuple
         Obstacles that came with the path (YAML courses), for
         :class:`mpc_tracking.environment.ObstacleCorridor`; empty by default, set only through
@@ -75,6 +78,8 @@ class ReferencePath(ProjectionMixin):
     """
 
     obstacles: tuple = ()
+    #: the points the path was fitted to, shape (n, 2) [m], as given (None for ``from_waypoints``)
+    input_points: np.ndarray | None = None
     # the waypoint arrays and figures the builder (:mod:`mpc_tracking.paths.builder`) fills
     name: str
     closed: bool
@@ -116,8 +121,8 @@ class ReferencePath(ProjectionMixin):
         cls,
         points: Any,
         *,
-        ds: float = 0.1,
-        closed: bool = False,
+        ds: float | None = None,
+        closed: bool | None = None,
         radius: Any = None,
         blend: float = 0.5,
         smoothing: float | None = None,
@@ -137,9 +142,17 @@ class ReferencePath(ProjectionMixin):
         points : array_like, shape (n, 2)
             Corner points [m] (n >= 2; n >= 3 when closed). Duplicate consecutive points are
             removed. Closed paths start (``s = 0``) in the middle of the first edge's straight.
+        ds : float, optional
+            Waypoint spacing [m]. Default :func:`~mpc_tracking.paths.defaults.default_ds`: 0.5 m,
+            finer on polygons shorter than 50 m (the same default as files and scenarios).
+        closed : bool, optional
+            Whether the polygon is a loop. Default: decided from the points
+            (:func:`~mpc_tracking.paths.defaults.closure`: a typed rectangle is a loop, an
+            out-and-back route is not), logged as a warning naming this argument.
         radius : float or array_like of shape (n,), optional
             Minimum radius of each rounded corner [m]; reduced where neighbouring corners do not
-            fit on their common edge. Default: a quarter of the median edge length.
+            fit on their common edge. Default: a quarter of the median edge length
+            (:func:`~mpc_tracking.paths.defaults.default_corner_radius`).
         blend : float
             Share of each corner's turning done in clothoids (0 = circular arc only, 1 = clothoids
             only). Default 0.5.

@@ -24,44 +24,60 @@ logger = logging.getLogger(__name__)
 if TYPE_CHECKING:  # types only: this module imports the packages it builds from inside its functions
     from mpc_tracking.environment.obstacles import CircleObstacle, PolygonObstacle
 
-__all__ = ["build", "obstacle_records", "resolve_file"]
+__all__ = ["build", "build_path", "obstacle_records", "resolve_file"]
 
-#: default corner radius of corner courses, in minimum turning radii of the vehicle (room to steer)
+#: the least default corner radius of corner courses, in minimum turning radii of the vehicle (room to steer)
 CORNER_RADIUS_TURNS = 2.0
 
 
+def build_path(sc):
+    """The scenario's path, as :func:`build` makes it (``path:`` section and speed profile, default
+    corner radii from the scenario's vehicle); what ``mpc-tracking path show`` draws."""
+    from mpc_tracking.scenario.schema import mpc_settings
+
+    vehicle, settings = _build_vehicle(sc), mpc_settings(sc.controller)
+    return _apply_speed_profile(sc, _build_path(sc, vehicle.wheelbase / np.tan(settings.delta_max)))
+
+
 def _build_path(sc, min_turning_radius: float | None = None):
-    """The scenario's path; corner courses are rounded with ``path.corner_radius``, by default
-    :data:`CORNER_RADIUS_TURNS` x ``min_turning_radius`` (reduced where an edge is too short)."""
-    default_radius = None if min_turning_radius is None else CORNER_RADIUS_TURNS * min_turning_radius
+    """The scenario's path: ``path.corners`` rounded (``path.corner_radius``), or the file or bundled
+    name ``path.source`` (the bundled default when neither is given). Unset ``closed``, ``ds`` and
+    corner radius take the defaults every path takes (:mod:`mpc_tracking.paths.defaults`); the
+    default corner radius is at least :data:`CORNER_RADIUS_TURNS` x ``min_turning_radius``."""
+    floor = None if min_turning_radius is None else CORNER_RADIUS_TURNS * min_turning_radius
     if sc.path.corners is not None:
-        return _path_from_corners(sc, default_radius)
-    if sc.path.source is None:
-        raise ScenarioError(f"{sc.source}: path: give either path.source (bundled name or file) or path.corners")
-    return _with_widths_and_name(sc.path, _read_path_source(sc, default_radius))
+        return _path_from_corners(sc, floor)
+    return _with_widths_and_name(sc.path, _read_path_source(sc, floor))
 
 
-def _path_from_corners(sc, default_radius: float | None):
+def _path_from_corners(sc, min_radius: float | None):
+    from mpc_tracking.paths._checks import _distinct_mask
+    from mpc_tracking.paths.defaults import decide_closed, default_corner_radius
     from mpc_tracking.paths.reference_path import ReferencePath
 
     pc = sc.path
-    radius = pc.corner_radius if pc.corner_radius is not None else default_radius
+    pts = np.asarray(pc.corners, dtype=float)
+    closed = pc.closed if pc.closed is not None else decide_closed(pts, f"{sc.source}: path.corners")
+    radius = pc.corner_radius
+    if radius is None and len(pts) >= 2:
+        radius = default_corner_radius(pts[_distinct_mask(pts, closed)], closed, min_radius)
     return ReferencePath.from_corners(
-        pc.corners, ds=pc.ds, closed=True if pc.closed is None else pc.closed, smoothing=pc.smoothing,
-        width_left=pc.width_left, width_right=pc.width_right, name=pc.name or sc.name, radius=radius,
-        fit_radius=pc.corner_radius is None,
+        pts, ds=pc.ds, closed=closed, smoothing=pc.smoothing, width_left=pc.width_left,
+        width_right=pc.width_right, name=pc.name or sc.name, radius=radius, fit_radius=pc.corner_radius is None,
     )
 
 
-def _read_path_source(sc, default_radius: float | None):
-    """The path of ``path.source`` (a file, or a bundled name), read in ``path.format``."""
+def _read_path_source(sc, min_corner_radius: float | None):
+    """The path of ``path.source`` (a file, or a bundled name; default the bundled default path), read in
+    ``path.format``."""
     from mpc_tracking.paths import io as path_io
-    from mpc_tracking.paths.bundled import bundled_file
+    from mpc_tracking.paths.bundled import DEFAULT_PATH, bundled_file
 
     pc = sc.path
-    source = resolve_file(sc, pc.source)
+    source = resolve_file(sc, pc.source if pc.source is not None else DEFAULT_PATH)
+    _check_source_exists(sc, source)
     kw: dict[str, Any] = {"ds": pc.ds, "smoothing": pc.smoothing, "closed": pc.closed,
-                          "corner_radius": pc.corner_radius, "default_corner_radius": default_radius}
+                          "corner_radius": pc.corner_radius, "min_corner_radius": min_corner_radius}
     if pc.format == "auto":
         reader = path_io.load_path
     else:
@@ -72,6 +88,34 @@ def _read_path_source(sc, default_radius: float | None):
     return reader(source, **{k: v for k, v in kw.items() if k in params and v is not None})
 
 
+def _check_source_exists(sc, source: str) -> None:
+    """A ``path.source`` that is neither a file nor a bundled name: an error naming the scenario's line
+    and the nearest file (or bundled name) that exists."""
+    from mpc_tracking.paths.bundled import list_bundled
+    from mpc_tracking.paths.io import missing_file_hint
+
+    p = Path(source)
+    if p.exists() or (not p.suffix and "/" not in source and source in list_bundled()):
+        return
+    kind = "file" if p.suffix or "/" in source else "file or bundled path"
+    raise ScenarioError(f"{_key_location(sc, 'path.source')}: path.source: {source}: no such {kind}"
+                        f"{missing_file_hint(p)}")
+
+
+def _key_location(sc, key: str) -> str:
+    """``"scenario.yaml:LINE"`` of a dotted key of the scenario's file (the file when it has no line)."""
+    from mpc_tracking.fileio import read_yaml
+    from mpc_tracking.scenario.schema import Location, compose_marks
+
+    where = str(sc.source)
+    if not Path(where).is_file():
+        return where
+    try:
+        return Location(where, compose_marks(read_yaml(Path(where), error=ScenarioError).node)).at(key)
+    except MPCTrackingError:  # the file changed since it was loaded: name it without a line
+        return where
+
+
 def _with_widths_and_name(pc, path):
     """``path`` with the widths and name ``path.width_left/width_right/name`` override (when given)."""
     from mpc_tracking.paths.reference_path import ReferencePath
@@ -80,10 +124,14 @@ def _with_widths_and_name(pc, path):
         return path
     wl = np.full(path.n, pc.width_left) if pc.width_left is not None else path.width_left
     wr = np.full(path.n, pc.width_right) if pc.width_right is not None else path.width_right
-    return ReferencePath.from_waypoints(
+    out = ReferencePath.from_waypoints(
         path.s, path.x, path.y, path.psi, path.kappa, width_left=wl, width_right=wr, v_ref=path.v_ref,
         closed=path.closed, length=path.length, name=pc.name or path.name,
     ).with_obstacles(path.obstacles)
+    # the same fit: its input points and how far it strays from them (plots draw them)
+    out.input_points, out.smoothing = path.input_points, path.smoothing
+    out.fit_deviation, out.fit_deviation_index = path.fit_deviation, path.fit_deviation_index
+    return out
 
 
 def _apply_speed_profile(sc, path):

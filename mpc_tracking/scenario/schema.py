@@ -23,6 +23,8 @@ import yaml
 from mpc_tracking.errors import ScenarioError
 from mpc_tracking.fileio import parse_yaml
 from mpc_tracking.mpc.settings import SETTINGS_GROUPS, MPCSettings, field_choices, settings_fields
+from mpc_tracking.paths.bundled import DEFAULT_PATH
+from mpc_tracking.paths.defaults import DEFAULT_DS, DEFAULT_MIN_WAYPOINTS
 
 __all__ = [
     "PathConfig", "SpeedProfileConfig", "ObstacleConfig", "GridConfig", "EnvironmentConfig", "VehicleConfig",
@@ -69,18 +71,33 @@ def _f(default: Any, kind: str, doc: str = "", choices: tuple | None = None, *, 
 class PathConfig:
     """Where the reference path comes from."""
 
-    source: str | None = _f("oval", "str?", "bundled path name or path file")
+    source: str | None = _f(None, "str?", "bundled path name or path file (default: the bundled "
+                            f"{DEFAULT_PATH!r} when path.corners is not given either)")
     format: str = _f("auto", "str", "file format (auto = detected from the content)", PATH_FORMATS)
     corners: list | None = _f(None, "points?", "corner points [[x, y], ...] instead of a source [m]")
     corner_radius: float | None = _f(None, "float?", "radius of the rounded corners of path.corners or of "
-                                     "a corner-polygon x/y file [m] (default: twice the vehicle's minimum "
-                                     "turning radius)", gt=0)
-    closed: bool | None = _f(None, "bool?", "closed loop (corners: default true; files: the file's own)")
-    ds: float = _f(0.5, "float", "waypoint spacing [m]")  # > 0: checked by the path (one message)
-    smoothing: float | None = _f(None, "float?", "RMS deviation the smoothing spline may take [m]")
+                                     "a corner-polygon x/y file [m] (default: a quarter of the median edge, at "
+                                     "least twice the vehicle's minimum turning radius, reduced where it does "
+                                     "not fit)", gt=0)
+    closed: bool | None = _f(None, "bool?", "closed loop (default: a file's own, else decided from the data: "
+                             "a loop only when the end meets the start and the closing segment turns like "
+                             "the path; logged)")
+    # > 0: checked by the path (one message)
+    ds: float | None = _f(None, "float?", f"waypoint spacing [m] (default {DEFAULT_DS:g}, finer on paths "
+                          f"shorter than {DEFAULT_DS * DEFAULT_MIN_WAYPOINTS:g} m)")
+    smoothing: float | None = _f(None, "float?", "RMS deviation the smoothing spline may take [m] (default: "
+                                 "x/y tables measure their noise)")
     width_left: float | None = _f(None, "float?", "override left corridor width [m]")
     width_right: float | None = _f(None, "float?", "override right corridor width [m]")
     name: str | None = _f(None, "str?", "name shown in plots")
+
+
+def _check_path_section(pc: PathConfig, loc: Location, prefix: str) -> None:
+    """``path.source`` and ``path.corners`` exclude each other (neither silently wins)."""
+    if pc.corners is not None and pc.source is not None:
+        raise _fail(loc, f"{prefix}corners", f"given together with {prefix}source = {pc.source!r} "
+                    f"({loc.at(prefix + 'source')}); give one of them: {prefix}source (a path file or bundled "
+                    f"name) or {prefix}corners (corner points), and set the other to null")
 
 
 @dataclass
@@ -213,6 +230,9 @@ else:
     ControllerConfig.__doc__ = ("The controller: its type (controller.type), the MPC settings (the fields of "
                                 "MPCSettings, same names and defaults, stored flat; a file may also group them: "
                                 "limits: {v_max: 12}) and the baselines' gains.")
+
+#: checks across the keys of a section, run after its keys were validated: section class -> check(section, loc, prefix)
+_SECTION_CHECKS: dict[type, Callable[[Any, Location, str], None]] = {PathConfig: _check_path_section}
 
 #: groups of keys a section also takes as nested mappings (``controller: {limits: {v_max: 12}}``),
 #: stored flat: section class -> {group: key names}
@@ -571,7 +591,11 @@ def validate(cls: type, data: Any, loc: Location, prefix: str = "", errors: list
     for dotted, key, value in _entries(cls, data, loc, prefix, errors):
         checked = partial(_validate_key, cls, known, key, value, loc, dotted, where, errors)
         _collect(errors, partial(_store, kw, key, checked))
-    return cls(**kw)
+    section = cls(**kw)
+    check = _SECTION_CHECKS.get(cls)
+    if check is not None:  # checks across the keys of one section (with the file and line)
+        _collect(errors, partial(check, section, loc, prefix))
+    return section
 
 
 def _store(kw: dict[str, Any], key: Any, make: Callable[[], Any]) -> None:

@@ -18,8 +18,8 @@ import numpy as np
 
 __all__ = [
     "car_outline", "draw_car", "plot_path", "plot_obstacles", "plot_track", "plot_timeseries",
-    "plot_path_profile", "plot_path_view", "scenario_obstacles", "run_setting", "new_figure", "STATUS_COLORS",
-    "Plot",
+    "plot_path_profile", "plot_path_view", "plot_input_points", "scenario_obstacles", "run_setting", "new_figure",
+    "STATUS_COLORS", "Plot",
 ]
 
 #: colour of each MPC step status in the time-series plot
@@ -389,14 +389,36 @@ def plot_path_profile(path, axes=None, *, v_max: float | None = None, a_y_max: f
     return Plot(fig, axes)
 
 
+def plot_input_points(path, ax) -> list:
+    """Draw the points ``path`` was fitted to (``path.input_points``, when it has them) on ``ax``, with
+    the point it strays furthest from (``path.fit_deviation_index``) ringed and labelled with the
+    distance [m]. Returns the artists (empty when the path has no input points)."""
+    pts = getattr(path, "input_points", None)
+    if pts is None or len(pts) == 0:
+        return []
+    pts = np.asarray(pts, dtype=float)
+    out = ax.plot(pts[:, 0], pts[:, 1], "x", color="tab:orange", ms=5, mew=1.2, ls="none",
+                  label=f"input points ({len(pts)})")
+    i = getattr(path, "fit_deviation_index", None)
+    dev = getattr(path, "fit_deviation", None)
+    if i is not None and dev is not None and 0 <= int(i) < len(pts):
+        p = pts[int(i)]
+        out += ax.plot(p[0], p[1], "o", mfc="none", mec="tab:red", ms=11, mew=1.5, ls="none",
+                       label=f"furthest from the path: {dev:.3g} m (point {int(i)})")
+    return out
+
+
 def plot_path_view(path, *, v_max: float | None = None, a_y_max: float | None = None,
-                   obstacles: Sequence[Any] | None = None, v_profile=None):
+                   obstacles: Sequence[Any] | None = None, v_profile=None, input_points: bool = True):
     """Path overview: plan view on the left, kappa / v / widths over s on the right (see
-    :func:`plot_path_profile`); returns ``(fig, axes)``."""
+    :func:`plot_path_profile`); returns ``(fig, axes)``. ``input_points``: draw the points the
+    path was fitted to against it (:func:`plot_input_points`)."""
     fig = new_figure(figsize=(13, 6))
     gs = fig.add_gridspec(3, 2, width_ratios=(1.1, 1.0))
     ax_map = fig.add_subplot(gs[:, 0])
     plot_path(path, ax=ax_map, obstacles=obstacles)
+    if input_points:
+        plot_input_points(path, ax_map)
     ax_map.plot(path.x[0], path.y[0], "go", label="s = 0")
     ax_map.legend(loc="upper right", fontsize=8)
     ax_map.set_title(f"{path.name}: {path.length:.1f} m, {'closed' if path.closed else 'open'}")

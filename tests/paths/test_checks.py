@@ -188,11 +188,15 @@ def test_corridor_warning_on_stored_waypoints(caplog):
     "ds, match",
     [("0", r"ds: expected a finite waypoint spacing > 0 m, got 0"),
      ("-2", r"ds: expected a finite waypoint spacing > 0 m, got -2"),
-     ("nan", r"ds: expected a finite waypoint spacing > 0 m, got nan"),
+     ("nan", r"--ds: expected a finite number m, got 'nan'"),  # the flag's type (argparse, exit 2)
      ("1000", r"ds: 1000 m gives 0 waypoints .* ds must be <= 30\.7")],
 )
 def test_cli_path_show_bad_ds_exit_2(ds, match, capsys, tmp_path):
-    assert main(["path", "show", "oval", "--ds", ds, "--out", str(tmp_path / "p.png")]) == 2
+    try:
+        code = main(["path", "show", "oval", "--ds", ds, "--out", str(tmp_path / "p.png")])
+    except SystemExit as exc:  # a usage error of the flag
+        code = exc.code
+    assert code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in err

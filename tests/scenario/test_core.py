@@ -296,9 +296,31 @@ def test_corner_csv_in_a_scenario_uses_the_vehicle_default(tmp_path):
     f = tmp_path / "block.csv"
     f.write_text("0,0\n120,0\n120,80\n0,80\n")
     path = build(load_scenario({"path": {"source": str(f), "ds": 1.0}}))[0]
-    r_min = 2.7 / np.tan(0.5)
-    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / (2 * r_min), rel=1e-3)
+    # a quarter of the median edge (25 m) is above twice the car's turning radius (9.9 m): as load_path
+    assert np.max(np.abs(path.kappa)) == pytest.approx(1 / 25.0, rel=1e-3)
+    assert path.length == pytest.approx(mt.load_path(f, ds=1.0).length)
     assert path.closed and path.x.min() > -1e-6 and path.x.max() < 120 + 1e-6
+    # a longer car: twice its turning radius (25.6 m) is the least default radius
+    long_car = build(load_scenario({"path": {"source": str(f), "ds": 1.0}, "vehicle": {"wheelbase": 7.0}}))[0]
+    assert np.max(np.abs(long_car.kappa)) == pytest.approx(1 / (2 * 7.0 / np.tan(0.5)), rel=1e-3)
+
+
+def test_one_set_of_defaults_for_corners_csv_scenarios(tmp_path):
+    """Issue 26: the same corners give the same path (closed, ds, corner radius) from from_corners,
+    a CSV through load_path, a scenario's path.corners and a scenario's CSV source."""
+    from mpc_tracking.scenario.build import build
+
+    corners = [[0, 0], [80, 0], [80, 40], [0, 40]]
+    f = tmp_path / "block.csv"
+    f.write_text("".join(f"{x},{y}\n" for x, y in corners))
+    paths = [mt.ReferencePath.from_corners(corners), mt.load_path(f),
+             build(load_scenario({"path": {"corners": corners}}))[0],
+             build(load_scenario({"path": {"source": str(f)}}))[0]]
+    for p in paths:
+        assert p.closed and p.ds == pytest.approx(paths[0].ds) and p.length == pytest.approx(paths[0].length)
+        assert np.max(np.abs(p.kappa)) == pytest.approx(np.max(np.abs(paths[0].kappa)))
+        assert p.x.min() > -1e-6 and p.x.max() < 80 + 1e-6
+    assert paths[0].ds == pytest.approx(0.5, rel=1e-3)
 
 
 def test_polygons_take_points_or_vertices_in_both_file_kinds(tmp_path):

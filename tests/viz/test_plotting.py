@@ -101,3 +101,22 @@ def test_timeseries_shows_the_path_speed_profile():
     r = run_scenario(sc)
     fig, axes = plot_timeseries(r)
     assert "v_ref (path profile)" in [ln.get_label() for ln in axes[2].lines]
+
+
+def test_path_view_draws_the_input_points_against_the_fit():
+    """Issue 26: the points a path was fitted to are drawn, the one it strays furthest from ringed."""
+    import mpc_tracking as mt
+
+    corners = [[0, 0], [60, 0], [60, 30], [0, 30]]
+    path = mt.ReferencePath.from_corners(corners)
+    fig, axes = plot_path_view(path)
+    drawn = [ln for ln in axes[0].lines if ln.get_label().startswith("input points")]
+    assert len(drawn) == 1 and np.allclose(np.column_stack(drawn[0].get_data()), corners)
+    ringed = [ln for ln in axes[0].lines if ln.get_label().startswith("furthest from the path")]
+    assert ringed and f"{path.fit_deviation:.3g} m" in ringed[0].get_label()
+    _, axes = plot_path_view(path, input_points=False)
+    assert not [ln for ln in axes[0].lines if ln.get_label().startswith("input points")]
+    waypoints_only = mt.ReferencePath.from_waypoints(path.s, path.x, path.y, path.psi, path.kappa, closed=True,
+                                                     length=path.length)
+    _, axes = plot_path_view(waypoints_only)  # no input points: nothing drawn, no error
+    assert not [ln for ln in axes[0].lines if ln.get_label().startswith("input points")]
