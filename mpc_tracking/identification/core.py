@@ -360,7 +360,8 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     return IdentificationResult(dyn, lon.tau, lon.accel_max, lon.decel_max, plain(report), plain(provenance), "",
-                                a_peak if mon.saturated else None, a_peak, lon, lat, recs)
+                                a_y_max=a_peak if mon.saturated else None, a_y_peak=a_peak, longitudinal=lon,
+                                lateral=lat, recordings=recs)
 
 
 def _a_priori(plant: Any, act: Any, C: float) -> dict[str, float]:

@@ -81,6 +81,7 @@ class VehicleFile:
     provenance: dict = field(default_factory=dict)
     source: str = ""
     a_y_max: float | None = None
+    power_per_mass: float | None = None   # P/m [W/kg]: accel limit min(accel_max, power_per_mass / v); None = not limited
 
     @property
     def mu_g(self) -> float:

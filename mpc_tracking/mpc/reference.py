@@ -168,15 +168,16 @@ def path_speed_ceilings(path: Any, st: Any, speed_lag: float = 0.0) -> tuple[np.
     Returns
     -------
     v_ref, v_box : ndarray, shape (n,), or None
-        Speed reference (90 % of the acceleration and braking limits, at most the path's own
+        Speed reference (90 % of the acceleration, power and braking limits, at most the path's own
         profile) and hard ceiling of the speed bound (full braking) [m/s]; (None, None) without
         acceleration/braking limits.
     """
-    if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
+    if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max) or np.isfinite(st.power_per_mass)):
         return None, None
     ellipse = st.friction_ellipse
     v_ref = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max,
-                          a_brake=0.9 * st.decel_max, friction_ellipse=ellipse, ellipse_floor=BRAKE_FLOOR)
+                          a_brake=0.9 * st.decel_max, friction_ellipse=ellipse, ellipse_floor=BRAKE_FLOOR,
+                          power_per_mass=0.9 * st.power_per_mass)
     if path.v_ref is not None:
         v_ref = np.minimum(v_ref, path.v_ref)
     v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max,

@@ -42,3 +42,23 @@ def test_ceilings_lead_by_the_lag_at_the_local_speed():
     # (tau + T) v with v between the corner's speed and the ceiling where the lead starts
     assert lead_time * v_corner - 2 * path.ds <= lead <= lead_time * v0[i_lag] + 2 * path.ds
     assert lead < 0.5 * lead_time * st.v_max
+
+
+def test_speed_reference_accelerates_at_constant_power():
+    """Out of each half circle the reference (90 % of the limits) follows v^3 = v_c^3 + 3 (0.9 P/m) s
+    until it brakes; with only a power limit the ceilings exist too."""
+    path = _stadium(ds=1.0)
+    power = 40.0
+    st = mt.MPCSettings(v_max=60.0, a_y_max=6.0, decel_max=6.0, power_per_mass=power)
+    v_ref, _ = path_speed_ceilings(path, st)
+    v_free, _ = path_speed_ceilings(path, st.replace(power_per_mass=float("inf"), accel_max=10.0))
+    assert v_ref is not None and v_free is not None
+    assert np.all(v_ref <= v_free + 1e-9) and v_ref.max() < 0.9 * v_free.max()
+    # the second straight starts where the first half circle ends (s = STRAIGHT + pi R)
+    s0 = STRAIGHT + np.pi * RADIUS
+    i0 = int(np.searchsorted(path.s, s0 + 5.0))
+    seg = slice(i0, i0 + 40)  # 40 m of straight, before the braking zone
+    v_c = v_ref[i0]
+    expected = np.cbrt(v_c**3 + 3.0 * 0.9 * power * (path.s[seg] - path.s[i0]))
+    np.testing.assert_allclose(v_ref[seg], expected, rtol=1e-6)
+    assert (path_speed_ceilings(path, mt.MPCSettings(v_max=30.0, power_per_mass=power))[0]) is not None
