@@ -98,8 +98,24 @@ def run_lap(path: mt.ReferencePath, vehicle: mt.VehicleParams, settings: mt.MPCS
         "step_ms_median": round(1e3 * m["step_time_median"], 3),
         "step_ms_p95": round(1e3 * m["step_time_p95"], 3),
         "accel_error_rms": _accel_error(res, settings) if settings.prediction_model == "dynamic" else None,
+        "corner_excess_pct": _corner_excess(res, path, settings),
         "wall_s": round(wall, 1),
     }
+
+
+def _corner_excess(res: Any, path: mt.ReferencePath, settings: mt.MPCSettings) -> float | None:
+    """How far [%] the car's speed went above the corner's ceiling: the largest ``v / sqrt(a_y_max /
+    |kappa|) - 1`` over the lap where the path's lateral ceiling is below 0.97 v_max (in corners)."""
+    from mpc_tracking.paths.speed_profile import lateral_speed_limit
+
+    s, v = (np.asarray(res.series[k], dtype=float) for k in ("s", "v"))
+    if s.size < 2:
+        return None
+    ceiling = lateral_speed_limit(np.interp(s, path.s, path.kappa), settings.a_y_max, settings.v_max)
+    corner = ceiling < 0.97 * settings.v_max
+    if not corner.any():
+        return None
+    return round(100.0 * (float(np.max(v[corner] / ceiling[corner])) - 1.0), 2)
 
 
 def _accel_error(res: Any, settings: mt.MPCSettings) -> float | None:
@@ -165,7 +181,16 @@ def main() -> None:
     ap.add_argument("--no-feedforward", action="store_true", help="speed PI without the plan's feed-forward")
     ap.add_argument("--budget", type=float, default=float("inf"), help="stop starting laps after S seconds")
     ap.add_argument("--out", default=None, help="file name under benchmarks/results/ for --save")
+    ap.add_argument("--circuit-offset", type=int, default=0,
+                    help="with --circuits N: circuits K..K+N-1 of the seed (split a run over processes)")
+    ap.add_argument("--vehicle-file", default=None,
+                    help="read the identified sedan from this vehicle file (written there when missing)")
+    ap.add_argument("--merge", default=None,
+                    help="comma-separated result files of split runs: one summary over their rows")
     args = ap.parse_args()
+    if args.merge:
+        main_merge(args)
+        return
     if args.circuits or args.no_shared or args.defaults:
         main_defaults(args)
         return
@@ -248,6 +273,7 @@ def _distribution(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "max_body_overshoot_m": stat("max_body_overshoot_m"),
         "rms_e_y_cm": stat("rms_e_y_cm"), "max_e_y_cm": stat("max_e_y_cm"),
         "lap_excess_pct": stat("lap_excess_pct"), "accel_error_rms": stat("accel_error_rms"),
+        "corner_excess_pct": stat("corner_excess_pct"),
         "solver_failures": stat("solver_failures"), "step_ms_median": stat("step_ms_median"),
     }
 
@@ -260,10 +286,14 @@ def main_defaults(args: Any) -> None:
     fractions = [float(f) for f in args.fractions.split(",")]
     t0 = time.perf_counter()
     car = mt.create_model("ackermann3d", {"preset": "sedan"})
-    ident = mt.identify(car)
+    ident = _identified(car, args.vehicle_file)
     identified = {"lateral_limit": ident.lateral_limit, "decel_max": ident.decel_max, "accel_max": ident.accel_max,
-                  "mu": ident.params.mu, "seconds": round(time.perf_counter() - t0, 1)}
-    sets = [("generated", generate_circuits(args.circuits, args.seed, ds=1.0))] if args.circuits else []
+                  "mu": ident.params.mu, "power_per_mass": getattr(ident, "power_per_mass", None),
+                  "seconds": round(time.perf_counter() - t0, 1), "vehicle_file": args.vehicle_file}
+    sets = []
+    if args.circuits:
+        gen = generate_circuits(args.circuit_offset + args.circuits, args.seed, ds=1.0)[args.circuit_offset:]
+        sets.append(("generated", gen))
     if not args.no_shared and TRACKS.is_dir():
         sets.append(("shared", [p for _, p in _tracks(args.tracks.split(",") if args.tracks else None)]))
     rows: list[dict[str, Any]] = []
@@ -289,13 +319,46 @@ def main_defaults(args: Any) -> None:
                 print(f"{set_name:9s} {path.name:13s} f={frac:.2f} {row['reason']:14s} lap {row['lap_time_s']} "
                       f"({row['lap_excess_pct']} %) RMS {row['rms_e_y_cm']} max {row['max_e_y_cm']} cm "
                       f"over {row['max_body_overshoot_m']} m a_err {row['accel_error_rms']} "
+                      f"corner {row['corner_excess_pct']} % "
                       f"fail {row['solver_failures']} step {row['step_ms_median']} ms", flush=True)
-    summary = {f"{s} {f:g}": _distribution([r for r in rows if r["set"] == s and r["fraction"] == f])
-               for s, _ in sets for f in fractions if any(r["set"] == s and r["fraction"] == f for r in rows)}
     out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi)", "identified": identified,
            "settings": "MPCSettings(v_max, grip_fraction) + grip_defaults (everything else default)",
            "feedforward": not args.no_feedforward, "seed": args.seed, "stopped_by_budget": stopped,
-           "summary": summary, "rows": rows}
+           "summary": _summaries(rows), "rows": rows}
+    print(dumps(out))
+    if args.save:
+        save_json(RESULTS / (args.out or "grip_limit_circuits.json"), out)
+
+
+def _summaries(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Distributions per set and fraction, and over all sets per fraction."""
+    keys = sorted({(r["set"], r["fraction"]) for r in rows})
+    out = {f"{s} {f:g}": _distribution([r for r in rows if (r["set"], r["fraction"]) == (s, f)]) for s, f in keys}
+    for f in sorted({f for _, f in keys}):
+        out[f"all {f:g}"] = _distribution([r for r in rows if r["fraction"] == f])
+    return out
+
+
+def _identified(car: Any, vehicle_file: str | None) -> Any:
+    """The identified sedan: read from ``vehicle_file`` when it exists, else identified (and written there)."""
+    if vehicle_file and Path(vehicle_file).is_file():
+        return mt.load_vehicle_file(vehicle_file)
+    ident = mt.identify(car)
+    if vehicle_file:
+        ident.to_yaml(vehicle_file)
+    return ident
+
+
+def main_merge(args: Any) -> None:
+    """One summary over the rows of several saved split runs (``--merge a.json,b.json``)."""
+    import json
+
+    parts = [json.loads((RESULTS / f if not Path(f).is_file() else Path(f)).read_text()) for f in args.merge.split(",")]
+    rows = [r for p in parts for r in p["rows"]]
+    out = {"provenance": provenance(), "merged": args.merge.split(","),
+           "commits": sorted({p["provenance"]["git"]["commit"] or "" for p in parts}),
+           "identified": parts[0].get("identified"), "settings": parts[0].get("settings"),
+           "summary": _summaries(rows), "rows": rows}
     print(dumps(out))
     if args.save:
         save_json(RESULTS / (args.out or "grip_limit_circuits.json"), out)

@@ -9,7 +9,8 @@ measured state, never from the OSQP vectors of :mod:`mpc_tracking.mpc.qp`. The s
 
     ceilings    whole-path forward-backward profiles (90 % of the limits: reference; 95 % braking, no
                 acceleration limit: hard), with the friction ellipse when set, each held
-                (speed_lag + T) v_max metres earlier (minimum over that distance ahead)
+                (speed_lag + T) v metres earlier, v the hard ceiling there (minimum over that
+                distance ahead)
     speed ref   min(sqrt(a_y_max/|kappa_k|) in [v_min, v_max], reference ceiling) (k = 0..N-1),
                 then braking/accelerating feasible with 90 % of the limits, from v0 + 0.9 accel T
                 once a plan exists
@@ -87,16 +88,17 @@ class CvxpyDynamicMPC(CvxpyMPC):
             v_ref = speed_profile(path, a_max=0.9 * st.accel_max, a_brake=0.9 * st.decel_max, **kw)
             self.v_ref_path = v_ref if path.v_ref is None else np.minimum(v_ref, path.v_ref)
             self.v_box_path = speed_profile(path, a_max=np.inf, a_brake=0.95 * st.decel_max, **kw)
-            if model.speed_lag > 0:  # every ceiling held (lag + T) v_max metres earlier
-                n_ahead = math.ceil((model.speed_lag + st.control_period) * float(np.max(self.v_box_path)) / path.ds)
+            if model.speed_lag > 0:  # every ceiling held (lag + T) v metres earlier, v the ceiling there
+                lead = (model.speed_lag + st.control_period) * self.v_box_path
+                n_ahead = [math.ceil(d / path.ds) for d in lead]
                 self.v_ref_path = self._min_ahead(self.v_ref_path, n_ahead)
                 self.v_box_path = self._min_ahead(self.v_box_path, n_ahead)
 
-    def _min_ahead(self, v: np.ndarray, n_ahead: int) -> np.ndarray:
+    def _min_ahead(self, v: np.ndarray, n_ahead: list[int]) -> np.ndarray:
         n = v.size
         out = np.empty(n)
         for i in range(n):
-            idx = np.arange(i, i + n_ahead + 1)
+            idx = np.arange(i, i + n_ahead[i] + 1)
             idx = np.mod(idx, n) if self.path.closed else np.minimum(idx, n - 1)
             out[i] = v[idx].min()
         return out

@@ -127,6 +127,9 @@ class StepQP:
         d.q[lay.iel0 :] = st.slack_weight
         self._box_lo0, self._box_hi0 = box_l[0].copy(), box_u[0].copy()
         self._ellipse = model.I_ACCEL is not None and st.friction_ellipse
+        #: power limit P/m [W/kg] on the acceleration input (models with speed as a state), or None
+        self._power = (float(st.power_per_mass) if np.isfinite(st.power_per_mass) and model.I_ACCEL is not None
+                       and model.SPEED_IN_STATE else None)
         if lay.n_cuts:
             # cut j: cos(th_j) a_x / A_x + sin(th_j) sigma a_y / a_y_max <= 1 + e_k, with A_x the
             # acceleration or braking limit on either side (0 coefficient when that limit is inf)
@@ -289,6 +292,14 @@ class StepQP:
                 np.multiply(sy[:, :, None], g[:, None, :], out=self._cut_gx)
                 lay.fill_cuts(d.A_data, self._cut_gx, self._cut_ga)
                 np.subtract(1.0, sy * c[:, None], out=V["ell_u"])
+        if self._power is not None:
+            # power limit: a_x <= min(accel_max, P/m / v) at each step's planned speed (times the
+            # ellipse's share when the bounds carry it)
+            ia = model.I_ACCEL
+            top = np.minimum(self._box_hi0[ia], self._power / np.maximum(x_op[:-1, model.I_SPEED], st.v_min))
+            if share is not None and not lay.n_cuts:
+                top = top * share
+            V["box_u"][:, ia] = np.minimum(top, _INF)
         # rates: per prediction step via the predicted speed; first step via the control period
         dt_all = self._dt_buf
         speeds = model.speeds(x_op, u_op)

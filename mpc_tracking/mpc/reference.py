@@ -154,7 +154,9 @@ def path_speed_ceilings(path: Any, st: Any, speed_lag: float = 0.0) -> tuple[np.
 
     The horizon sees only N ds metres ahead; without these the plan can meet a curve it can no
     longer brake for (a degenerate QP). With a speed lag ``speed_lag`` [s] every ceiling holds
-    (lag + control period) x v_max metres earlier, so a late speed response still meets it.
+    (lag + control period) x v metres earlier, ``v`` the hard ceiling there, so a late speed
+    response still meets it: the lead is the distance the car covers in that time at the speed it
+    has there (it was (lag + T) x v_max: 15 m before a 10 m/s hairpin, braking 1.5 s per lap early).
 
     Parameters
     ----------
@@ -166,26 +168,41 @@ def path_speed_ceilings(path: Any, st: Any, speed_lag: float = 0.0) -> tuple[np.
     Returns
     -------
     v_ref, v_box : ndarray, shape (n,), or None
-        Speed reference (90 % of the acceleration and braking limits, at most the path's own
+        Speed reference (90 % of the acceleration, power and braking limits, at most the path's own
         profile) and hard ceiling of the speed bound (full braking) [m/s]; (None, None) without
         acceleration/braking limits.
     """
-    if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max)):
+    if not (np.isfinite(st.decel_max) or np.isfinite(st.accel_max) or np.isfinite(st.power_per_mass)):
         return None, None
     ellipse = st.friction_ellipse
     v_ref = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=0.9 * st.accel_max,
-                          a_brake=0.9 * st.decel_max, friction_ellipse=ellipse, ellipse_floor=BRAKE_FLOOR)
+                          a_brake=0.9 * st.decel_max, friction_ellipse=ellipse, ellipse_floor=BRAKE_FLOOR,
+                          power_per_mass=0.9 * st.power_per_mass)
     if path.v_ref is not None:
         v_ref = np.minimum(v_ref, path.v_ref)
     v_box = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=np.inf, a_brake=0.95 * st.decel_max,
                           friction_ellipse=ellipse, ellipse_floor=BRAKE_FLOOR)
+    lead = speed_lag + st.control_period
     if speed_lag > 0:
-        w = int(np.ceil((speed_lag + st.control_period) * float(np.max(v_box)) / path.ds)) + 1
-        v_ref, v_box = (_min_ahead(v, w, path.closed) for v in (v_ref, v_box))
+        # every ceiling holds ``lead`` seconds earlier, at the speed the car has there
+        windows = np.ceil(lead * v_box / path.ds).astype(int) + 1
+        v_ref, v_box = (_min_ahead(v, windows, path.closed) for v in (v_ref, v_box))
     return v_ref, v_box
 
 
-def _min_ahead(values: np.ndarray, window: int, closed: bool) -> np.ndarray:
-    """Minimum of ``values`` over each point and the ``window - 1`` points after it (wrapping on loops)."""
-    ext = np.concatenate([values, values[: window - 1] if closed else np.full(window - 1, values[-1])])
-    return window_reduce(np.ascontiguousarray(ext), window, False)
+def _min_ahead(values: np.ndarray, windows: np.ndarray, closed: bool) -> np.ndarray:
+    """Minimum of ``values[i]`` over the point and the ``windows[i] - 1`` points after it (wrapping on loops).
+
+    >>> _min_ahead(np.array([5.0, 4.0, 3.0, 9.0, 1.0]), np.array([1, 2, 2, 1, 1]), False).tolist()
+    [5.0, 3.0, 3.0, 9.0, 1.0]
+    """
+    windows = np.asarray(windows, dtype=int)
+    top = int(windows.max())
+    ext = np.concatenate([values, values[: top - 1] if closed else np.full(top - 1, values[-1])])
+    ext = np.ascontiguousarray(ext)
+    out = np.empty_like(values)
+    n = values.size
+    for w in np.unique(windows):  # a handful of distinct window lengths
+        sel = windows == w
+        out[sel] = window_reduce(ext[: n + w - 1], int(w), False)[sel]
+    return out

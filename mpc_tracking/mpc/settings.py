@@ -355,6 +355,12 @@ class LimitSettings(SettingsGroup):
     a_y_max: float = setting(4.0, "Lateral acceleration limit: v <= sqrt(a_y_max / |kappa|)", "m/s^2", gt=0)
     accel_max: float = setting(math.inf, "Acceleration bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
     decel_max: float = setting(math.inf, "Braking bound (rate of the speed)", "m/s^2", gt=0, allow_inf=True)
+    power_per_mass: float = setting(
+        math.inf, "Power limit P/m: the acceleration bound at speed v is min(accel_max, power_per_mass / v)",
+        "W/kg", gt=0, allow_inf=True,
+        notes="inf (default): not limited. In the whole-path speed profile and, for models with an acceleration "
+              "input (dynamic), in the QP's bound on it at each step's planned speed. From a vehicle file's "
+              "``power_per_mass`` (times ``grip_fraction``) when left at the default.")
     delta_rate_max: float = setting(math.inf, "Steering rate bound", "rad/s", gt=0, allow_inf=True)
     corridor_margin: float = setting(0.0, "Extra clearance kept from the corridor edges", "m", ge=0)
     friction_ellipse: bool = setting(
@@ -613,6 +619,7 @@ class MPCSettings:
     a_y_max: float = LimitSettings.a_y_max
     accel_max: float = LimitSettings.accel_max
     decel_max: float = LimitSettings.decel_max
+    power_per_mass: float = LimitSettings.power_per_mass
     delta_rate_max: float = LimitSettings.delta_rate_max
     corridor_margin: float = LimitSettings.corridor_margin
     friction_ellipse: bool = LimitSettings.friction_ellipse

@@ -4,6 +4,9 @@ The lateral limit ``v <= sqrt(a_y_max / |kappa|)`` (and ``v_max``) is the ceilin
 limits acceleration (``v_{i+1}^2 <= v_i^2 + 2 a_max ds``), a backward pass braking
 (``v_i^2 <= v_{i+1}^2 + 2 a_brake ds``). With ``friction_ellipse`` the longitudinal limits shrink
 with the lateral acceleration in use: ``a_x <= a_x_max sqrt(1 - (v^2 |kappa| / a_y_max)^2)``.
+With a power limit ``power_per_mass`` (P/m) the acceleration is at most ``P/m / v`` too: at
+constant power ``d(v^3)/ds = 3 P/m``, so a step reaches at most ``(v_i^3 + 3 (P/m) ds)^(1/3)``
+(exact, not an explicit Euler step).
 Closed paths are periodic: the passes start at the tightest point of the lap (where the speed
 equals its lateral limit), so the lap end meets the lap start.
 """
@@ -51,16 +54,21 @@ def _pos(value: Any, name: str) -> float:
 
 
 def _pass(v_cap: np.ndarray, k_abs: np.ndarray, ds: np.ndarray, a_x: float, a_y: float, ellipse: bool,
-          floor: float = 0.0) -> np.ndarray:
-    """One directional pass: ``v[i+1] <= sqrt(v[i]^2 + 2 a ds[i])`` (in place on a copy)."""
+          floor: float = 0.0, power: float = np.inf) -> np.ndarray:
+    """One directional pass: ``v[i+1] <= sqrt(v[i]^2 + 2 a ds[i])`` (in place on a copy); with a
+    finite ``power`` (P/m [W/kg]) also ``v[i+1] <= (v[i]^3 + 3 P/m ds[i])^(1/3)``."""
     v = v_cap.copy()
     v2 = v * v
+    powered = bool(np.isfinite(power))
     for i in range(len(v) - 1):
-        a = a_x
-        if ellipse and np.isfinite(a_x):  # (an unlimited a_x stays unlimited on the ellipse)
+        a, share = a_x, 1.0
+        if ellipse and (np.isfinite(a_x) or powered):  # (an unlimited a_x stays unlimited on the ellipse)
             use = min(1.0, v2[i] * k_abs[i] / a_y)
-            a = a_x * max(np.sqrt(max(0.0, 1.0 - use * use)), floor)
+            share = max(np.sqrt(max(0.0, 1.0 - use * use)), floor)
+            a = a_x * share
         nxt = v2[i] + 2.0 * a * ds[i]
+        if powered:  # constant power: v^3 grows by 3 P/m ds (the share of the ellipse scales P/m)
+            nxt = min(nxt, (v2[i] ** 1.5 + 3.0 * share * power * ds[i]) ** (2.0 / 3.0))
         if nxt < v2[i + 1]:
             v2[i + 1] = nxt
     return np.sqrt(v2)
@@ -102,6 +110,7 @@ def speed_profile(
     ds: float | None = None,
     closed: bool | None = None,
     ellipse_floor: float = 0.0,
+    power_per_mass: float = np.inf,
 ) -> np.ndarray:
     """Fastest speed at every waypoint within the lateral, acceleration and braking limits.
 
@@ -126,6 +135,9 @@ def speed_profile(
     ellipse_floor : float
         With ``friction_ellipse``: the smallest share of ``a_max``/``a_brake`` left at the lateral
         limit (:func:`ellipse_share`), in [0, 1]; the MPC's ceilings use its QP's braking budget.
+    power_per_mass : float
+        Power limit P/m [W/kg]: the acceleration at speed v is at most ``min(a_max, P/m / v)``
+        (inf: not limited; it limits the forward pass only, not braking).
 
     Returns
     -------
@@ -150,6 +162,7 @@ def speed_profile(
         floor = float("nan")
     if not 0.0 <= floor <= 1.0:
         raise SettingsError(f"ellipse_floor: expected a share in [0, 1], got {ellipse_floor!r}")
+    power = _pos(power_per_mass, "power_per_mass")
     k_abs = np.abs(kappa)
     cap = lateral_speed_limit(k_abs, a_y_max, v_max)
     n = kappa.size
@@ -159,7 +172,7 @@ def speed_profile(
         c = cap[order]
         kk = k_abs[order]
         st = steps[order[:-1]]
-        v = _pass(c, kk, st, a_max, a_y_max, friction_ellipse, floor)
+        v = _pass(c, kk, st, a_max, a_y_max, friction_ellipse, floor, power)
         v = _pass(v[::-1], kk[::-1], st[::-1], a_brake, a_y_max, friction_ellipse, floor)[::-1]
         out = np.empty(n)
         out[order[:-1]] = v[:-1]
@@ -170,5 +183,5 @@ def speed_profile(
     if v_end is not None:
         c[-1] = min(c[-1], max(0.0, float(v_end)))
     st = steps[: n - 1]
-    v = _pass(c, k_abs, st, a_max, a_y_max, friction_ellipse, floor)
+    v = _pass(c, k_abs, st, a_max, a_y_max, friction_ellipse, floor, power)
     return _pass(v[::-1], k_abs[::-1], st[::-1], a_brake, a_y_max, friction_ellipse, floor)[::-1]

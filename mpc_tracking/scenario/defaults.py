@@ -8,7 +8,9 @@ controller runs with, given the plant, its actuator and the vehicle file (``vehi
 * the limits the user left at their defaults (``a_y_max = 4``, ``accel_max``/``decel_max`` inf)
   become ``grip_fraction`` times the car's: the vehicle file's lateral limit, braking and
   acceleration limits, else for the 3D car mu g for braking and acceleration; always at most what
-  the actuator can command. A limit set to another value wins;
+  the actuator can command. A limit set to another value wins. The vehicle file's power limit
+  ``power_per_mass`` (P/m: acceleration at most ``P/m / v``) becomes ``grip_fraction`` times it the
+  same way (``power_per_mass`` left at inf);
 * with the dynamic model the settings that hold at the limit (measured on generated circuits,
   ``benchmarks/bench_grip_limit.py``): the friction ellipse on, RK4 and a step ``ds`` of at least
   1 m (when ``friction_ellipse``, ``discretization`` and ``ds`` are at their defaults);
@@ -65,13 +67,16 @@ def _is_default(settings: Any, name: str, defaults: dict[str, Any]) -> bool:
 
 
 def _car_limits(plant: Any, vehicle_file: Any) -> dict[str, tuple[float, str]]:
-    """The car's own limits [m/s^2] with where they come from."""
+    """The car's own limits (accelerations [m/s^2], ``power_per_mass`` [W/kg]) with where they come from."""
     out: dict[str, tuple[float, str]] = {}
     if vehicle_file is not None:
         src = f"the vehicle file {getattr(vehicle_file, 'source', '')}".rstrip()
         out["a_y_max"] = (float(vehicle_file.lateral_limit), src)
         out["decel_max"] = (float(vehicle_file.decel_max), src)
         out["accel_max"] = (float(vehicle_file.accel_max), src)
+        power = getattr(vehicle_file, "power_per_mass", None)
+        if power is not None:
+            out["power_per_mass"] = (float(power), src)
     mu = getattr(getattr(plant, "vehicle", None), "mu", None)
     if mu is not None:
         for key in ("decel_max", "accel_max"):
@@ -128,7 +133,8 @@ def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicl
             else:
                 source = f"{st.grip_fraction:g} x {value:.3g} from {source}"
             changes[key] = float(scaled)
-            logger.info("%s: %s not given; %.3g m/s^2 = %s", where, key, scaled, source)
+            logger.info("%s: %s not given; %.3g %s = %s", where, key, scaled,
+                        "W/kg" if key == "power_per_mass" else "m/s^2", source)
         if model == "dynamic":
             if _is_default(st, "friction_ellipse", defaults):
                 changes["friction_ellipse"] = True

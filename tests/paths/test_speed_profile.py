@@ -69,3 +69,40 @@ def test_bad_curvature_and_ds():
         speed_profile(np.zeros(10), **LIM)
     with pytest.raises(SettingsError, match="finite"):
         speed_profile(np.array([0.0, np.nan]), ds=1.0, **LIM)
+
+
+def test_constant_power_from_v0_is_the_closed_form():
+    """Constant power P/m from v0 on a straight: d(v^3)/ds = 3 P/m, v(s) = (v0^3 + 3 (P/m) s)^(1/3)
+    (no acceleration or top-speed limit; the profile's step is exact, not an explicit Euler step)."""
+    ds, v0, power = 1.0, 5.0, 80.0
+    kappa = np.zeros(1500)
+    v = speed_profile(kappa, ds=ds, v_max=1e3, a_y_max=5.0, a_max=np.inf, a_brake=4.0, power_per_mass=power,
+                      v_start=v0)
+    s = np.arange(kappa.size) * ds
+    np.testing.assert_allclose(v, np.cbrt(v0**3 + 3.0 * power * s), rtol=1e-12)
+
+
+def test_power_and_acceleration_limits_meet_where_p_over_v_equals_a_max():
+    """a_max up to v* = (P/m) / a_max, constant power beyond it: v^2 = v0^2 + 2 a s, then
+    v^3 = v*^3 + 3 (P/m) (s - s*), with s* = (v*^2 - v0^2) / (2 a_max)."""
+    ds, v0, power, a_max = 0.5, 2.0, 60.0, 3.0
+    kappa = np.zeros(2000)
+    v = speed_profile(kappa, ds=ds, v_max=1e3, a_y_max=5.0, a_max=a_max, a_brake=4.0, power_per_mass=power,
+                      v_start=v0)
+    s = np.arange(kappa.size) * ds
+    v_star = power / a_max
+    s_star = (v_star**2 - v0**2) / (2.0 * a_max)
+    expected = np.where(s <= s_star, np.sqrt(v0**2 + 2.0 * a_max * s),
+                        np.cbrt(v_star**3 + 3.0 * power * np.maximum(s - s_star, 0.0)))
+    np.testing.assert_allclose(v, expected, rtol=2e-3)  # one step straddles v* (both bounds hold there)
+    assert np.all(v <= expected * (1.0 + 2e-3))
+    # without the power limit the same run is the constant-acceleration parabola throughout
+    v_free = speed_profile(kappa, ds=ds, v_max=1e3, a_y_max=5.0, a_max=a_max, a_brake=4.0, v_start=v0)
+    np.testing.assert_allclose(v_free, np.sqrt(v0**2 + 2.0 * a_max * s), rtol=1e-12)
+    assert v[-1] < 0.8 * v_free[-1]
+
+
+@pytest.mark.parametrize("power", [0.0, -5.0, float("nan"), "fast"])
+def test_bad_power_per_mass(power):
+    with pytest.raises(SettingsError, match="power_per_mass"):
+        speed_profile(np.zeros(10), ds=1.0, power_per_mass=power, **LIM)

@@ -154,3 +154,37 @@ def test_whole_path_ceilings_use_the_same_budget():
     np.testing.assert_allclose(v_box, speed_profile(path, ellipse_floor=BRAKE_FLOOR, **kw))
     with pytest.raises(SettingsError, match="ellipse_floor"):
         speed_profile(path, ellipse_floor=1.5, **kw)
+
+
+def test_power_limit_from_the_vehicle_file_scales_with_grip_fraction(sedan):
+    vf = mt.VehicleFile(params=DynamicParams.bmw_320i(), speed_lag=0.27, accel_max=3.8, decel_max=7.5, a_y_max=7.9,
+                        power_per_mass=80.0, source="car.yaml")
+    st = grip_defaults(mt.MPCSettings(grip_fraction=0.85), sedan, None, vf)
+    assert st.power_per_mass == pytest.approx(0.85 * 80.0)
+    assert grip_defaults(mt.MPCSettings(power_per_mass=50.0), sedan, None, vf).power_per_mass == 50.0  # explicit
+    assert grip_defaults(mt.MPCSettings(grip_defaults=False), sedan, None, vf).power_per_mass == float("inf")
+    # a file without a power limit leaves the acceleration bound as it was
+    plain = mt.VehicleFile(params=DynamicParams.bmw_320i(), speed_lag=0.27, accel_max=3.8, decel_max=7.5)
+    assert grip_defaults(mt.MPCSettings(), sedan, None, plain).power_per_mass == float("inf")
+
+
+def test_qp_acceleration_bound_follows_the_power_limit():
+    """The dynamic model's acceleration bound at each step is min(accel_max, P/m / v_op) (a straight:
+    the ellipse's share is 1 with or without it)."""
+    from mpc_tracking.models.prediction import DynamicPrediction
+
+    x = np.linspace(0.0, 600.0, 601)
+    path = mt.ReferencePath(x, np.zeros_like(x), width_left=5.0, width_right=5.0, ds=1.0)
+    base = mt.MPCSettings(horizon=10, v_max=40.0, a_y_max=6.0, accel_max=3.0, decel_max=6.0, ds=1.0,
+                          prediction_model="dynamic", discretization="rk4")
+    power = 60.0
+    for st in (base.replace(power_per_mass=power), base.replace(power_per_mass=power, friction_ellipse=True)):
+        mpc = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=DynamicPrediction(DynamicParams.bmw_320i()))
+        state, measured = path.project(100.0, 0.0, 0.0), {"v_x": 30.0, "v_y": 0.0, "r": 0.0}
+        step = mpc._prepare(state, measured)
+        mpc.build_qp(step)
+        expected = np.minimum(3.0, power / step.x_op[:-1, 3])  # at the operating point's speeds
+        np.testing.assert_allclose(mpc.qp.problem().u_hi[:, 0], expected, rtol=1e-9)
+        assert np.all(expected < 3.0)  # 60 W/kg at >= 20 m/s is below accel_max
+        sol = mpc.solve(state, measured=measured)
+        assert sol.success and np.all(sol.u[:, 0] <= expected + 1e-3)

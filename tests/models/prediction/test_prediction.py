@@ -199,14 +199,15 @@ def test_scenario_chooses_the_dynamic_model_with_the_plants_parameters():
 
 def test_lag_aware_ceilings_hold_every_ceiling_earlier_by_the_lag_distance(sedan_params):
     """With a speed lag tau the whole-path ceilings are the minimum over the next
-    (tau + control period) * v_max metres: each braking point moves earlier by that distance."""
+    (tau + control period) * v metres, v the ceiling there: each braking point moves earlier by
+    the distance the car covers in that time at its speed there."""
     path = mt.load_path("oval", ds=0.5)
     plain = mt.SpatialMPC(path, SEDAN, _settings(), prediction=DynamicPrediction(sedan_params))
     lagged = mt.SpatialMPC(path, SEDAN, _settings(), prediction=DynamicPrediction(sedan_params, speed_lag=0.3))
     v0 = plain._sampler.table[:-1, 7]  # the v_box column of the sampler
     v1 = lagged._sampler.table[:-1, 7]
-    w = int(np.ceil((0.3 + 0.05) * v0.max() / path.ds)) + 1
-    expected = np.array([np.min(np.take(v0, np.arange(i, i + w), mode="wrap")) for i in range(v0.size)])
+    w = np.ceil((0.3 + 0.05) * v0 / path.ds).astype(int) + 1
+    expected = np.array([np.min(np.take(v0, np.arange(i, i + w[i]), mode="wrap")) for i in range(v0.size)])
     np.testing.assert_allclose(v1, expected)
     assert np.all(v1 <= v0) and np.any(v1 < v0 - 1.0)
 
