@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg.lapack import dpotrf, dtrtri
 
 from mpc_tracking.errors import SettingsError
 from mpc_tracking.mpc.layout import QPData, QPLayout
@@ -242,6 +241,8 @@ class CondensedDAQP:
         hi[nU:] = d.u[self._rows] - shift
         # least-distance form (done here with LAPACK, faster than DAQP's own set-up): with
         # H = R^T R, U = R^-1 v + u_free and u_free = -H^-1 f, the cost is |v|^2 / 2 + const
+        from scipy.linalg.lapack import dpotrf, dtrtri  # here: the DAQP back end is optional
+
         R, info_chol = dpotrf(H, lower=0, clean=1)
         if info_chol != 0:  # not positive definite (a weight matrix that is only semi-definite)
             self.exitflag, self.iterations, self._prev_active = -100, 0, None
