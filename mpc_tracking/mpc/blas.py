@@ -4,8 +4,8 @@ The step's dense products (the condensed QP of the ``daqp`` back end: ``H = T' P
 Cholesky factor, the obstacle rows) are a few hundred rows at most. OpenBLAS spreads products of
 that size over all cores; on a machine where other processes keep those cores busy each product
 then waits for a descheduled thread, and the step slows down by an order of magnitude (the
-obstacle demo's median solve, two busy processes on two cores: 7.5 ms with two BLAS threads,
-0.46 ms with one: ``benchmarks/bench_obstacles.py --blas``). One thread is never slower at these
+obstacle demo's median DAQP solve, two busy processes on two cores: 7.1 ms with two BLAS
+threads, 0.49 ms with one: ``benchmarks/bench_obstacles.py --blas``). One thread is never slower at these
 sizes, so :class:`~mpc_tracking.mpc.SpatialMPC` limits BLAS to ``MPCSettings.blas_threads``
 (default 1) while it computes a step and restores the previous count afterwards: the user's
 own algebra outside the step keeps every thread.
