@@ -4,9 +4,17 @@ Prints JSON. A node is a top-level module (``mpc_tracking.simulation``) or a sub
 (``mpc_tracking.paths``, all its modules merged); an edge is an import inside the package,
 function-level imports included, ``if TYPE_CHECKING:`` imports excluded (they do not run).
 "Upward" edges go against ``LAYERS`` in ``tests/test_architecture.py`` (the same ordering is
-defined there, where it is enforced; this script only reports).
+defined there, where it is enforced; this script only reports). A lazy public name
+(``_lazy_names({"module": "names"})`` in a package ``__init__``, see ``mpc_tracking/_lazy.py``) is an
+edge to its module: it is imported on first access.
+
+``--import-time`` measures instead what importing costs: for a few statements (``import
+mpc_tracking``, the names of a closed-loop run, the CLI), each in a fresh interpreter, the best
+wall time of ``--repeat`` runs (warm: the files are in the OS cache after the first) and which
+heavy third-party packages are loaded afterwards.
 
     python benchmarks/import_graph.py [--modules] [--save]    # --modules: one node per module file
+    python benchmarks/import_graph.py --import-time [--repeat 7] [--save]
 """
 from __future__ import annotations
 
@@ -46,6 +54,11 @@ def _imports(path: Path, module: str, is_pkg: bool, files: set[str]) -> set[str]
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skip:
+            continue
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("lazy_names", "_lazy_names")
+                and node.args and isinstance(node.args[0], ast.Dict)):  # lazy public names: {module: names}
+            found.update(k.value for k in node.args[0].keys
+                         if isinstance(k, ast.Constant) and isinstance(k.value, str))
             continue
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("mpc_tracking"))
@@ -143,12 +156,65 @@ def depth(graph: dict[str, set[str]]) -> int:
     return max((level(v, frozenset()) for v in graph), default=0)
 
 
+#: what --import-time measures: label -> statement run in a fresh interpreter
+IMPORT_STATEMENTS = {
+    "import mpc_tracking": "import mpc_tracking",
+    "names of a run": "from mpc_tracking import SpatialMPC, simulate, load_path, KinematicBicycle, MPCSettings",
+    "the CLI module": "import mpc_tracking.cli.main",
+    "numpy alone (reference)": "import numpy",
+}
+#: third-party packages reported as loaded (or not) after each statement
+HEAVY = ("numpy", "scipy.sparse", "scipy.spatial", "scipy.interpolate", "scipy.optimize", "scipy.integrate",
+         "scipy.ndimage", "scipy.signal", "scipy.stats", "osqp", "numba", "yaml", "matplotlib", "cvxpy",
+         "pandas", "dask", "threadpoolctl")
+
+
+def import_time(repeat: int) -> dict[str, dict[str, object]]:
+    """Best wall time [s] of each of ``IMPORT_STATEMENTS`` over ``repeat`` fresh interpreters, and the
+    heavy packages loaded; the interpreter's own start (``python -c pass``) is reported and subtracted."""
+    import json
+    import os
+    import subprocess
+    import time
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def best(code: str) -> tuple[float, str]:
+        times, out = [], ""
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                 check=True).stdout
+            times.append(time.perf_counter() - t0)
+        return min(times), out
+
+    base, _ = best("pass")
+    rows: dict[str, dict[str, object]] = {"python -c pass": {"wall_s": round(base, 4)}}
+    for label, stmt in IMPORT_STATEMENTS.items():
+        code = f"import sys, json\n{stmt}\nprint(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"
+        wall, out = best(code)
+        rows[label] = {"statement": stmt, "wall_s": round(wall, 4), "minus_interpreter_s": round(wall - base, 4),
+                       "heavy_loaded": json.loads(out.strip().splitlines()[-1])}
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modules", action="store_true", help="one node per module file")
-    ap.add_argument("--save", action="store_true", help="write benchmarks/results/import_graph.json")
+    ap.add_argument("--save", action="store_true",
+                    help="write benchmarks/results/import_graph.json (import_time.json with --import-time)")
+    ap.add_argument("--import-time", action="store_true", help="measure import cost instead of the graph")
+    ap.add_argument("--repeat", type=int, default=7, help="fresh interpreters per statement (--import-time)")
     args = ap.parse_args()
-    from _provenance import RESULTS, dumps, provenance, save_json  # only when run as a script
+    from _provenance import RESULTS, dumps, finish, provenance, save_json  # only when run as a script
+    if args.import_time:
+        prov = provenance()
+        rows = import_time(max(1, args.repeat))
+        result = {"provenance": finish(prov), "repeat": args.repeat, "import_time": rows}
+        print(dumps(result))
+        if args.save:
+            save_json(RESULTS / "import_time.json", result)
+        return
     graph = module_graph()
     if not args.modules:
         graph = collapse(graph)

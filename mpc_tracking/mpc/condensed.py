@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg.lapack import dpotrf, dtrtri
 
 from mpc_tracking.errors import SettingsError
 from mpc_tracking.mpc.layout import QPData, QPLayout
@@ -97,6 +96,11 @@ class CondensedDAQP:
             raise SettingsError("MPCSettings.solver: 'daqp' needs the daqp package "
                                 "(a dependency of mpc_tracking: pip install daqp)") from exc
         self._daqp = daqp
+        # LAPACK here, not at import (the back end is optional); loaded at set-up, so a BLAS thread
+        # limit set up after it (mpc_tracking.mpc.blas) sees SciPy's BLAS library
+        from scipy.linalg.lapack import dpotrf, dtrtri
+
+        self._dpotrf, self._dtrtri = dpotrf, dtrtri
         lay = self.layout = layout
         N, nx, nu = lay.N, lay.nx, lay.nu
         self.N, self.nx, self.nu, self.nU = N, nx, nu, lay.nU
@@ -242,11 +246,11 @@ class CondensedDAQP:
         hi[nU:] = d.u[self._rows] - shift
         # least-distance form (done here with LAPACK, faster than DAQP's own set-up): with
         # H = R^T R, U = R^-1 v + u_free and u_free = -H^-1 f, the cost is |v|^2 / 2 + const
-        R, info_chol = dpotrf(H, lower=0, clean=1)
+        R, info_chol = self._dpotrf(H, lower=0, clean=1)
         if info_chol != 0:  # not positive definite (a weight matrix that is only semi-definite)
             self.exitflag, self.iterations, self._prev_active = -100, 0, None
             return None
-        Rinv, _ = dtrtri(R, lower=0)
+        Rinv, _ = self._dtrtri(R, lower=0)
         u_free = -(Rinv @ (Rinv.T @ f))
         M = self._M
         M[:nU] = Rinv

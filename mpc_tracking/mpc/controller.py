@@ -30,6 +30,7 @@ from mpc_tracking.models.prediction import DynamicPrediction, KinematicPredictio
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc import backends
 from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
+from mpc_tracking.mpc.blas import BlasLimit
 from mpc_tracking.mpc.disturbance import ModelDisturbance
 from mpc_tracking.mpc.grip import GripLimits
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
@@ -138,6 +139,9 @@ class SpatialMPC:
         self.grip = GripLimits.for_controller(self)
         self.reset()
         self.backend: QPBackend = self._setup_backend()
+        #: the BLAS thread limit held during :meth:`solve` (``settings.blas_threads``; set up after the
+        #: back end, which loads the libraries it uses)
+        self.blas_limit = BlasLimit(st.blas_threads)
         self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up
@@ -424,8 +428,17 @@ class SpatialMPC:
         Returns
         -------
         MPCSolution
+
+        Notes
+        -----
+        BLAS runs on ``settings.blas_threads`` threads (default 1) during the call
+        (:mod:`mpc_tracking.mpc.blas`).
         """
-        t_start = time.perf_counter()
+        t_start = time.perf_counter()  # the step time includes setting the limit
+        with self.blas_limit:
+            return self._solve(state, t, measured, t_start)
+
+    def _solve(self, state: Any, t: float, measured: Measurement | None, t_start: float) -> MPCSolution:
         if self.grip is not None:  # the grip estimate scales the limits before anything reads them
             self.grip.step(float(t), measured, None if self._cmd_prev is None else float(self._cmd_prev[1]))
         guard = self.safeguards

@@ -424,6 +424,12 @@ class QPSettings(SettingsGroup):
         notes="'auto': the numba kernels (:mod:`mpc_tracking.mpc.kernels`) when numba is installed (the extra "
               "``mpc_tracking[fast]``), else numpy; 'numba': the kernels, an error without numba; 'python': "
               "numpy only. Both give the same numbers (to rounding, 1e-12).")
+    blas_threads: int = setting(
+        1, "BLAS threads while the controller computes a step (0: leave BLAS as it is)", "-", ge=0,
+        notes="The step's dense algebra is small; spread over several threads it slows down by an order of "
+              "magnitude when other processes keep the cores busy. The limit holds only during "
+              ":meth:`SpatialMPC.solve <mpc_tracking.mpc.SpatialMPC.solve>` and is restored after it "
+              "(:mod:`mpc_tracking.mpc.blas`); an outer, lower limit stays as it is.")
 
 
 @dataclass(frozen=True)
@@ -634,6 +640,7 @@ class MPCSettings:
     max_iter: int = QPSettings.max_iter
     max_solve_time: float = QPSettings.max_solve_time
     compiled: str = QPSettings.compiled
+    blas_threads: int = QPSettings.blas_threads
     # -- safeguards
     max_fallback_steps: int = SafeguardSettings.max_fallback_steps
     brake_decel: float = SafeguardSettings.brake_decel

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import interpolate
-from scipy.integrate import cumulative_simpson
 
 from mpc_tracking.errors import PathError
 from mpc_tracking.paths._checks import (
@@ -180,6 +178,8 @@ def _fit_spline(pts: np.ndarray, closed: bool, ds: float, scale: float) -> _Spli
     _check_waypoint_budget(ds, total_chord, "ds")  # before allocating the arc-length grid
     u_in = u_in / total_chord
     k = min(3, len(ring) - 1)
+    from scipy import interpolate  # here, not at import: SciPy's spline stack costs ~0.3 s
+
     try:
         tck, _ = interpolate.splprep([ring[:, 0], ring[:, 1]], u=u_in, k=k, s=0.0, per=int(closed), quiet=2)
     except Exception as exc:  # FITPACK reports malformed input with bare errors
@@ -192,6 +192,9 @@ def _arc_length_table(spline: _Spline, n_in: int, ds: float) -> tuple[np.ndarray
     m = int(max(16 * n_in, 4000, 8 * spline.chord / ds))
     m += m % 2 == 0  # odd count for Simpson
     uf = np.linspace(0.0, 1.0, m)
+    from scipy import interpolate
+    from scipy.integrate import cumulative_simpson
+
     dx, dy = interpolate.splev(uf, spline.tck, der=1)
     return uf, cumulative_simpson(np.hypot(dx, dy), x=uf, initial=0.0)
 
@@ -206,6 +209,8 @@ def _uniform_s(length: float, ds: float, closed: bool) -> np.ndarray:
 
 def _sample_spline(path: Any, spline: _Spline, u_new: np.ndarray) -> None:
     """Position, continuous heading and curvature of the waypoints at the spline parameters ``u_new``."""
+    from scipy import interpolate
+
     x, y = interpolate.splev(u_new, spline.tck)
     d1x, d1y = interpolate.splev(u_new, spline.tck, der=1)
     if spline.degree >= 2:

@@ -13,7 +13,6 @@ import logging
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import cumulative_simpson
 
 from mpc_tracking.errors import PathError
 from mpc_tracking.paths._checks import (
@@ -56,6 +55,8 @@ def _canonical(theta: float, blend: float) -> tuple[float, float, np.ndarray, np
     lc, la = blend * theta, (1.0 - blend) * theta
     u = np.linspace(0.0, 2.0 * lc + la, _N_TABLE)
     psi, _ = _heading_curvature(u, lc, la, theta)
+    from scipy.integrate import cumulative_simpson  # here, not at import (SciPy's integrate stack)
+
     X = cumulative_simpson(np.cos(psi), x=u, initial=0.0)
     Y = cumulative_simpson(np.sin(psi), x=u, initial=0.0)
     return lc, la, u, X, Y

@@ -18,7 +18,6 @@ True
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 __all__ = ["simplify_collinear", "deflections", "corner_vertices", "polyline_distance", "estimate_noise",
            "CORNER_MIN_TURN_DEG", "CORNER_SHARP_TURN_DEG"]
@@ -171,6 +170,8 @@ def polyline_distance(query: np.ndarray, poly: np.ndarray, closed: bool) -> np.n
     frac = (np.arange(seg_of.size) - first) / np.repeat(counts, counts)  # 0, 1/c, ..., (c-1)/c per segment
     samples = a[seg_of] + frac[:, None] * (b - a)[seg_of]
     k = min(4, len(samples))
+    from scipy.spatial import cKDTree  # here, not at import (scipy.spatial costs ~0.1 s)
+
     _, idx = cKDTree(samples).query(query, k=k)
     idx = np.atleast_2d(idx).reshape(len(query), k)
     cand = np.concatenate([seg_of[idx] + off for off in (-1, 0, 1)], axis=1)

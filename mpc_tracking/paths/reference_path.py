@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.spatial import cKDTree
 
 from mpc_tracking.errors import PathError
 from mpc_tracking.paths import builder
@@ -226,6 +225,8 @@ class ReferencePath(ProjectionMixin):
         self._seg_len2 = np.maximum(seg_dx**2 + seg_dy**2, 1e-300)
         self._seg_d = np.column_stack([seg_dx, seg_dy])
         self._n_seg = seg_dx.size
+        from scipy.spatial import cKDTree  # here, not at import: scipy.spatial costs ~0.1 s
+
         self._tree = cKDTree(np.column_stack([self.x, self.y]))
         self._build_linear()
         self._cache_projection()

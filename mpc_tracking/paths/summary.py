@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.ndimage import gaussian_filter1d
 
 __all__ = ["curvature_noise", "describe_path", "format_description", "fit_smoothing"]
 
@@ -25,6 +24,8 @@ def curvature_noise(kappa: Any, ds: float, *, window: float, closed: bool) -> fl
         Periodic smoothing across the seam.
     """
     k = np.asarray(kappa, dtype=float)
+    from scipy.ndimage import gaussian_filter1d  # here, not at import (SciPy's ndimage costs ~50 ms)
+
     sm = gaussian_filter1d(k, sigma=max(window / ds, 0.5), mode="wrap" if closed else "nearest")
     return float(np.sqrt(np.mean((k - sm) ** 2)))
 

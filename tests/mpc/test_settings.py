@@ -49,7 +49,7 @@ def test_every_field_is_documented_with_a_unit():
 
 
 def test_field_names_are_unique_across_groups_and_never_a_group_name():
-    assert len(FLAT_NAMES) == len(set(FLAT_NAMES)) == 47
+    assert len(FLAT_NAMES) == len(set(FLAT_NAMES)) == 48
     assert not set(FLAT_NAMES) & set(SETTINGS_GROUPS)
     assert {field_group(n) for n in FLAT_NAMES} == set(SETTINGS_GROUPS)
 
@@ -167,7 +167,7 @@ BAD = [
     ("corridor_margin", -0.1), ("friction_ellipse", "yes"), ("ellipse_cuts", 1),
     ("grip_fraction", 0.0), ("grip_fraction", 1.2), ("grip_fraction", math.nan), ("grip_defaults", "yes"),
     ("solver", "qpoases"), ("warm_start", "hot"), ("eps_abs", 0.0), ("eps_rel", -1e-9), ("max_iter", 0),
-    ("max_solve_time", 0.0), ("compiled", "fortran"),
+    ("max_solve_time", 0.0), ("compiled", "fortran"), ("blas_threads", -1), ("blas_threads", 1.5),
     ("max_fallback_steps", -1), ("brake_decel", 0.0), ("rejoin", None),
     ("disturbance_observer", "yes"), ("disturbance_time_constant", 0.0), ("disturbance_max", math.inf),
     ("grip_estimation", "yes"), ("grip_mu", 0.0), ("grip_margin", -1.0), ("grip_sigma_max", -0.1),
@@ -179,6 +179,7 @@ GOOD = [
     ("max_fallback_steps", 0), ("accel_max", math.inf), ("max_solve_time", math.inf), ("delta_max", 1.57),
     ("rejoin", np.bool_(False)), ("corridor_margin", 0.0), ("terminal_weight", 0.0), ("time_weight", 0.0),
     ("v_min", 10.0), ("Q", 1.0), ("Q", np.eye(3)), ("prediction_model", "dynamic"), ("discretization", "rk4"),
+    ("blas_threads", 0),
 ]
 
 
