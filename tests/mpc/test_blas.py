@@ -47,14 +47,14 @@ def _inside_the_step(path, outer: int, **settings) -> tuple[list[int], list[int]
 
 def test_the_step_runs_on_one_blas_thread_and_restores_the_count(path):
     before, during, after = _inside_the_step(path, 2)
-    assert before and set(before) == {2}  # the probe sees a count it can tell apart
+    assert 2 in before  # the probe sees a count it can tell apart (a library built single-threaded stays at 1)
     assert set(during) == {1}
     assert after == before
 
 
 def test_blas_threads_zero_leaves_blas_alone(path):
     before, during, after = _inside_the_step(path, 2, blas_threads=0)
-    assert during == before == after and set(during) == {2}
+    assert during == before == after and 2 in during
 
 
 def test_an_outer_lower_limit_is_not_raised(path):
@@ -75,7 +75,7 @@ def test_the_count_is_restored_when_the_scope_raises():
         with pytest.raises(RuntimeError, match="inside"), limit:
             assert set(_blas_threads()) == {1}
             raise RuntimeError("inside")
-        assert set(_blas_threads()) == {2}
+        assert 2 in _blas_threads()
 
 
 def test_nested_scopes_restore_in_order():
@@ -85,7 +85,7 @@ def test_nested_scopes_restore_in_order():
             with limit:
                 assert set(_blas_threads()) == {1}
             assert set(_blas_threads()) == {1}
-        assert set(_blas_threads()) == {2}
+        assert 2 in _blas_threads()
 
 
 def test_a_copied_or_pickled_limit_finds_the_libraries_again():
