@@ -14,7 +14,10 @@ wall time of ``--repeat`` runs (warm: the files are in the OS cache after the fi
 heavy third-party packages are loaded afterwards.
 
     python benchmarks/import_graph.py [--modules] [--save]    # --modules: one node per module file
-    python benchmarks/import_graph.py --import-time [--repeat 7] [--save]
+    python benchmarks/import_graph.py --import-time [--repeat 7] [--against DIR] [--save]
+
+``--against DIR`` measures a second source tree (a checkout of another commit: ``git worktree add
+DIR main`` or ``git archive main | tar -x -C DIR``) in the same run, the two interleaved.
 """
 from __future__ import annotations
 
@@ -169,32 +172,38 @@ HEAVY = ("numpy", "scipy.sparse", "scipy.spatial", "scipy.interpolate", "scipy.o
          "pandas", "dask", "threadpoolctl")
 
 
-def import_time(repeat: int) -> dict[str, dict[str, object]]:
-    """Best wall time [s] of each of ``IMPORT_STATEMENTS`` over ``repeat`` fresh interpreters, and the
-    heavy packages loaded; the interpreter's own start (``python -c pass``) is reported and subtracted."""
+def import_time(repeat: int, trees: list[Path]) -> dict[str, dict[str, dict[str, object]]]:
+    """Best wall time [s] of each of ``IMPORT_STATEMENTS`` over ``repeat`` fresh interpreters per source
+    tree (the trees interleaved), and the heavy packages loaded; the interpreter's own start
+    (``python -c pass``) is reported and subtracted."""
     import json
     import os
     import subprocess
     import time
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    envs = {str(t): dict(os.environ, PYTHONPATH=str(t) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            for t in trees}
 
-    def best(code: str) -> tuple[float, str]:
-        times, out = [], ""
+    def best(code: str) -> dict[str, tuple[float, str]]:
+        times: dict[str, list[float]] = {t: [] for t in envs}
+        outs: dict[str, str] = {}
         for _ in range(repeat):
-            t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                                 check=True).stdout
-            times.append(time.perf_counter() - t0)
-        return min(times), out
+            for tree, env in envs.items():
+                t0 = time.perf_counter()
+                outs[tree] = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                            cwd=tree, check=True).stdout
+                times[tree].append(time.perf_counter() - t0)
+        return {t: (min(times[t]), outs[t]) for t in envs}
 
-    base, _ = best("pass")
-    rows: dict[str, dict[str, object]] = {"python -c pass": {"wall_s": round(base, 4)}}
+    base = best("pass")
+    rows: dict[str, dict[str, dict[str, object]]] = {t: {"python -c pass": {"wall_s": round(base[t][0], 4)}}
+                                                     for t in envs}
     for label, stmt in IMPORT_STATEMENTS.items():
         code = f"import sys, json\n{stmt}\nprint(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))"
-        wall, out = best(code)
-        rows[label] = {"statement": stmt, "wall_s": round(wall, 4), "minus_interpreter_s": round(wall - base, 4),
-                       "heavy_loaded": json.loads(out.strip().splitlines()[-1])}
+        for tree, (wall, out) in best(code).items():
+            rows[tree][label] = {"statement": stmt, "wall_s": round(wall, 4),
+                                 "minus_interpreter_s": round(wall - base[tree][0], 4),
+                                 "heavy_loaded": json.loads(out.strip().splitlines()[-1])}
     return rows
 
 
@@ -205,11 +214,17 @@ def main() -> None:
                     help="write benchmarks/results/import_graph.json (import_time.json with --import-time)")
     ap.add_argument("--import-time", action="store_true", help="measure import cost instead of the graph")
     ap.add_argument("--repeat", type=int, default=7, help="fresh interpreters per statement (--import-time)")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="a second source tree to measure in the same run (--import-time)")
     args = ap.parse_args()
     from _provenance import RESULTS, dumps, finish, provenance, save_json  # only when run as a script
     if args.import_time:
         prov = provenance()
-        rows = import_time(max(1, args.repeat))
+        trees = [ROOT.parent] + ([args.against.resolve()] if args.against else [])
+        for tree in trees:
+            if not (tree / "mpc_tracking" / "__init__.py").is_file():
+                ap.error(f"--against: {tree} holds no mpc_tracking/__init__.py (expected a source tree)")
+        rows = import_time(max(1, args.repeat), trees)
         result = {"provenance": finish(prov), "repeat": args.repeat, "import_time": rows}
         print(dumps(result))
         if args.save:

@@ -96,3 +96,10 @@ def test_the_checker_sees_a_cycle_and_an_upward_edge(graphs):
     g, _, _ = graphs
     assert g.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert g.depth({"a": {"b"}, "b": {"c"}, "c": set()}) == 3
+
+
+def test_lazy_public_names_count_as_imports(graphs):
+    """A name in ``mpc_tracking._LAZY`` is imported on first access: the graph keeps it as an edge."""
+    _, modules, _ = graphs
+    assert {"mpc_tracking.simulation", "mpc_tracking.mpc.controller", "mpc_tracking.paths.io"} <= modules["mpc_tracking"]
+    assert "mpc_tracking.paths.io" in modules["mpc_tracking.paths"]

@@ -25,8 +25,10 @@ HEAVY = ("numpy", "scipy", "osqp", "numba", "llvmlite", "yaml", "matplotlib", "c
 #: optional stacks: not loaded by a closed-loop run (path, controller, plant, simulate)
 NOT_FOR_A_RUN = ("scipy.ndimage", "scipy.signal", "scipy.stats", "matplotlib", "cvxpy",
                  "pandas", "dask", "mpc_tracking.viz", "mpc_tracking.identification", "mpc_tracking.tuning")
-#: ... and SciPy's spline stack (it imports scipy.optimize), which only building a path needs: not loaded by importing the names
-NOT_FOR_THE_NAMES = NOT_FOR_A_RUN + ("scipy.interpolate", "scipy.optimize", "scipy.integrate", "numba")
+#: ... and what only building a path needs (SciPy's splines, which import scipy.optimize; the KD-tree; sparse
+#: LU): not loaded by importing the names
+NOT_FOR_THE_NAMES = NOT_FOR_A_RUN + ("scipy.interpolate", "scipy.optimize", "scipy.integrate", "scipy.spatial",
+                                     "scipy.sparse.linalg", "numba")
 
 
 def _loaded_after(statement: str, names: tuple[str, ...]) -> list[str]:

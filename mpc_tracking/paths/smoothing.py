@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.linalg import splu
 
 __all__ = ["smooth_points"]
 
@@ -43,6 +42,8 @@ def smooth_points(pts: np.ndarray, closed: bool, rms: float, *, iterations: int 
     n = len(pts)
     if rms <= 0 or n < 4:
         return pts.copy()
+    from scipy.sparse.linalg import splu  # here, not at import: scipy.sparse.linalg costs ~0.1 s
+
     D = _second_difference(n, closed)
     DtD = (D.T @ D).tocsc()
     eye = sparse.identity(n, format="csc")
