@@ -15,9 +15,13 @@ Plants (all from the command's defaults, nothing tuned per plant):
 
 Prints JSON with provenance; ``--save`` writes benchmarks/results/identify.json.
 Run: ``nice python benchmarks/bench_identify.py [--only NAME ...] [--save]`` (about 3 minutes on one core).
-``--lap BrandsHatch [--fraction 0.9]``: the CommonRoad model's vehicle file in closed loop (one lap of a
-shared track with the dynamic MPC at that fraction of its limits, default settings otherwise; about 5
-minutes; results/identify_lap.json).
+``--lap [TRACK ...] [--circuits N --seed S --length-km 2 3] [--fraction 0.9] [--steering-rate on|off]``:
+the CommonRoad model identified, then its vehicle file in closed loop (one lap of each shared track
+and generated circuit with the dynamic MPC at that fraction of its limits, default settings otherwise):
+completed, RMS/max e_y, body overshoot, solver failures, lap time vs the planned one (the speed
+profile's, a flying lap) and the kinematic ideal, median and worst (``--save``:
+results/identify_lap.json or ``--out``). ``--steering-rate off`` drops the measured steering rate
+limit (the behaviour before identification measured it).
 """
 from __future__ import annotations
 
@@ -101,56 +105,129 @@ def measure(name: str, plant: Any, options: dict[str, Any], truth: dict[str, flo
     }
 
 
-def lap(track: str, fraction: float) -> dict[str, Any]:
-    """The CommonRoad drift model identified from scratch, then one lap of ``track`` (a shared track)
-    with the dynamic MPC at ``fraction`` of its identified limits (``MPCSettings(v_max=40,
-    grip_fraction=fraction)`` + the scenario defaults: nothing tuned), beside the kinematic ideal
-    (a kinematic bicycle at the same limits)."""
+def _lap_paths(tracks: list[str], circuits: int, seed: int, length_km: tuple[float, float]) -> list[Any]:
+    """The shared ``tracks`` by name, then ``circuits`` generated circuits (``benchmarks/circuits.py``)
+    of ``length_km`` named ``gen<seed>_<i>``."""
+    import numpy as np
+    from circuits import generate_circuit
+
+    out = [mt.read_tum(REPO.parent / "shared" / "tracks" / f"{t}.csv", ds=1.0, smoothing=0.25) for t in tracks]
+    for t, p in zip(tracks, out, strict=True):
+        p.name = t
+    rng_range = (1000.0 * length_km[0], 1000.0 * length_km[1])
+    out += [generate_circuit(np.random.default_rng([seed, i]), ds=1.0, length_range=rng_range, name=f"gen{seed}_{i}")
+            for i in range(circuits)]
+    return out
+
+
+def lap(path: Any, vf: Any, fraction: float) -> dict[str, Any]:
+    """One lap of ``path`` by the CommonRoad drift model with the dynamic MPC at ``fraction`` of the limits of
+    its vehicle file ``vf`` (``MPCSettings(v_max=40, grip_fraction=fraction)`` + the scenario defaults:
+    nothing tuned), beside the planned lap time (the speed profile of the resolved limits, a flying lap)
+    and the kinematic ideal (a kinematic bicycle at the same limits)."""
+    import numpy as np
+
     from mpc_tracking.models.prediction import DynamicPrediction
+    from mpc_tracking.paths.speed_profile import speed_profile
     from mpc_tracking.scenario.defaults import grip_defaults
     from tests.identification.plants import commonroad_std
 
     commonroad_std.register()
     car = mt.create_model("commonroad_std")
-    vf = mt.identify(car, holdout=False)
-    path = mt.read_tum(REPO.parent / "shared" / "tracks" / f"{track}.csv", ds=1.0, smoothing=0.25)
     body = mt.VehicleParams(wheelbase=vf.params.l_f + vf.params.l_r, length=4.508, width=1.61, rear_overhang=0.95)
     act = mt.actuation.default_actuator(car)
     st = grip_defaults(mt.MPCSettings(v_max=40.0, grip_fraction=fraction), car, act, vf, path.ds, "bench")
     pred = DynamicPrediction(vf.params, speed_lag=act.speed_lag) if st.prediction_model == "dynamic" else None
+    t0 = time.perf_counter()
     res = mt.simulate(path, mt.SpatialMPC(path, body, st, prediction=pred), car, act)
+    wall = time.perf_counter() - t0
     kin = mt.MPCSettings(horizon=st.horizon, ds=1.0, v_max=st.v_max, a_y_max=st.a_y_max, decel_max=st.decel_max,
                          accel_max=st.accel_max, prediction_model="kinematic", friction_ellipse=True)
     ideal_car = mt.create_model("kinematic_bicycle", {"wheelbase": body.wheelbase})
     ideal = mt.simulate(path, mt.SpatialMPC(path, body, kin), ideal_car, mt.actuation.default_actuator(ideal_car))
+    v_plan = speed_profile(path, v_max=st.v_max, a_y_max=st.a_y_max, a_max=st.accel_max, a_brake=st.decel_max,
+                           friction_ellipse=True, power_per_mass=st.power_per_mass)
+    planned = float(np.sum(np.diff(np.append(path.s, path.length)) / v_plan))
     m = res.metrics
-    return {"track": track, "fraction": fraction, "completed": bool(res.success), "reason": str(res.reason),
-            "lap_time_s": m["lap_time"] if res.lap_times else None, "ideal_lap_time_s": ideal.metrics["lap_time"],
+    lap_time = m["lap_time"] if res.lap_times else None
+    return {"track": path.name, "length_m": round(float(path.length), 1), "fraction": fraction,
+            "completed": bool(res.success), "reason": str(res.reason),
+            "lap_time_s": lap_time, "planned_lap_time_s": planned, "ideal_lap_time_s": ideal.metrics["lap_time"],
+            "lap_vs_planned_pct": None if lap_time is None else 100.0 * (lap_time / planned - 1.0),
             "rms_e_y_m": m["rms_e_y"], "max_e_y_m": m["max_abs_e_y"], "max_body_overshoot_m": m["max_body_overshoot"],
             "solver_failures": m["infeasible_steps"], "t_end_s": float(res.t[-1]), "s_end_m": float(res.s[-1]),
-            "track_length_m": float(path.length),
+            "wall_s": round(wall, 1),
             "settings": {"prediction_model": st.prediction_model, "a_y_max": st.a_y_max, "accel_max": st.accel_max,
-                         "decel_max": st.decel_max, "horizon": st.horizon, "friction_ellipse": st.friction_ellipse},
+                         "decel_max": st.decel_max, "power_per_mass": st.power_per_mass,
+                         "delta_rate_max": st.delta_rate_max, "horizon": st.horizon,
+                         "friction_ellipse": st.friction_ellipse}}
+
+
+def _laps_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Completed count; median and worst of RMS/max e_y, body overshoot, lap vs planned, solver failures."""
+    import numpy as np
+
+    def stat(key: str, worst: Any = max) -> dict[str, float | None]:
+        vals = [r[key] for r in rows if r[key] is not None]
+        return {"median": float(np.median(vals)) if vals else None, "worst": float(worst(vals)) if vals else None}
+
+    return {"laps": len(rows), "completed": sum(r["completed"] for r in rows),
+            "rms_e_y_m": stat("rms_e_y_m"), "max_e_y_m": stat("max_e_y_m"),
+            "max_body_overshoot_m": stat("max_body_overshoot_m"), "lap_vs_planned_pct": stat("lap_vs_planned_pct"),
+            "solver_failures": stat("solver_failures")}
+
+
+def laps(args: Any) -> dict[str, Any]:
+    """Identify the CommonRoad drift model from scratch, then drive the requested laps with its vehicle file."""
+    from tests.identification.plants import commonroad_std
+
+    commonroad_std.register()
+    vf = mt.identify(mt.create_model("commonroad_std"), holdout=False)
+    if args.steering_rate == "off":  # the behaviour before the steering steps: the rate limit left out
+        import dataclasses
+
+        vf = dataclasses.replace(vf, steering_rate_max=None)
+    paths = _lap_paths(args.lap or [], args.circuits, args.seed, tuple(args.length_km))
+    rows = []
+    for p in paths:
+        row = lap(p, vf, args.fraction)
+        print(f"{row['track']}: completed {row['completed']} lap {row['lap_time_s']} planned "
+              f"{row['planned_lap_time_s']:.1f} RMS {100 * row['rms_e_y_m']:.1f} cm max {row['max_e_y_m']:.2f} m "
+              f"body {row['max_body_overshoot_m']:.2f} m failures {row['solver_failures']}",
+              file=sys.stderr, flush=True)
+        rows.append(row)
+    return {"steering_rate": args.steering_rate,
             "vehicle_file": {"lateral_limit": vf.lateral_limit, "accel_max": vf.accel_max, "decel_max": vf.decel_max,
-                             "power_per_mass": vf.power_per_mass, "mu": vf.params.mu}}
+                             "power_per_mass": vf.power_per_mass, "mu": vf.params.mu,
+                             "steering_rate_max": vf.steering_rate_max, "assumptions": list(vf.assumptions)},
+            "laps": rows, "summary": _laps_summary(rows)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="plant names to run (default all)")
-    ap.add_argument("--lap", metavar="TRACK", help="instead: identify the CommonRoad model and drive one lap of the "
-                    "shared TRACK (e.g. BrandsHatch) at --fraction of its limits (results/identify_lap.json)")
-    ap.add_argument("--fraction", type=float, default=0.9, help="grip fraction of the --lap run (default 0.9)")
-    ap.add_argument("--save", action="store_true", help="write benchmarks/results/identify.json")
+    ap.add_argument("--lap", metavar="TRACK", nargs="*", help="instead: identify the CommonRoad model and drive one "
+                    "lap of each shared TRACK (e.g. BrandsHatch) at --fraction of its limits")
+    ap.add_argument("--circuits", type=int, default=0, help="laps: also N generated circuits (benchmarks/circuits.py)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the generated circuits (default 0)")
+    ap.add_argument("--length-km", type=float, nargs=2, default=(2.0, 3.0), metavar=("MIN", "MAX"),
+                    help="length range of the generated circuits [km] (default 2 3)")
+    ap.add_argument("--steering-rate", choices=("on", "off"), default="on",
+                    help="laps: 'off' drops the identified steering rate limit from the vehicle file (the behaviour "
+                    "before it was measured)")
+    ap.add_argument("--fraction", type=float, default=0.9, help="grip fraction of the laps (default 0.9)")
+    ap.add_argument("--out", default=None, help="laps: results file name in benchmarks/results "
+                    "(default identify_lap.json)")
+    ap.add_argument("--save", action="store_true", help="write benchmarks/results/identify.json (laps: --out)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
-    if args.lap:
-        out = {"provenance": None, "lap": lap(args.lap, args.fraction)}
+    if args.lap is not None or args.circuits:
+        out = {"provenance": None, **laps(args)}
         out["provenance"] = finish(prov)
         print(dumps(out))
         if args.save:
-            save_json(RESULTS / "identify_lap.json", out)
+            save_json(RESULTS / (args.out or "identify_lap.json"), out)
         return
     rows = [measure(n, *spec) for n, spec in _plants().items() if not args.only or n in args.only]
     out = {"provenance": finish(prov), "plants": rows,

@@ -4,7 +4,9 @@ Sequence (sizes from :class:`~mpc_tracking.identification.manoeuvres.Scale`):
 
 1. straight-line acceleration and braking runs -> speed lag ``tau``, ``accel_max``, ``decel_max`` and a
    power limit ``power_per_mass`` where the acceleration falls with speed; a plant whose speed levels
-   off below V is identified at 0.9 of its top speed (listed in the assumptions);
+   off below V is identified at 0.9 of its top speed (listed in the assumptions); two steering steps
+   at 0.3 V (amplitudes A and A/2) -> the steering's rate limit ``steering_rate_max``
+   (:mod:`~mpc_tracking.identification.steering`; None: the wheels follow the command at once);
 2. constant-steer speed ramp on a circle (radius ``(1.1 V)² / g``, at least 3 L) until the lateral
    acceleration ``v_y' + v_x r`` saturates or the car diverges in yaw
    (:class:`~mpc_tracking.identification.manoeuvres.RampMonitor`) -> the last steady lateral
@@ -50,6 +52,7 @@ from mpc_tracking.identification.fit import (
     lateral_samples,
 )
 from mpc_tracking.identification.report import ERROR_KEYS, predict_errors
+from mpc_tracking.identification.steering import SteeringFit, fit_steering
 from mpc_tracking.identification.vehicle_file import VehicleFile, plain
 from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
@@ -104,6 +107,8 @@ class IdentificationResult(VehicleFile):
             ("power_per_mass P/m [W/kg]", self.power_per_mass if self.power_per_mass is not None
              else "not limited", None),
             ("decel_max [m/s^2]", self.decel_max, None),
+            ("steering rate max [rad/s]", self.steering_rate_max if self.steering_rate_max is not None
+             else "not limited", None),
             ("at the limit", rep.get("ramp", {}).get("balance") or "-", None),
         ]
 
@@ -369,6 +374,7 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     recs["accel"] = first
     recs["brake"] = run("brake", "longitudinal", mv.braking_run(scale, limit))
     lon = fit_longitudinal(recs["accel"], recs["brake"], window)
+    steer = _steering_steps(run, recs, scale, assumptions)
     radius = mv.ramp_radius(scale, 2.0 if assumptions else 1.0)  # a top speed of 1.1 V: a tighter circle
     v0, segs, mon = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * radius) - 0.3 * V) / rate,
                                          geo["l_r"], radius)
@@ -450,6 +456,9 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
                         tyre_B_f=lat.B_f, tyre_C_f=float(shape_factor), tyre_B_r=lat.B_r,
                         tyre_C_r=float(shape_factor), tyre_D_f=lat.D_f, tyre_D_r=lat.D_r, g=g, **blend)
     report: dict[str, Any] = {
+        "steering": None if steer is None else {
+            "rate_max": steer.rate_max, "lag": steer.lag, "rise_large": steer.rise_large,
+            "rise_small": steer.rise_small, "amplitude": steer.amplitude, "speed": STEER_STEP_SPEED * V},
         "longitudinal": {
             "tau": lon.tau, "accel_max": lon.accel_max, "decel_max": lon.decel_max,
             "power_per_mass": lon.power_per_mass,
@@ -485,8 +494,39 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
         logger.warning("identify: assumed: %s", note)
     return IdentificationResult(dyn, lon.tau, lon.accel_max, lon.decel_max, plain(report), plain(provenance), "",
                                 a_y_max=a_peak if mon.saturated else None, power_per_mass=lon.power_per_mass,
+                                steering_rate_max=None if steer is None else steer.rate_max,
                                 assumptions=tuple(assumptions), a_y_peak=a_peak, longitudinal=lon, lateral=lat,
                                 recordings=recs)
+
+
+#: the steering steps run at this share of the manoeuvre speed V (rolling without noticeable slip)
+STEER_STEP_SPEED = 0.3
+#: their amplitude A [rad]: the kinematic angle of 0.15 g at that speed, at most this (larger steps
+#: saturate the front tyres for a moment, and the rise then grows with the amplitude without a rate limit)
+STEER_STEP_MAX = 0.1
+
+
+def _steering_steps(run: Any, recs: dict[str, mv.Recording], scale: mv.Scale,
+                    assumptions: list[str]) -> SteeringFit | None:
+    """Two steering steps at low speed -> the steering's rate limit (:mod:`~mpc_tracking.identification.steering`);
+    None (and an assumption noted) when they could not be measured."""
+    v = STEER_STEP_SPEED * scale.speed
+    amp = min(STEER_STEP_MAX, scale.steer_for(0.15 * scale.g, v))
+    try:
+        recs["steering_step"] = run("steering_step", "steering", mv.steering_step(scale, v, amp))
+        recs["steering_step_half"] = run("steering_step_half", "steering", mv.steering_step(scale, v, 0.5 * amp))
+        fit = fit_steering(recs["steering_step"], recs["steering_step_half"], amp, scale.wheelbase)
+    except IdentificationError as exc:
+        note = f"steering rate not measured ({exc}): the controller plans as if the wheels followed its command"
+        logger.warning("identify: %s", note)
+        assumptions.append(note)
+        return None
+    if fit.rate_max is not None:
+        logger.info("identify: the steering is rate limited at %.3g rad/s (30-70 %% rise %.3g s for %.3g rad, "
+                    "%.3g s for half)", fit.rate_max, fit.rise_large, fit.amplitude, fit.rise_small)
+    else:
+        logger.info("identify: the steering is not rate limited (lag %.3g s)", fit.lag)
+    return fit
 
 
 def _assumptions(src: dict[str, str], geo: dict[str, float], mon: mv.RampMonitor, peaks: AxlePeaks,

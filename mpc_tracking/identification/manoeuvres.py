@@ -28,7 +28,7 @@ from mpc_tracking.errors import IdentificationError, MPCTrackingError, NonFinite
 __all__ = [
     "Scale", "Recording", "Segment", "RampMonitor", "run_manoeuvre", "measure",
     "acceleration_run", "braking_run", "ramp_radius", "steady_state_ramp", "step_steer", "sine_sweep",
-    "braking_in_turn",
+    "braking_in_turn", "steering_step",
 ]
 
 logger = logging.getLogger(__name__)
@@ -440,3 +440,10 @@ def braking_in_turn(scale: Scale, v: float, delta: float, limit: float) -> tuple
         Segment(0.4 * v, delta, until=_near(0.4 * v, 0.05 * v), then=2 * tf, limit=limit,
                 waiting_for=f"the commanded speed {0.4 * v:.2f} m/s"),
     ]
+
+
+def steering_step(scale: Scale, v: float, delta: float) -> tuple[float, list[Segment]]:
+    """At speed ``v`` [m/s]: straight for 2 sqrt(L/g), then the steering command jumps to ``delta`` [rad]
+    and is held for 12 sqrt(L/g) (the steering's own response shows: :mod:`~mpc_tracking.identification.steering`)."""
+    tf = scale.tf
+    return v, [Segment(v, 0.0, duration=2 * tf), Segment(v, delta, duration=12 * tf)]

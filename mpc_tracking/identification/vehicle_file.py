@@ -8,6 +8,7 @@ A YAML mapping::
     accel_max: 3.9      # largest acceleration [m/s^2] (.inf: not limited)
     decel_max: 7.8      # largest braking deceleration [m/s^2]
     power_per_mass: 85  # P/m [W/kg]: accel limit min(accel_max, P/m / v); null (or absent): not limited
+    steering_rate_max: 0.4  # largest steering rate the wheels follow [rad/s]; null (or absent): not limited
     a_y_max: 7.9        # largest steady lateral acceleration measured (speed ramp) [m/s^2]; null: not reached
     mu_g: 8.7           # mu g [m/s^2] of the fitted tyres (derived, for reading)
     assumptions: [...]  # what was assumed, not measured (an assumed mu, a null a_y_max, ...); [] = nothing
@@ -76,6 +77,10 @@ class VehicleFile:
     power_per_mass : float or None
         Power limit P/m [W/kg]: the acceleration limit at speed v is ``min(accel_max, power_per_mass / v)``
         (:meth:`accel_limit`); None: not limited.
+    steering_rate_max : float or None
+        Largest steering rate the car's wheels follow [rad/s] (measured by steering steps,
+        :mod:`~mpc_tracking.identification.steering`); None: not rate limited. The controller's
+        defaults plan within it (``delta_rate_max``, :func:`mpc_tracking.scenario.defaults.grip_defaults`).
     assumptions : tuple of str
         Everything the numbers rest on that was not measured (an assumed mu, a geometry value
         not declared by the plant, a limit not reached, a manoeuvre speed lowered); empty when
@@ -92,6 +97,7 @@ class VehicleFile:
     a_y_max: float | None = None
     power_per_mass: float | None = None   # P/m [W/kg]: accel limit min(accel_max, power_per_mass / v); None = not limited
     assumptions: tuple[str, ...] = ()
+    steering_rate_max: float | None = None  # [rad/s]; None = the wheels follow the command at once
 
     @property
     def mu_g(self) -> float:
@@ -122,7 +128,7 @@ class VehicleFile:
             "format": FORMAT,
             "dynamic": {f.name: getattr(self.params, f.name) for f in fields(DynamicParams)},
             "speed_lag": self.speed_lag, "accel_max": self.accel_max, "decel_max": self.decel_max,
-            "power_per_mass": self.power_per_mass, "a_y_max": self.a_y_max, "mu_g": self.mu_g,
+            "power_per_mass": self.power_per_mass, "steering_rate_max": self.steering_rate_max, "a_y_max": self.a_y_max, "mu_g": self.mu_g,
             "assumptions": list(self.assumptions), "report": self.report, "provenance": self.provenance,
         })
 
@@ -194,6 +200,8 @@ def load_vehicle_file(path: str | Path) -> VehicleFile:
     a_y_max = None if a_y is None else _number(where, "a_y_max", a_y, allow_zero=False)
     pm = data.get("power_per_mass")  # files older than the power limit have no key: not limited
     power = None if pm is None else _number(where, "power_per_mass", pm, allow_zero=False)
+    sr = data.get("steering_rate_max")  # files older than the steering steps have no key: not limited
+    steer_rate = None if sr is None else _number(where, "steering_rate_max", sr, allow_zero=False)
     notes = data.get("assumptions", [])
     if notes is None:
         notes = []
@@ -203,4 +211,4 @@ def load_vehicle_file(path: str | Path) -> VehicleFile:
     prov = data.get("provenance") or {}
     return VehicleFile(params, vals["speed_lag"], vals["accel_max"], vals["decel_max"],
                        report if isinstance(report, dict) else {}, prov if isinstance(prov, dict) else {}, where,
-                       a_y_max, power, tuple(notes))
+                       a_y_max, power, tuple(notes), steer_rate)

@@ -11,6 +11,11 @@ controller runs with, given the plant, its actuator and the vehicle file (``vehi
   the actuator can command. A limit set to another value wins. The vehicle file's power limit
   ``power_per_mass`` (P/m: acceleration at most ``P/m / v``) becomes ``grip_fraction`` times it the
   same way (``power_per_mass`` left at inf);
+* the vehicle file's steering rate limit ``steering_rate_max`` (measured by identification's
+  steering steps) becomes ``delta_rate_max`` = :data:`STEER_RATE_SHARE` times it (``delta_rate_max``
+  left at inf): a plan that turns the wheels faster than they can follow gets its corrections late,
+  and at speed the loop rings (the CommonRoad drift model, wheels at most 0.4 rad/s, left the track
+  at 36 m/s without it);
 * with the dynamic model the settings that hold at the limit (measured on generated circuits,
   ``benchmarks/bench_grip_limit.py``): the friction ellipse on, RK4 and a step ``ds`` of at least
   1 m (when ``friction_ellipse``, ``discretization`` and ``ds`` are at their defaults);
@@ -31,7 +36,8 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["grip_defaults", "plant_slips", "KINEMATIC_SLIP_SPEED", "ELLIPSE_WARN_SHARE", "DYNAMIC_MIN_DS"]
+__all__ = ["grip_defaults", "plant_slips", "KINEMATIC_SLIP_SPEED", "ELLIPSE_WARN_SHARE", "DYNAMIC_MIN_DS",
+           "STEER_RATE_SHARE"]
 
 #: above this top speed [m/s] the kinematic model on a slipping plant is warned about (on the 3D
 #: sedan its loop weaves off a 40 m/s straight and leaves the track at 0.95 of the limits)
@@ -41,6 +47,9 @@ KINEMATIC_SLIP_SPEED = 20.0
 ELLIPSE_WARN_SHARE = 0.7
 #: the smallest prediction step [m] the dynamic model gets by default (the validated setting)
 DYNAMIC_MIN_DS = 1.0
+#: the share of the car's steering rate limit the controller plans with (``delta_rate_max``): the
+#: rest is the steering servo's reserve to correct what the plan did not foresee
+STEER_RATE_SHARE = 0.9
 
 
 def plant_slips(plant: Any) -> bool:
@@ -67,7 +76,8 @@ def _is_default(settings: Any, name: str, defaults: dict[str, Any]) -> bool:
 
 
 def _car_limits(plant: Any, vehicle_file: Any) -> dict[str, tuple[float, str]]:
-    """The car's own limits (accelerations [m/s^2], ``power_per_mass`` [W/kg]) with where they come from."""
+    """The car's own limits (accelerations [m/s^2], ``power_per_mass`` [W/kg], ``delta_rate_max`` [rad/s])
+    with where they come from."""
     out: dict[str, tuple[float, str]] = {}
     if vehicle_file is not None:
         src = f"the vehicle file {getattr(vehicle_file, 'source', '')}".rstrip()
@@ -77,6 +87,9 @@ def _car_limits(plant: Any, vehicle_file: Any) -> dict[str, tuple[float, str]]:
         power = getattr(vehicle_file, "power_per_mass", None)
         if power is not None:
             out["power_per_mass"] = (float(power), src)
+        rate = getattr(vehicle_file, "steering_rate_max", None)
+        if rate is not None:
+            out["delta_rate_max"] = (float(rate), src)
     mu = getattr(getattr(plant, "vehicle", None), "mu", None)
     if mu is not None:
         for key in ("decel_max", "accel_max"):
@@ -126,6 +139,11 @@ def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicl
             if not (np.isfinite(value) and value > 0) or not _is_default(st, key, defaults):
                 continue
             if key == "a_y_max" and vehicle_file is None:
+                continue
+            if key == "delta_rate_max":  # an actuator limit, not grip: its own share
+                changes[key] = STEER_RATE_SHARE * value
+                logger.info("%s: delta_rate_max not given; %.3g rad/s = %g x %.3g rad/s (the steering rate limit) "
+                            "from %s", where, changes[key], STEER_RATE_SHARE, value, source)
                 continue
             scaled = st.grip_fraction * value
             if key in cap and np.isfinite(cap[key]) and cap[key] < scaled:

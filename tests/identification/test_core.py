@@ -87,6 +87,8 @@ def test_sedan_close_to_a_priori(sedan):
     assert ho["step_steer_0.75"]["open_loop"]["r"] < 0.02 and ho["step_steer_0.75"]["open_loop"]["a_y"] < 0.4
     assert ho["braking_in_turn"]["open_loop"]["r"] < 0.08 and ho["braking_in_turn"]["open_loop"]["a_y"] < 0.8
     assert "mu" in res.report["a_priori"] and "prediction RMS error (hold-out)" in res.summary()
+    # its wheels follow the steering command at once (the input is the angle): not rate limited
+    assert res.steering_rate_max is None and res.report["steering"]["rate_max"] is None
 
 
 def test_vehicle_file_round_trip(sedan, tmp_path):

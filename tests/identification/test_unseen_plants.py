@@ -14,6 +14,7 @@ import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.identification import DynamicBicyclePlant, identify, load_vehicle_file
+from mpc_tracking.identification.steering import RATE_RATIO
 from tests.identification.plants import commonroad_std
 
 #: a rear-drive sedan that oversteers at the limit (from the sedan preset's own parameters)
@@ -64,6 +65,11 @@ def test_power_limited_plant_below_the_manoeuvre_speed():
 def test_a_plant_with_no_power_limit_gets_none():
     res = identify(DynamicBicyclePlant(), dt=0.02, holdout=False)
     assert res.power_per_mass is None and res.report["longitudinal"]["power_per_mass"] is None
+    # its wheels follow the steering command at once: no rate limit (the steering steps' rise does not grow
+    # with the amplitude; tests/identification/test_steering.py)
+    steer = res.report["steering"]
+    assert res.steering_rate_max is None and steer["rate_max"] is None
+    assert steer["rise_large"] < RATE_RATIO * steer["rise_small"]
 
 
 @pytest.mark.skipif(not commonroad_std.available(), reason="commonroad-vehicle-models is not installed")
@@ -82,3 +88,4 @@ def test_commonroad_drift_model_from_the_cli(tmp_path, capsys):
     assert vf.params.l_f == pytest.approx(1.1561957064) and vf.params.mass == pytest.approx(1093.2952334674046)
     assert vf.a_y_max is not None and vf.provenance["plant"] == "commonroad_std"
     assert vf.report["axle_peaks"]["driven_axle"] == "rear"
+    assert vf.steering_rate_max == pytest.approx(0.4, rel=0.03)  # its wheels turn at most 0.4 rad/s
