@@ -61,8 +61,9 @@ def test_slide_on_a_wet_road_reads_the_friction(params):
     assert e.mu_front == pytest.approx((1.0 - grip.GRIP_MAX_DROP) * params.mu)  # first drop: at most 25 %
     e = _turn(est, a_y, alpha, steps=4, t0=1.0)
     assert e.mu_front == pytest.approx(mu_true, rel=1e-9)
-    assert e.mu == e.mu_front and e.sigma_front == pytest.approx(grip.GRIP_SIGMA_CONFIRMED)
-    assert e.plan_ratio() == pytest.approx((mu_true - grip.GRIP_SIGMA_CONFIRMED) / params.mu)
+    sigma = grip.GRIP_SIGMA_SLIDE * mu_true  # a slide's reading keeps its uncertainty
+    assert e.mu == e.mu_front and e.sigma_front == pytest.approx(sigma)
+    assert e.plan_ratio() == pytest.approx((mu_true - sigma) / params.mu)
 
 
 def test_force_deficit_is_noticed_before_the_slip_passes_the_dry_peak(params):
@@ -111,10 +112,56 @@ def test_confirmation_and_recovery(params):
     low = est.estimate.mu_front
     assert low == pytest.approx(0.6)
     # the road dried: the car corners at 0.5 (83 % of the estimate) with a small slip angle, no slide
-    e = _turn(est, 0.5 * params.tyre_D_f * params.g, 0.05 * saturation_slip(shape), steps=21, t0=6 * T)
+    e = _turn(est, 0.5 * params.tyre_D_f * params.g, 0.05 * saturation_slip(shape), steps=5, t0=6 * T)
+    assert not e.sliding and e.mu_front > low  # the first samples, with the yaw step between the turns, not counted
+    start = e.mu_front
+    e = _turn(est, 0.5 * params.tyre_D_f * params.g, 0.05 * saturation_slip(shape), steps=20, t0=11 * T)
     assert not e.sliding
-    assert e.mu_front == pytest.approx(low + grip.GRIP_RECOVERY_RATE * 20 * T, rel=1e-9)
-    assert e.sigma_front == pytest.approx(grip.GRIP_SIGMA_CONFIRMED)
+    assert e.mu_front == pytest.approx(start + grip.GRIP_RECOVERY_RATE * 20 * T, rel=1e-9)
+    # below the grip the limits stand for, a slide's uncertainty stays (the car has not shown more)
+    assert e.sigma_front == pytest.approx(grip.GRIP_SIGMA_SLIDE * low)
+
+
+def test_confirmation_at_the_reference_is_tight(params):
+    """Holding the grip the limits stand for (mu_reference) without sliding confirms it: sigma falls to
+    GRIP_SIGMA_CONFIRMED and the plan uses (1 - GRIP_SIGMA_CONFIRMED / reference) of the limits."""
+    ref = 0.8
+    est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=ref, sigma0=0.02))
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    e = _turn(est, 0.7 * params.tyre_D_f * params.g, 0.3 * saturation_slip(shape), steps=10)
+    assert not e.sliding and e.mu == pytest.approx(0.9)  # reported in road units: the reference is the nominal
+    assert e.sigma_front == pytest.approx(0.9 * grip.GRIP_SIGMA_CONFIRMED / ref)
+    assert e.plan_ratio() == pytest.approx(1.0 - grip.GRIP_SIGMA_CONFIRMED / ref)
+
+
+def test_reference_maps_a_slide_to_the_share_of_the_limits(params):
+    """A slide showing half the reference grip (the lateral limit the settings stand for) is half the nominal
+    friction, whatever the tyre model's (extrapolated) peak mu."""
+    ref = 0.8
+    est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=ref))
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    e = _turn(est, 0.5 * ref * params.tyre_D_f * params.g, 3.0 * saturation_slip(shape), steps=8)
+    assert e.sliding and e.mu_front == pytest.approx(0.45, rel=1e-9)
+    assert e.plan_ratio() == pytest.approx(0.5 * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-9)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.3, float("nan"), float("inf")])
+def test_bad_reference(bad):
+    with pytest.raises(SettingsError, match="mu_reference"):
+        GripConfig(mu_reference=bad)
+
+
+def test_a_noisy_sample_does_not_raise_the_estimate(params):
+    """One sample showing more than the estimate (noise in the accelerations) does not raise it: the grip must be
+    held over GRIP_SUSTAIN_SAMPLES samples."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    _turn(est, 0.6 * params.tyre_D_f * params.g, 3.0 * saturation_slip(shape), steps=6)  # slides: 0.6
+    low = est.estimate.mu_front
+    # one sample of a steady turn at 0.7 between samples at 0.55 (steady: no yaw acceleration in the balance)
+    e = _turn(est, 0.55 * params.tyre_D_f * params.g, 0.05 * saturation_slip(shape), steps=1, t0=6 * T)
+    e = _turn(est, 0.7 * params.tyre_D_f * params.g, 0.05 * saturation_slip(shape), steps=1, t0=7 * T)
+    assert e.mu_front < low + 0.01
 
 
 def test_sideslip_beyond_the_bound_is_a_slide(params):
