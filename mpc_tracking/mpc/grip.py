@@ -80,8 +80,8 @@ GRIP_FORCE_DEFICIT = 0.1
 GRIP_MAX_DROP = 0.25
 #: an axle showing this share of the estimate without sliding confirms it [-]
 GRIP_CONFIRM_SHARE = 0.75
-#: standard deviation of a confirmed (or just measured) estimate [-]
-GRIP_SIGMA_CONFIRMED = 0.005
+#: standard deviation of an estimate confirmed at the grip the limits stand for, as a share of it [-]
+GRIP_SIGMA_CONFIRMED = 0.003
 #: standard deviation of a slide's reading, as a share of it [-] (the grip shown varies by a few percent with the
 #: speed, the load transfer and the steering: the plan keeps this margin until the car holds the reference again)
 GRIP_SIGMA_SLIDE = 0.05
@@ -260,8 +260,9 @@ class _Axle:
         if shown > self.mu:
             self.mu = min(shown, _MU_BOUNDS[1])
         if shown >= GRIP_CONFIRM_SHARE * min(self.mu, reference):
-            floor = GRIP_SIGMA_CONFIRMED if self.mu >= reference else GRIP_SIGMA_SLIDE * self.mu
-            self.var = min(self.var, max(GRIP_SIGMA_CONFIRMED, floor) ** 2)
+            confirmed = GRIP_SIGMA_CONFIRMED * reference
+            floor = confirmed if self.mu >= reference else max(confirmed, GRIP_SIGMA_SLIDE * self.mu)
+            self.var = min(self.var, floor ** 2)
             if self.mu < mu_max:
                 self.mu = min(self.mu + GRIP_RECOVERY_RATE * dt, mu_max)
 
@@ -420,17 +421,19 @@ class GripLimits:
         self._cuts0 = (qp._cut_a.copy(), qp._cut_y.copy()) if mpc.layout.n_cuts else None
         self.ratio = 1.0
         self.last = self.estimator.estimate
+        self._informed = False  # a measurement of v_y and r has arrived (until then the limits stay as set)
 
     @classmethod
     def for_controller(cls, mpc: Any) -> GripLimits | None:
-        """The applier for ``mpc`` when ``settings.grip_estimation`` is on and its prediction model has tyres
-        (the dynamic model), else None (with a warning when the estimation was asked for)."""
+        """The applier for ``mpc`` when ``settings.grip_estimation`` is on (the default) and its prediction model
+        has tyres and measures ``v_y``, ``r`` (the dynamic model), else None (one info message: the estimation is
+        on by default, and the kinematic model cannot do it)."""
         if not mpc.settings.grip_estimation:
             return None
         params = getattr(mpc.model, "params", None)
         if params is None or not hasattr(params, "tyre_D_f") or not mpc.model.MEASURES:
-            logger.warning("grip_estimation: the %s prediction model has no tyres and measures no v_y, r; the grip "
-                           "is not estimated (use prediction_model: dynamic)", mpc.model.name)
+            logger.info("grip_estimation: the %s prediction model has no tyres and measures no v_y, r; the grip "
+                        "is not estimated (prediction_model: dynamic does)", mpc.model.name)
             return None
         return cls(mpc)
 
@@ -438,12 +441,18 @@ class GripLimits:
         """Back to the nominal grip and limits (a new run)."""
         self.estimator.reset()
         self.last = self.estimator.estimate
+        self._informed = False
         if self.ratio != 1.0:
             self._apply(1.0)
 
     def step(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
-        """Update the estimate with this step's measurement and re-scale the limits when it moved."""
+        """Update the estimate with this step's measurement and re-scale the limits when it moved (not before the
+        first measurement of ``v_y`` and ``r``: a car that reports none keeps the limits as set)."""
         est = self.last = self.estimator.update(t, measured, delta)
+        if not self._informed:
+            if not measured or not all(k in measured for k in ("v_x", "v_y", "r")):
+                return est
+            self._informed = True
         ratio = est.plan_ratio()
         if abs(ratio - self.ratio) > RATIO_STEP or (est.sliding and ratio < self.ratio):
             if est.sliding and ratio < self.ratio:

@@ -124,14 +124,14 @@ def test_confirmation_and_recovery(params):
 
 def test_confirmation_at_the_reference_is_tight(params):
     """Holding the grip the limits stand for (mu_reference) without sliding confirms it: sigma falls to
-    GRIP_SIGMA_CONFIRMED and the plan uses (1 - GRIP_SIGMA_CONFIRMED / reference) of the limits."""
+    GRIP_SIGMA_CONFIRMED of it and the plan uses (1 - GRIP_SIGMA_CONFIRMED) of the limits."""
     ref = 0.8
     est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=ref, sigma0=0.02))
     shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
     e = _turn(est, 0.7 * params.tyre_D_f * params.g, 0.3 * saturation_slip(shape), steps=10)
     assert not e.sliding and e.mu == pytest.approx(0.9)  # reported in road units: the reference is the nominal
-    assert e.sigma_front == pytest.approx(0.9 * grip.GRIP_SIGMA_CONFIRMED / ref)
-    assert e.plan_ratio() == pytest.approx(1.0 - grip.GRIP_SIGMA_CONFIRMED / ref)
+    assert e.sigma_front == pytest.approx(0.9 * grip.GRIP_SIGMA_CONFIRMED)
+    assert e.plan_ratio() == pytest.approx(1.0 - grip.GRIP_SIGMA_CONFIRMED)
 
 
 def test_reference_maps_a_slide_to_the_share_of_the_limits(params):
@@ -271,19 +271,40 @@ def test_scaled_ceilings_are_those_of_the_scaled_limits(params):
     np.testing.assert_allclose(scaled[free], v_box[free], rtol=1e-6)
 
 
-def test_kinematic_model_warns_and_does_not_estimate(caplog):
-    st = mt.MPCSettings(grip_estimation=True, horizon=10)
+def test_kinematic_model_says_so_once_and_does_not_estimate(caplog):
+    """The default (on) with the kinematic model: off, one info message, no warning."""
+    st = mt.MPCSettings(horizon=10)
+    assert st.grip_estimation  # on by default
     path = _circle_path()
-    with caplog.at_level(logging.WARNING, logger="mpc_tracking.mpc.grip"):
+    with caplog.at_level(logging.INFO, logger="mpc_tracking.mpc.grip"):
         mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
-    assert mpc.grip is None and "no tyres" in caplog.text
+    assert mpc.grip is None
+    grip_records = [r for r in caplog.records if r.name == "mpc_tracking.mpc.grip"]
+    assert len(grip_records) == 1 and grip_records[0].levelno == logging.INFO and "no tyres" in grip_records[0].message
 
 
-def test_off_by_default(params):
+def test_on_by_default_with_the_dynamic_model_and_off_when_asked(params):
     st = mt.MPCSettings(prediction_model="dynamic", horizon=10)
     mpc = mt.SpatialMPC(_circle_path(), mt.VehicleParams(wheelbase=params.wheelbase), st,
                         prediction=DynamicPrediction(params))
-    assert mpc.grip is None
+    assert mpc.grip is not None
+    off = mt.SpatialMPC(_circle_path(), mt.VehicleParams(wheelbase=params.wheelbase),
+                        st.replace(grip_estimation=False), prediction=DynamicPrediction(params))
+    assert off.grip is None
+
+
+def test_without_v_y_and_r_the_limits_stay_as_set(params):
+    """A car that reports no v_y, r (a kinematic plant under the dynamic model): nothing informs the estimate and
+    the limits stay exactly as set; the first measurement with them starts the estimation."""
+    mpc = _mpc(params)
+    base = mpc.settings
+    for k in range(30):
+        mpc.grip.step(k * T, {"speed": V}, 0.0)
+    assert mpc.grip.ratio == 1.0 and mpc.settings == base
+    for k in range(30, 60):  # straight running with v_y, r: no information, sigma at its cap
+        mpc.grip.step(k * T, {"v_x": V, "v_y": 0.0, "r": 0.0}, 0.0)
+    assert mpc.grip.ratio == pytest.approx(1.0 - base.grip_margin * base.grip_sigma_max, abs=1e-12)
+    assert mpc.settings.a_y_max == pytest.approx(mpc.grip.ratio * base.a_y_max)
 
 
 # ---------------------------------------------------------------------- closed loop
