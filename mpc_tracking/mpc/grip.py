@@ -12,8 +12,9 @@ prediction model -- and the steering angle applied over the last period. From tw
 * the axle slip angles ``alpha_f = delta - atan((v_y + l_f r) / v_x)``, ``alpha_r = -atan((v_y - l_r r) / v_x)``
   (``v_y`` of the CG), and the grip each axle *shows*, ``|F| / (D F_z)`` (``D`` its peak factor).
 
-What the data say about the friction ``mu`` of an axle (in the units of the prediction model's tyres, reported
-in road units: times ``grip_mu / params.mu``):
+What the data say about the friction ``mu`` of an axle (in the units of the prediction model's tyres, the grip
+``|F| / (D F_z)`` it shows; the grip an axle counts as showing is the least over the last
+:data:`GRIP_SUSTAIN_SAMPLES` samples, a force it held, not one sample's noise):
 
 * **Sliding** (the axle's slip angle beyond :data:`GRIP_SLIDE_SLIP_MARGIN` times the slip where its tyre curve
   reaches 98 % of its peak at the current estimate; or the axle shows less force than that curve by
@@ -21,13 +22,16 @@ in road units: times ``grip_mu / params.mu``):
   gives as soon as the tyres pass their real peak; or the body's sideslip beyond ``grip_slide_sideslip``; the
   curve at another ``mu`` is the identified one carried by similarity, ``F_y = P phi(alpha D mu_0 F_z / P)``
   with the peak ``P = D mu F_z``: a wet road keeps the cornering stiffness and saturates earlier):
-  the tyre is at its peak, so the grip it shows **is** the friction. The estimate drops to it at once (to the
-  most the axle showed during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step) and the step is flagged
+  the tyre is at its peak, so the grip it shows **is** the friction. A tyre past its curve for
+  :data:`GRIP_SLIDE_SAMPLES` consecutive samples (the sideslip: at once) slides: the estimate drops to the grip
+  shown (the most the axle held during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step), its
+  standard deviation becomes :data:`GRIP_SIGMA_SLIDE` of it and the step is flagged
   (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
-* **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate without sliding
-  confirms it: its uncertainty falls to :data:`GRIP_SIGMA_CONFIRMED`, and the estimate rises back towards the
-  nominal friction at :data:`GRIP_RECOVERY_RATE` per second (the road may have dried: the car probes, and a
-  slide takes it back). Grip shown above the estimate raises it at once (a lower bound).
+* **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
+  reference below) without sliding confirms it: at the reference its uncertainty falls to
+  :data:`GRIP_SIGMA_CONFIRMED` of it (below, after a slide, it keeps the slide's), and the estimate rises back
+  towards the nominal friction at :data:`GRIP_RECOVERY_RATE` per second (the road may have dried: the car
+  probes, and a slide takes it back). Grip shown above the estimate raises it at once (a lower bound).
 * **Nothing** (straights, gentle corners): the estimate holds; its variance grows by ``grip_sigma_growth^2``
   per second up to ``grip_sigma_max^2`` (both as shares of ``grip_mu``).
 
@@ -35,6 +39,13 @@ In the linear range of the tyres the force does not depend on ``mu``, so no meth
 there without a tyre model exact to a few percent (slip-slope fits with the identified magic formula were
 biased by 10-20 % on the 3D sedan, whose tyres are linear up to a clip): this estimator uses only what the
 tyre curve's *peak* tells, which the identified model gets right.
+
+**Units.** The estimate is read against the *reference*: the grip an axle shows at the lateral limit the
+controller's limits stand for (``a_y_max / (grip_fraction g)``: a_y_max is ``grip_fraction`` of the car's
+limit; at most the tyre model's peak ``mu``). The reported friction is ``grip_mu`` times the estimate over the
+reference, at most ``grip_mu``. (Against the tyre model's peak instead, an identification that extrapolated
+the peak above what the car reached -- the dry sedan: 0.944 on a 0.9 road, the car holding 0.79 g -- read a
+mu 0.6 road as 0.55 and planned 14 % below the wet-identified controller.)
 
 The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the lower confidence bound
 ``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction, at most 1: the plan stays
@@ -45,8 +56,9 @@ estimate drops within the step.
 
 >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 >>> est = GripEstimator(DynamicParams.bmw_320i(), GripConfig(mu_nominal=1.0))
->>> _ = est.update(0.0, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
->>> e = est.update(0.05, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
+>>> for t in (0.0, 0.05):
+...     _ = est.update(t, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
+>>> e = est.update(0.10, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
 >>> e.sliding, round(e.mu_front, 2)
 (True, 0.75)
 """
@@ -67,7 +79,7 @@ from mpc_tracking.paths.interpolation import LinearTable
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
            "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_MAX_DROP",
            "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED", "GRIP_SIGMA_SLIDE",
-           "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "GRIP_SUSTAIN_SAMPLES", "RATIO_STEP"]
+           "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "GRIP_SUSTAIN_SAMPLES", "GRIP_SLIDE_SAMPLES", "RATIO_STEP"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +99,9 @@ GRIP_SIGMA_CONFIRMED = 0.003
 GRIP_SIGMA_SLIDE = 0.05
 #: while confirmed, the estimate rises back towards the nominal friction at this rate [1/s]
 GRIP_RECOVERY_RATE = 0.002
+#: consecutive samples a tyre must be past its curve (slip or force) to count as sliding [-] (the body's
+#: sideslip counts at once)
+GRIP_SLIDE_SAMPLES = 2
 #: the grip an axle shows counts as the least over this many consecutive samples (a force it held) [-]
 GRIP_SUSTAIN_SAMPLES = 3
 #: below this speed [m/s] the estimator holds (slip angles are not defined at standstill)
@@ -232,6 +247,7 @@ class _Axle:
         self.mu, self.var = mu, sigma * sigma
         self.shown_in_slide = 0.0  # the most grip shown during the current slide (0: not sliding)
         self.recent: list[float] = []  # the grip shown in the last GRIP_SUSTAIN_SAMPLES samples
+        self.slide_samples = 0  # consecutive samples with the tyre past its curve
 
     def sustained(self, shown: float) -> float:
         """The grip the axle held over the last :data:`GRIP_SUSTAIN_SAMPLES` samples (with ``shown``): their
@@ -372,8 +388,12 @@ class GripEstimator:
             peak = lateral_peak(axle.mu, d_fz, fx[i])
             slide = self._alpha_sat[i] * peak / (p.mu * d_fz)
             deficit = (abs(axle_force(alpha[i], self._shapes[i], peak, p.mu * d_fz)) - abs(fy[i])) / d_fz
-            if (body_slides or abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
-                    or (abs(alpha[i]) > 0.5 * slide and deficit > GRIP_FORCE_DEFICIT)):
+            tyre_slides = (abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
+                           or (abs(alpha[i]) > 0.5 * slide and deficit > GRIP_FORCE_DEFICIT))
+            axle.slide_samples = axle.slide_samples + 1 if tyre_slides else 0
+            if tyre_slides and not body_slides and axle.slide_samples < GRIP_SLIDE_SAMPLES:
+                continue  # one sample is not yet a slide (a glitch in a command or an acceleration): hold
+            if body_slides or tyre_slides:
                 axle.slid(shown)
                 self._sliding = True
                 logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",

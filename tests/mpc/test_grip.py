@@ -56,7 +56,9 @@ def test_slide_on_a_wet_road_reads_the_friction(params):
     mu_true = 0.6
     a_y = mu_true * params.tyre_D_f * params.g
     alpha = 2.0 * saturation_slip((params.tyre_B_f, params.tyre_C_f, params.tyre_E_f))
-    e = _turn(est, a_y, alpha, steps=2)
+    e = _turn(est, a_y, alpha, steps=2)  # one sample past the curve: not yet a slide
+    assert not e.sliding and e.mu_front == params.mu
+    e = _turn(est, a_y, alpha, steps=1, t0=2 * T)  # the second: a slide
     assert e.sliding
     assert e.mu_front == pytest.approx((1.0 - grip.GRIP_MAX_DROP) * params.mu)  # first drop: at most 25 %
     e = _turn(est, a_y, alpha, steps=4, t0=1.0)
@@ -76,7 +78,7 @@ def test_force_deficit_is_noticed_before_the_slip_passes_the_dry_peak(params):
     e = _turn(dry, phi * params.mu * params.tyre_D_f * params.g, alpha, steps=3)
     assert not e.sliding and e.mu_front == pytest.approx(params.mu)
     wet = GripEstimator(params, GripConfig(mu_nominal=params.mu))
-    e = _turn(wet, (phi - 0.2) * params.mu * params.tyre_D_f * params.g, alpha, steps=2)  # one update
+    e = _turn(wet, (phi - 0.2) * params.mu * params.tyre_D_f * params.g, alpha, steps=3)  # two samples
     assert e.sliding and e.mu_front < params.mu
 
 
@@ -90,6 +92,21 @@ def test_holds_on_a_straight_with_growing_uncertainty(params):
     assert e.sigma == pytest.approx(math.sqrt(0.001**2 + 0.004**2 * t), rel=1e-9)
     e = _straight(est, 200.0)
     assert e.sigma == pytest.approx(0.02) and e.mu == params.mu
+
+
+def test_one_sample_past_the_curve_is_not_a_slide(params):
+    """A steering command that spikes for one sample (the slip past the dry saturation with the force of a gentle
+    turn) is a glitch, not a slide: the estimate holds; the same for two samples is a slide."""
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    a_y = 0.4 * params.mu * params.tyre_D_f * params.g
+    gentle, spike = 0.1 * saturation_slip(shape), 2.0 * saturation_slip(shape)
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    _turn(est, a_y, gentle, steps=5)
+    e = _turn(est, a_y, spike, steps=1, t0=5 * T)
+    e = _turn(est, a_y, gentle, steps=5, t0=6 * T)
+    assert not e.sliding and e.mu_front == params.mu
+    e = _turn(est, a_y, spike, steps=2, t0=11 * T)
+    assert e.sliding and e.mu_front < params.mu
 
 
 def test_linear_range_neither_lowers_nor_confirms(params):
