@@ -249,10 +249,13 @@ def _mpc(params, **settings) -> mt.SpatialMPC:
     return mt.SpatialMPC(path, mt.VehicleParams(wheelbase=params.wheelbase), st, prediction=DynamicPrediction(params))
 
 
-def test_a_slide_lowers_every_limit_within_the_step(params):
+@pytest.mark.parametrize("compiled", ["python", "numba"])
+def test_a_slide_lowers_every_limit_within_the_step(params, compiled):
     """A sliding measurement: the very solve that gets it plans with lower limits, speed ceilings and tyre peak;
-    the safe stop brakes within them; reset restores the settings."""
-    mpc = _mpc(params, grip_mu=1.0)
+    the safe stop brakes within them; reset restores the settings (numpy and the compiled kernels)."""
+    if compiled == "numba":
+        pytest.importorskip("numba")
+    mpc = _mpc(params, grip_mu=1.0, compiled=compiled)
     base = mpc.settings
     v_box0 = mpc._sampler.table[:, 7].copy()
     r = 7.0 / V
@@ -270,6 +273,10 @@ def test_a_slide_lowers_every_limit_within_the_step(params):
     assert mpc.model.params.tyre_D_f == pytest.approx(ratio * params.tyre_D_f)
     assert mpc.model.params.cornering_stiffness == pytest.approx(params.cornering_stiffness)
     np.testing.assert_allclose(mpc._sampler.table[:, 7], math.sqrt(ratio) * v_box0)
+    # what the plan samples (the compiled sampler keeps its own copy of the table) is the scaled ceiling
+    s_grid = np.linspace(0.0, 400.0, 41)
+    sampled = mpc._sampler.sample(s_grid).v_box
+    np.testing.assert_allclose(sampled, math.sqrt(ratio) * np.interp(s_grid, mpc._sampler.s, v_box0), rtol=1e-9)
     mpc.reset()
     assert mpc.settings == base and mpc.grip.ratio == 1.0 and mpc.model.params == params
 
