@@ -22,6 +22,14 @@ Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/gr
 
     python benchmarks/bench_grip_change.py [--circuits 2] [--seed 0] [--shared Monza] [--scenarios dry,rain]
                                            [--files dry,wet] [--save]
+
+``--validate`` runs, per circuit, the six laps the issue's targets need -- dry (dry file, estimation on and
+off), wet (dry file on; the wet-identified controller), rain and patch (dry file on) -- and adds a
+``distributions`` block (median and worst over the circuits): completed, body overshoot, lap time vs the
+estimation off (dry) and vs the wet-identified controller (wet), the estimate's error 2 s into the first
+cornering after the change (rain, patch) and the lowest share of the limits used on the dry road.
+
+    python benchmarks/bench_grip_change.py --validate --circuits 10 --seed 2 --save --out grip_change_validation
 """
 from __future__ import annotations
 
@@ -160,6 +168,59 @@ def _estimate_figures(res: Any, mpc: Any) -> dict[str, Any]:
     return out
 
 
+#: the laps of ``--validate``: (scenario, vehicle file, estimation on)
+VALIDATION_RUNS = (("dry", "dry", True), ("dry", "dry", False), ("wet", "dry", True), ("wet", "wet", True),
+                   ("rain", "dry", True), ("patch", "dry", True))
+
+
+def _lap(rows: list[dict[str, Any]], track: str, scenario: str, file: str, grip: bool) -> dict[str, Any] | None:
+    for r in rows:
+        if (r["track"], r["scenario"], r["vehicle_file"], r["grip_estimation"]) == (track, scenario, file, grip):
+            return r
+    return None
+
+
+def _stats(values: list[float], worst: str) -> dict[str, Any]:
+    """Median and worst (``worst``: "max" or "min") of ``values``; None entries count as failures."""
+    ok = [v for v in values if v is not None]
+    if not ok:
+        return {"n": len(values), "median": None, "worst": None}
+    return {"n": len(values), "missing": len(values) - len(ok), "median": round(float(np.median(ok)), 3),
+            "worst": round(float(max(ok) if worst == "max" else min(ok)), 3)}
+
+
+def distributions(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median and worst over the circuits of the figures the issue's targets name (rows of ``--validate``)."""
+    tracks = sorted({r["track"] for r in rows})
+    out: dict[str, Any] = {"circuits": len(tracks)}
+    for scenario, file, grip in VALIDATION_RUNS:
+        laps = [_lap(rows, t, scenario, file, grip) for t in tracks]
+        laps_ok = [r for r in laps if r is not None]
+        key = f"{scenario}_{file}_file_{'on' if grip else 'off'}"
+        out[key] = {"completed": f"{sum(r['completed'] for r in laps_ok)}/{len(laps_ok)}",
+                    "max_body_overshoot_m": _stats([r["max_body_overshoot_m"] for r in laps_ok], "max")}
+    dry_cost, wet_gap, share = [], [], []
+    for t in tracks:
+        on, off = _lap(rows, t, "dry", "dry", True), _lap(rows, t, "dry", "dry", False)
+        if on and off and on["lap_time_s"] and off["lap_time_s"]:
+            dry_cost.append(100.0 * (on["lap_time_s"] / off["lap_time_s"] - 1.0))
+        if on:
+            share.append(on["limit_share_min"])
+        dry_wet, wet_wet = _lap(rows, t, "wet", "dry", True), _lap(rows, t, "wet", "wet", True)
+        if dry_wet and wet_wet and wet_wet["lap_time_s"]:
+            gap = dry_wet["lap_time_s"]
+            wet_gap.append(None if gap is None else 100.0 * (gap / wet_wet["lap_time_s"] - 1.0))
+    out["dry_lap_time_vs_estimation_off_pct"] = _stats(dry_cost, "max")
+    out["dry_lowest_limit_share"] = _stats(share, "min")
+    out["wet_dry_file_lap_time_vs_wet_file_pct"] = _stats(wet_gap, "max")
+    for scenario in ("rain", "patch"):
+        laps = [_lap(rows, t, scenario, "dry", True) for t in tracks]
+        out[f"{scenario}_mu_err_2s_after_cornering_pct"] = _stats(
+            [r.get("mu_err_2s_after_cornering_pct") for r in laps if r], "max")
+        out[f"{scenario}_reaction_s"] = _stats([r.get("reaction_s") for r in laps if r], "max")
+    return out
+
+
 def _paths(args: Any) -> list[mt.ReferencePath]:
     from circuits import generate_circuits
 
@@ -200,6 +261,9 @@ def main() -> None:
     ap.add_argument("--scenarios", default="dry,wet,rain,patch")
     ap.add_argument("--files", default="dry,wet", help="vehicle files: dry, wet")
     ap.add_argument("--grip", default="on,off", help="grip estimation on, off or both")
+    ap.add_argument("--validate", action="store_true",
+                    help="the six laps of the targets per circuit and their distributions (ignores --scenarios, "
+                         "--files, --grip)")
     ap.add_argument("--no-cache", action="store_true", help="identify again (default: cached in /tmp)")
     ap.add_argument("--save", action="store_true")
     ap.add_argument("--out", default="grip_change", help="file stem under benchmarks/results/ for --save")
@@ -211,24 +275,27 @@ def main() -> None:
     for path in _paths(args):
         st_dry = settings_for(idents["dry"], mt.create_model("ackermann3d", {"preset": "sedan"}), path, False)
         patch_xy = hardest_braking_point(path, st_dry)
-        for scenario in args.scenarios.split(","):
-            for file in args.files.split(","):
-                for grip in args.grip.split(","):
-                    row, res = run(path, idents[file], road(scenario, patch_xy), grip == "on")
-                    row.update(track=path.name, length_m=round(path.length, 1), scenario=scenario,
-                               vehicle_file=file, grip_estimation=grip == "on")
-                    rows.append(row)
-                    if grip == "on" and len(figures) < 8:
-                        figures.append((f"{path.name} {scenario}, {file} file", res))
-                    print({k: row.get(k) for k in ("track", "scenario", "vehicle_file", "grip_estimation",
-                                                   "reason", "lap_time_s", "max_body_overshoot_m", "rms_e_y_cm",
-                                                   "mu_err_median_pct", "mu_err_2s_after_cornering_pct",
-                                                   "reaction_s", "mu_est_min", "limit_share_min", "wall_s")},
-                          flush=True)
+        plan = VALIDATION_RUNS if args.validate else [
+            (scenario, file, grip == "on") for scenario in args.scenarios.split(",")
+            for file in args.files.split(",") for grip in args.grip.split(",")]
+        for scenario, file, grip_on in plan:
+            row, res = run(path, idents[file], road(scenario, patch_xy), grip_on)
+            row.update(track=path.name, length_m=round(path.length, 1), scenario=scenario,
+                       vehicle_file=file, grip_estimation=grip_on)
+            rows.append(row)
+            if grip_on and scenario != "dry" and len(figures) < 8:
+                figures.append((f"{path.name} {scenario}, {file} file", res))
+            print({k: row.get(k) for k in ("track", "scenario", "vehicle_file", "grip_estimation",
+                                           "reason", "lap_time_s", "max_body_overshoot_m", "rms_e_y_cm",
+                                           "mu_err_median_pct", "mu_err_2s_after_cornering_pct",
+                                           "reaction_s", "mu_est_min", "limit_share_min", "wall_s")},
+                  flush=True)
     out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi), dynamic MPC, default settings",
            "identified": {k: {"mu": v.params.mu, "a_y_max": v.lateral_limit, "decel_max": v.decel_max}
                           for k, v in idents.items()},
            "rows": rows}
+    if args.validate:
+        out["distributions"] = distributions(rows)
     print(dumps(out))
     if args.save:
         save_json(RESULTS / f"{args.out}.json", out)

@@ -12,8 +12,9 @@ prediction model -- and the steering angle applied over the last period. From tw
 * the axle slip angles ``alpha_f = delta - atan((v_y + l_f r) / v_x)``, ``alpha_r = -atan((v_y - l_r r) / v_x)``
   (``v_y`` of the CG), and the grip each axle *shows*, ``|F| / (D F_z)`` (``D`` its peak factor).
 
-What the data say about the friction ``mu`` of an axle (in the units of the prediction model's tyres, reported
-in road units: times ``grip_mu / params.mu``):
+What the data say about the friction ``mu`` of an axle (in the units of the prediction model's tyres, the grip
+``|F| / (D F_z)`` it shows; the grip an axle counts as showing is the least over the last
+:data:`GRIP_SUSTAIN_SAMPLES` samples, a force it held, not one sample's noise):
 
 * **Sliding** (the axle's slip angle beyond :data:`GRIP_SLIDE_SLIP_MARGIN` times the slip where its tyre curve
   reaches 98 % of its peak at the current estimate; or the axle shows less force than that curve by
@@ -21,13 +22,16 @@ in road units: times ``grip_mu / params.mu``):
   gives as soon as the tyres pass their real peak; or the body's sideslip beyond ``grip_slide_sideslip``; the
   curve at another ``mu`` is the identified one carried by similarity, ``F_y = P phi(alpha D mu_0 F_z / P)``
   with the peak ``P = D mu F_z``: a wet road keeps the cornering stiffness and saturates earlier):
-  the tyre is at its peak, so the grip it shows **is** the friction. The estimate drops to it at once (to the
-  most the axle showed during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step) and the step is flagged
+  the tyre is at its peak, so the grip it shows **is** the friction. A tyre past its curve for
+  :data:`GRIP_SLIDE_SAMPLES` consecutive samples (the sideslip: at once) slides: the estimate drops to the grip
+  shown (the most the axle held during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step), its
+  standard deviation becomes :data:`GRIP_SIGMA_SLIDE` of it and the step is flagged
   (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
-* **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate without sliding
-  confirms it: its uncertainty falls to :data:`GRIP_SIGMA_CONFIRMED`, and the estimate rises back towards the
-  nominal friction at :data:`GRIP_RECOVERY_RATE` per second (the road may have dried: the car probes, and a
-  slide takes it back). Grip shown above the estimate raises it at once (a lower bound).
+* **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
+  reference below) without sliding confirms it: at the reference its uncertainty falls to
+  :data:`GRIP_SIGMA_CONFIRMED` of it (below, after a slide, it keeps the slide's), and the estimate rises back
+  towards the nominal friction at :data:`GRIP_RECOVERY_RATE` per second (the road may have dried: the car
+  probes, and a slide takes it back). Grip shown above the estimate raises it at once (a lower bound).
 * **Nothing** (straights, gentle corners): the estimate holds; its variance grows by ``grip_sigma_growth^2``
   per second up to ``grip_sigma_max^2`` (both as shares of ``grip_mu``).
 
@@ -35,6 +39,13 @@ In the linear range of the tyres the force does not depend on ``mu``, so no meth
 there without a tyre model exact to a few percent (slip-slope fits with the identified magic formula were
 biased by 10-20 % on the 3D sedan, whose tyres are linear up to a clip): this estimator uses only what the
 tyre curve's *peak* tells, which the identified model gets right.
+
+**Units.** The estimate is read against the *reference*: the grip an axle shows at the lateral limit the
+controller's limits stand for (``a_y_max / (grip_fraction g)``: a_y_max is ``grip_fraction`` of the car's
+limit; at most the tyre model's peak ``mu``). The reported friction is ``grip_mu`` times the estimate over the
+reference, at most ``grip_mu``. (Against the tyre model's peak instead, an identification that extrapolated
+the peak above what the car reached -- the dry sedan: 0.944 on a 0.9 road, the car holding 0.79 g -- read a
+mu 0.6 road as 0.55 and planned 14 % below the wet-identified controller.)
 
 The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the lower confidence bound
 ``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction, at most 1: the plan stays
@@ -45,8 +56,9 @@ estimate drops within the step.
 
 >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 >>> est = GripEstimator(DynamicParams.bmw_320i(), GripConfig(mu_nominal=1.0))
->>> _ = est.update(0.0, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
->>> e = est.update(0.05, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
+>>> for t in (0.0, 0.05):
+...     _ = est.update(t, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
+>>> e = est.update(0.10, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
 >>> e.sliding, round(e.mu_front, 2)
 (True, 0.75)
 """
@@ -66,8 +78,8 @@ from mpc_tracking.paths.interpolation import LinearTable
 
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
            "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_MAX_DROP",
-           "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED",
-           "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "RATIO_STEP"]
+           "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED", "GRIP_SIGMA_SLIDE",
+           "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "GRIP_SUSTAIN_SAMPLES", "GRIP_SLIDE_SAMPLES", "RATIO_STEP"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,10 +92,18 @@ GRIP_FORCE_DEFICIT = 0.1
 GRIP_MAX_DROP = 0.25
 #: an axle showing this share of the estimate without sliding confirms it [-]
 GRIP_CONFIRM_SHARE = 0.75
-#: standard deviation of a confirmed (or just measured) estimate [-]
-GRIP_SIGMA_CONFIRMED = 0.005
+#: standard deviation of an estimate confirmed at the grip the limits stand for, as a share of it [-]
+GRIP_SIGMA_CONFIRMED = 0.003
+#: standard deviation of a slide's reading, as a share of it [-] (the grip shown varies by a few percent with the
+#: speed, the load transfer and the steering: the plan keeps this margin until the car holds the reference again)
+GRIP_SIGMA_SLIDE = 0.05
 #: while confirmed, the estimate rises back towards the nominal friction at this rate [1/s]
-GRIP_RECOVERY_RATE = 0.004
+GRIP_RECOVERY_RATE = 0.002
+#: consecutive samples a tyre must be past its curve (slip or force) to count as sliding [-] (the body's
+#: sideslip counts at once)
+GRIP_SLIDE_SAMPLES = 2
+#: the grip an axle shows counts as the least over this many consecutive samples (a force it held) [-]
+GRIP_SUSTAIN_SAMPLES = 3
 #: below this speed [m/s] the estimator holds (slip angles are not defined at standstill)
 GRIP_MIN_SPEED = 5.0
 #: the limits are re-scaled when the plan's share of the nominal grip moves by more than this (or drops in a slide)
@@ -113,6 +133,11 @@ class GripConfig:
         Lower confidence bound used by the plan: ``mu - margin sigma`` [-].
     slide_sideslip : float
         Body sideslip angle beyond which the car counts as sliding [rad].
+    mu_reference : float or None
+        The grip an axle shows (``|F| / (D F_z)``, the prediction model's units) at the limit the controller's
+        limits stand for [-]; None: the model's ``mu`` (its tyre peak). The plan's share of the limits and the
+        reported friction are the estimate relative to it, at most 1: an identified tyre peak that was
+        extrapolated above what the car reached does not bias them (see :meth:`GripLimits.for_controller`).
     """
 
     mu_nominal: float = 1.0
@@ -121,6 +146,7 @@ class GripConfig:
     sigma_max: float = 0.02
     margin: float = 1.0
     slide_sideslip: float = 0.12
+    mu_reference: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("mu_nominal", "sigma0", "sigma_growth", "sigma_max", "margin", "slide_sideslip"):
@@ -129,6 +155,9 @@ class GripConfig:
                 raise SettingsError(f"GripConfig.{name}: expected a finite number >= 0, got {value!r}")
         if self.mu_nominal <= 0:
             raise SettingsError(f"GripConfig.mu_nominal: expected > 0, got {self.mu_nominal!r}")
+        ref = self.mu_reference
+        if ref is not None and not (isinstance(ref, (int, float)) and math.isfinite(ref) and ref > 0):
+            raise SettingsError(f"GripConfig.mu_reference: expected None or a finite number > 0, got {ref!r}")
 
 
 @dataclass(frozen=True)
@@ -217,28 +246,41 @@ class _Axle:
     def __init__(self, mu: float, sigma: float) -> None:
         self.mu, self.var = mu, sigma * sigma
         self.shown_in_slide = 0.0  # the most grip shown during the current slide (0: not sliding)
+        self.recent: list[float] = []  # the grip shown in the last GRIP_SUSTAIN_SAMPLES samples
+        self.slide_samples = 0  # consecutive samples with the tyre past its curve
+
+    def sustained(self, shown: float) -> float:
+        """The grip the axle held over the last :data:`GRIP_SUSTAIN_SAMPLES` samples (with ``shown``): their
+        least (a force held, not the peak of one sample's noise in the accelerations or the load transfer)."""
+        self.recent.append(shown)
+        del self.recent[:-GRIP_SUSTAIN_SAMPLES]
+        return min(self.recent)
 
     def age(self, dt: float, growth: float, sigma_max: float) -> None:
         """No information for ``dt`` [s]: the variance grows (capped)."""
         self.var = min(self.var + growth * growth * dt, max(sigma_max * sigma_max, self.var))
 
     def slid(self, shown: float) -> None:
-        """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP)."""
-        # the grip is at least the most the axle showed during this slide (one sample past the peak reads low)
+        """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP), with
+        the standard deviation of a slide's reading (:data:`GRIP_SIGMA_SLIDE` of it)."""
+        # the grip is at least the most the axle held during this slide (one sample past the peak reads low)
         shown = self.shown_in_slide = max(self.shown_in_slide, shown)
         if shown < self.mu:
             self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
-        self.var = min(self.var, GRIP_SIGMA_CONFIRMED ** 2)
+        self.var = (GRIP_SIGMA_SLIDE * self.mu) ** 2
 
-    def gripped(self, shown: float, dt: float, mu_nominal: float) -> None:
-        """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation."""
+    def gripped(self, shown: float, dt: float, mu_max: float, reference: float) -> None:
+        """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation (below
+        ``reference``, the grip the limits stand for, a slide's uncertainty stays: the car has not shown more)."""
         self.shown_in_slide = 0.0
         if shown > self.mu:
             self.mu = min(shown, _MU_BOUNDS[1])
-        if shown >= GRIP_CONFIRM_SHARE * self.mu:
-            self.var = min(self.var, GRIP_SIGMA_CONFIRMED ** 2)
-            if self.mu < mu_nominal:
-                self.mu = min(self.mu + GRIP_RECOVERY_RATE * dt, mu_nominal)
+        if shown >= GRIP_CONFIRM_SHARE * min(self.mu, reference):
+            confirmed = GRIP_SIGMA_CONFIRMED * reference
+            floor = confirmed if self.mu >= reference else max(confirmed, GRIP_SIGMA_SLIDE * self.mu)
+            self.var = min(self.var, floor ** 2)
+            if self.mu < mu_max:
+                self.mu = min(self.mu + GRIP_RECOVERY_RATE * dt, mu_max)
 
 
 def lateral_peak(mu: float, d_fz: float, f_x: float) -> float:
@@ -273,24 +315,27 @@ class GripEstimator:
         shapes = ((p.tyre_B_f, p.tyre_C_f, p.tyre_E_f), (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r))
         self._shapes = shapes
         self._alpha_sat = tuple(saturation_slip(sh) for sh in shapes)  # at the model's mu [rad]
-        self._to_road = config.mu_nominal / p.mu  # model units -> road units
+        # the grip each axle shows at the limit the limits stand for (model units), and the factor to road units
+        ref = p.mu if config.mu_reference is None else config.mu_reference
+        self._ref = (min(p.mu, ref / p.tyre_D_f), min(p.mu, ref / p.tyre_D_r))
         self.reset()
 
     def reset(self) -> None:
         """Back to the nominal friction with the initial uncertainty; forget the last sample."""
         cfg, mu0 = self.config, self.params.mu
-        sigma = cfg.sigma0 / self._to_road
-        self._axles = (_Axle(mu0, sigma), _Axle(mu0, sigma))
+        self._axles = tuple(_Axle(mu0, cfg.sigma0 * ref / cfg.mu_nominal) for ref in self._ref)
         self._last: tuple[float, float, float, float] | None = None  # t, v_x, v_y (CG), r
         self._sliding = False
 
     @property
     def estimate(self) -> GripEstimate:
         """The current estimate (road units)."""
-        f, r = self._axles
-        k = self._to_road
-        return GripEstimate(k * f.mu, k * r.mu, k * math.sqrt(f.var), k * math.sqrt(r.var), self._sliding,
-                            self.config.mu_nominal, self.config.margin)
+        nominal = self.config.mu_nominal
+        mu, sigma = [], []
+        for axle, ref in zip(self._axles, self._ref, strict=True):
+            mu.append(nominal * min(axle.mu, ref) / ref)  # above the reference: the limits' grip, no more
+            sigma.append(nominal * math.sqrt(axle.var) / ref)
+        return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, self.config.margin)
 
     def update(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
         """One step with the measurement at time ``t`` [s] and the steering ``delta`` [rad] applied since the last.
@@ -311,10 +356,13 @@ class GripEstimator:
         dt = float(t) - last[0]
         if not dt > 0.0:
             return self.estimate
-        for axle in self._axles:
-            axle.age(dt, cfg.sigma_growth / self._to_road, cfg.sigma_max / self._to_road)
+        for axle, ref in zip(self._axles, self._ref, strict=True):
+            k = ref / cfg.mu_nominal  # road units -> model units of this axle
+            axle.age(dt, k * cfg.sigma_growth, k * cfg.sigma_max)
         vx_m, vy_m, r_m = 0.5 * (v_x + last[1]), 0.5 * (v_y + last[2]), 0.5 * (r + last[3])
         if delta is None or vx_m < GRIP_MIN_SPEED or not all(map(math.isfinite, (v_x, v_y, r, delta))):
+            for axle in self._axles:
+                axle.recent.clear()
             return self.estimate
         a_y = (v_y - last[2]) / dt + vx_m * r_m
         a_x = (v_x - last[1]) / dt - vy_m * r_m
@@ -335,19 +383,23 @@ class GripEstimator:
         fx = (m * a_x * share, m * a_x * (1.0 - share))
         for i, (axle, d) in enumerate(zip(self._axles, (p.tyre_D_f, p.tyre_D_r), strict=True)):
             d_fz = d * fz[i]
-            shown = math.hypot(fy[i], fx[i]) / d_fz
+            shown = axle.sustained(math.hypot(fy[i], fx[i]) / d_fz)
             # the slip where the tyre saturates on this road (similarity: it scales with the lateral peak)
             peak = lateral_peak(axle.mu, d_fz, fx[i])
             slide = self._alpha_sat[i] * peak / (p.mu * d_fz)
             deficit = (abs(axle_force(alpha[i], self._shapes[i], peak, p.mu * d_fz)) - abs(fy[i])) / d_fz
-            if (body_slides or abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
-                    or (abs(alpha[i]) > 0.5 * slide and deficit > GRIP_FORCE_DEFICIT)):
+            tyre_slides = (abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
+                           or (abs(alpha[i]) > 0.5 * slide and deficit > GRIP_FORCE_DEFICIT))
+            axle.slide_samples = axle.slide_samples + 1 if tyre_slides else 0
+            if tyre_slides and not body_slides and axle.slide_samples < GRIP_SLIDE_SAMPLES:
+                continue  # one sample is not yet a slide (a glitch in a command or an acceleration): hold
+            if body_slides or tyre_slides:
                 axle.slid(shown)
                 self._sliding = True
                 logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",
                              ("front", "rear")[i], alpha[i], slide, axle.mu)
             else:
-                axle.gripped(shown, min(dt, _RECOVERY_DT_MAX), p.mu)
+                axle.gripped(shown, min(dt, _RECOVERY_DT_MAX), p.mu, self._ref[i])
 
 
 class GripLimits:
@@ -377,8 +429,11 @@ class GripLimits:
         self._params0 = params
         mu_nominal = float(st.grip_mu if st.grip_mu is not None else params.mu)
         sigma_max = st.grip_sigma_max * mu_nominal  # the settings give the uncertainty as a share of grip_mu
+        # the lateral limit the settings stand for (a_y_max is grip_fraction of it): the grip an axle shows there
+        reference = st.a_y_max / (st.grip_fraction * params.g)
         cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
-                         sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip)
+                         sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip,
+                         mu_reference=reference if math.isfinite(reference) and reference > 0 else None)
         self.estimator = GripEstimator(params, cfg)
         sampler = mpc._sampler
         self._table0 = sampler.table.copy()
@@ -386,17 +441,19 @@ class GripLimits:
         self._cuts0 = (qp._cut_a.copy(), qp._cut_y.copy()) if mpc.layout.n_cuts else None
         self.ratio = 1.0
         self.last = self.estimator.estimate
+        self._informed = False  # a measurement of v_y and r has arrived (until then the limits stay as set)
 
     @classmethod
     def for_controller(cls, mpc: Any) -> GripLimits | None:
-        """The applier for ``mpc`` when ``settings.grip_estimation`` is on and its prediction model has tyres
-        (the dynamic model), else None (with a warning when the estimation was asked for)."""
+        """The applier for ``mpc`` when ``settings.grip_estimation`` is on (the default) and its prediction model
+        has tyres and measures ``v_y``, ``r`` (the dynamic model), else None (one info message: the estimation is
+        on by default, and the kinematic model cannot do it)."""
         if not mpc.settings.grip_estimation:
             return None
         params = getattr(mpc.model, "params", None)
         if params is None or not hasattr(params, "tyre_D_f") or not mpc.model.MEASURES:
-            logger.warning("grip_estimation: the %s prediction model has no tyres and measures no v_y, r; the grip "
-                           "is not estimated (use prediction_model: dynamic)", mpc.model.name)
+            logger.info("grip_estimation: the %s prediction model has no tyres and measures no v_y, r; the grip "
+                        "is not estimated (prediction_model: dynamic does)", mpc.model.name)
             return None
         return cls(mpc)
 
@@ -404,12 +461,18 @@ class GripLimits:
         """Back to the nominal grip and limits (a new run)."""
         self.estimator.reset()
         self.last = self.estimator.estimate
+        self._informed = False
         if self.ratio != 1.0:
             self._apply(1.0)
 
     def step(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
-        """Update the estimate with this step's measurement and re-scale the limits when it moved."""
+        """Update the estimate with this step's measurement and re-scale the limits when it moved (not before the
+        first measurement of ``v_y`` and ``r``: a car that reports none keeps the limits as set)."""
         est = self.last = self.estimator.update(t, measured, delta)
+        if not self._informed:
+            if not measured or not all(k in measured for k in ("v_x", "v_y", "r")):
+                return est
+            self._informed = True
         ratio = est.plan_ratio()
         if abs(ratio - self.ratio) > RATIO_STEP or (est.sliding and ratio < self.ratio):
             if est.sliding and ratio < self.ratio:
@@ -443,6 +506,7 @@ class GripLimits:
         table[:, 7] *= math.sqrt(ratio)  # the speed ceiling
         sampler.table = table
         sampler._linear = LinearTable(sampler.s, table)
+        sampler.use_kernels(sampler._kernels)  # the compiled sampler keeps its own copy of the table
         p = self._params0
         model.params = replace(p, tyre_D_f=p.tyre_D_f * ratio, tyre_D_r=p.tyre_D_r * ratio,
                                tyre_B_f=p.tyre_B_f / ratio, tyre_B_r=p.tyre_B_r / ratio)

@@ -20,6 +20,7 @@ BASE = mt.MPCSettings(
     horizon=20, v_max=16.0, a_y_max=6.0, decel_max=6.0, accel_max=3.0, delta_max=0.6, delta_rate_max=0.8,
     prediction_model="dynamic", discretization="rk4", friction_ellipse=True, ds=0.8,
     eps_abs=1e-8, eps_rel=1e-8, max_iter=200000, slack_weight=50.0,
+    grip_estimation=False,  # the QPs are compared at the limits as set (the estimate would scale OSQP's only)
 )
 # measured worst differences over the cases below (OSQP eps 1e-8 vs Clarabel): inputs 2.5e-6,
 # states 1.7e-6 with the friction ellipse's floor at 0.3; with the floor 0.1 (the braking budget of

@@ -129,7 +129,8 @@ def test_qp_brakes_with_what_the_tyres_have_left():
     path = mt.ReferencePath(60.0 * np.cos(t), 60.0 * np.sin(t), width_left=5.0, width_right=5.0, ds=1.0,
                             closed=True)
     st = mt.MPCSettings(horizon=10, v_max=30.0, a_y_max=6.0, accel_max=3.0, decel_max=6.0, ds=1.0,
-                        prediction_model="dynamic", discretization="rk4", friction_ellipse=True)
+                        prediction_model="dynamic", discretization="rk4", friction_ellipse=True,
+                        grip_estimation=False)  # the QP's bounds at the limits as set
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=DynamicPrediction(DynamicParams.bmw_320i()))
     v = float(np.sqrt(0.995 * 6.0 * 60.0))
     sol = mpc.solve(path.project(60.0, 0.0, 0.5 * np.pi), measured={"v_x": v, "v_y": 0.0, "r": v / 60.0})
@@ -176,7 +177,8 @@ def test_qp_acceleration_bound_follows_the_power_limit():
     x = np.linspace(0.0, 600.0, 601)
     path = mt.ReferencePath(x, np.zeros_like(x), width_left=5.0, width_right=5.0, ds=1.0)
     base = mt.MPCSettings(horizon=10, v_max=40.0, a_y_max=6.0, accel_max=3.0, decel_max=6.0, ds=1.0,
-                          prediction_model="dynamic", discretization="rk4")
+                          prediction_model="dynamic", discretization="rk4",
+                          grip_estimation=False)  # the QP's bounds at the limits as set
     power = 60.0
     for st in (base.replace(power_per_mass=power), base.replace(power_per_mass=power, friction_ellipse=True)):
         mpc = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=DynamicPrediction(DynamicParams.bmw_320i()))

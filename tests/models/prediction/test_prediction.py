@@ -112,7 +112,7 @@ def test_parameters_read_off_the_3d_sedan_give_its_steady_state_yaw_rate(sedan_p
 def test_friction_ellipse_shrinks_the_acceleration_bounds_in_a_corner(sedan_params):
     th = np.linspace(0, 2 * np.pi, 200, endpoint=False)
     path = mt.ReferencePath(40 * np.cos(th), 40 * np.sin(th), closed=True, ds=0.5, width_left=4, width_right=4)
-    st = _settings(friction_ellipse=True, v_max=14.0)
+    st = _settings(friction_ellipse=True, v_max=14.0, grip_estimation=False)  # the bounds at the limits as set
     mpc = mt.SpatialMPC(path, SEDAN, st, prediction=DynamicPrediction(sedan_params))
     v = 14.0
     sol = mpc.solve((0.0, 0.0, 0.0), measured={"v_x": v, "v_y": 0.0, "r": v / 40})
@@ -122,7 +122,8 @@ def test_friction_ellipse_shrinks_the_acceleration_bounds_in_a_corner(sedan_para
     a_lo = mpc.data.l[lay.r_box:lay.r_rate].reshape(30, 2)[:, 0]
     share = np.sqrt(max(1 - (v * v / 40 / 6.0) ** 2, 0.3**2))  # a_y 4.9 of 6 m/s^2
     assert a_hi[0] == pytest.approx(3.0 * share, rel=0.05) and a_lo[0] == pytest.approx(-6.0 * share, rel=0.05)
-    straight = mt.SpatialMPC(path, SEDAN, _settings(friction_ellipse=False), prediction=DynamicPrediction(sedan_params))
+    straight = mt.SpatialMPC(path, SEDAN, _settings(friction_ellipse=False, grip_estimation=False),
+                             prediction=DynamicPrediction(sedan_params))
     straight.solve((0.0, 0.0, 0.0), measured={"v_x": v, "v_y": 0.0, "r": v / 40})
     assert straight.data.u[lay.r_box] == pytest.approx(3.0)
 
@@ -145,7 +146,7 @@ def test_friction_ellipse_cuts_hold_the_plan_inside_the_polygon(sedan_params):
     out = {}
     for ellipse in (True, False):
         mpc = mt.SpatialMPC(path, SEDAN, _settings(friction_ellipse=ellipse, ellipse_cuts=True, v_max=10.0,
-                                                   linearization="previous"),
+                                                   linearization="previous", grip_estimation=False),
                             prediction=DynamicPrediction(sedan_params))
         for _ in range(4):  # the operating point converges onto the plan
             sol = mpc.solve((0.0, 0.0, 0.0), measured=measured)
