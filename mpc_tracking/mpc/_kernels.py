@@ -16,6 +16,14 @@ import math
 import numba as nb
 import numpy as np
 
+from mpc_tracking.mpc import _kernels_dynamic as _kd
+from mpc_tracking.mpc._kernels_dynamic import (  # noqa: F401 - the kernels' one namespace
+    dynamic_linearize,
+    dynamic_linearize_fill,
+    dynamic_substeps,
+    steady_cornering,
+)
+
 _F1 = nb.float64[::1]
 _F2 = nb.float64[:, ::1]
 _F3 = nb.float64[:, :, ::1]
@@ -308,6 +316,37 @@ def sample_path(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, 
             out[k, i_psi] = out[k, i_psi] + math.floor(sk / length) * lap_turn
 
 
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _speed_reference(kappa, v_cap, has_cap, s_off, prm, v_out):  # pragma: no cover - compiled
+    """``SpatialMPC._speed_reference`` into ``v_out`` (N,): the lateral speed limit, capped by ``v_cap`` when
+    ``has_cap``, then the feasible speed profile (``prm`` as in :func:`kinematic_reference`)."""
+    N = v_out.shape[0]
+    a_y, v_min, v_max = prm[1], prm[2], prm[3]
+    decel, accel, v_start = prm[4], prm[5], prm[6]
+    for k in range(N):
+        kk = max(abs(kappa[k]), 1e-12)
+        v = min(max(math.sqrt(a_y / kk), v_min), v_max)
+        if has_cap:
+            v = min(max(v_cap[k], v_min), v)
+        v_out[k] = v * v  # v^2 until the square root below
+    if decel < math.inf:
+        b2 = 2.0 * decel
+        run = math.inf
+        for k in range(N - 1, -1, -1):
+            run = min(run, v_out[k] + b2 * s_off[k])
+            v_out[k] = run - b2 * s_off[k]
+    if accel < math.inf:
+        a2 = 2.0 * accel
+        if v_start == v_start:
+            v_out[0] = min(v_out[0], v_start * v_start)
+        run = math.inf
+        for k in range(N):
+            run = min(run, v_out[k] - a2 * s_off[k])
+            v_out[k] = run + a2 * s_off[k]
+    for k in range(N):
+        v_out[k] = max(math.sqrt(max(v_out[k], 0.0)), v_min)
+
+
 @nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F2, _F2), cache=True, nogil=True, error_model="numpy",
          fastmath=False)
 def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pragma: no cover - compiled
@@ -319,30 +358,11 @@ def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pra
     ``x_ref`` (N+1, 3), ``u_ref`` (N, 2) receive the operating point.
     """
     N = u_ref.shape[0]
-    L, a_y, v_min, v_max = prm[0], prm[1], prm[2], prm[3]
-    decel, accel, v_start, ds = prm[4], prm[5], prm[6], prm[7]
+    L, ds = prm[0], prm[7]
+    v = np.empty(N)
+    _speed_reference(kappa, v_cap, has_cap, s_off, prm, v)
     for k in range(N):
-        kk = max(abs(kappa[k]), 1e-12)
-        v = min(max(math.sqrt(a_y / kk), v_min), v_max)
-        if has_cap:
-            v = min(max(v_cap[k], v_min), v)
-        u_ref[k, 0] = v * v  # v^2 until the square root below
-    if decel < math.inf:
-        b2 = 2.0 * decel
-        run = math.inf
-        for k in range(N - 1, -1, -1):
-            run = min(run, u_ref[k, 0] + b2 * s_off[k])
-            u_ref[k, 0] = run - b2 * s_off[k]
-    if accel < math.inf:
-        a2 = 2.0 * accel
-        if v_start == v_start:
-            u_ref[0, 0] = min(u_ref[0, 0], v_start * v_start)
-        run = math.inf
-        for k in range(N):
-            run = min(run, u_ref[k, 0] - a2 * s_off[k])
-            u_ref[k, 0] = run + a2 * s_off[k]
-    for k in range(N):
-        u_ref[k, 0] = max(math.sqrt(max(u_ref[k, 0], 0.0)), v_min)
+        u_ref[k, 0] = v[k]
         u_ref[k, 1] = math.atan(L * kappa[k])
     t = 0.0
     for i in range(3):
@@ -352,6 +372,54 @@ def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pra
         x_ref[k + 1, 0] = 0.0
         x_ref[k + 1, 1] = 0.0
         x_ref[k + 1, 2] = t
+
+
+@nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F1, nb.boolean, _F2, _F2, _F2, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def dynamic_reference(kappa, v_cap, has_cap, s_off, prm, p, slip, x_ref, u_ref, scratch, out):  # pragma: no cover
+    """The dynamic model's reference operating point: the speed reference (as :func:`kinematic_reference`) and
+    ``DynamicPrediction.reference_op`` (``slip``: the steady cornering state, else zero slip with the linear
+    single track's steering). ``p``: the model's parameters (:mod:`._kernels_dynamic`); ``x_ref`` (N+1, 6),
+    ``u_ref`` (N, 2) receive the operating point; ``scratch`` (3, N+1) and ``out`` (N+1, 5) are scratch."""
+    N = u_ref.shape[0]
+    ds = prm[7]
+    v = scratch[0, :N]
+    _speed_reference(kappa, v_cap, has_cap, s_off, prm, v)
+    v_grid = scratch[1]
+    for k in range(N):
+        v_grid[k] = v[k]
+    v_grid[N] = v[N - 1]
+    t = 0.0
+    for i in range(6):
+        x_ref[0, i] = 0.0
+    for k in range(N):
+        t += ds / v[k]
+        for i in range(6):
+            x_ref[k + 1, i] = 0.0
+        x_ref[k + 1, 2] = t
+    for k in range(N + 1):
+        x_ref[k, 3] = v_grid[k]
+    a_ref = scratch[2]
+    for k in range(N):
+        a_ref[k] = (v_grid[k + 1] ** 2 - v_grid[k] ** 2) / (2.0 * ds)
+    a_ref[N] = a_ref[N - 1]
+    if slip:
+        _kd.steady_cornering(kappa[: N + 1], v_grid, a_ref, p, 4, out)
+        for k in range(N + 1):
+            x_ref[k, 1] = out[k, 0]
+            x_ref[k, 4] = out[k, 1]
+            x_ref[k, 5] = out[k, 2]
+        for k in range(N):
+            u_ref[k, 0] = out[k, 3]
+            u_ref[k, 1] = out[k, 4]
+        return
+    lr, L, k_us = p[_kd.D_LR], p[_kd.D_L], p[_kd.D_KUS]
+    for k in range(N + 1):
+        x_ref[k, 5] = v_grid[k] * kappa[k]
+        x_ref[k, 4] = lr * x_ref[k, 5]
+    for k in range(N):
+        u_ref[k, 0] = a_ref[k]
+        u_ref[k, 1] = math.atan(L * kappa[k]) + k_us * v[k] ** 2 * kappa[k]
 
 
 @nb.njit(nb.boolean(_F2, _A1, _A1, nb.float64, nb.boolean, nb.float64, nb.int64, nb.int64, _F2), cache=True,

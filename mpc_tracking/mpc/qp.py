@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import osqp
 
-from mpc_tracking.models.prediction import KinematicPrediction, PredictionModel
+from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
@@ -155,9 +155,19 @@ class StepQP:
         if self._compiled_rest:
             self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st), _INF)
             self._e_ref_buf = np.empty(N + 1)
+        # the dynamic model: its linearization (euler or rk4, substeps) and fill in one compiled call
+        self._compiled_dynamic_model = self.kernels is not None and type(model) is DynamicPrediction
+        if self._compiled_dynamic_model:
+            self._lin_buf = (np.empty((N, NX, NX)), np.empty((N, NX, NU)), np.empty((N, NX)))
+            self._pos_A = np.ascontiguousarray(lay.dyn_pos_A, dtype=np.int64)
+            self._pos_B = np.ascontiguousarray(lay.dyn_pos_B, dtype=np.int64)
+            self._ds_buf = np.empty(N)
+            self._ref_scratch = (np.empty((3, N + 1)), np.empty((N + 1, 5)))
+        self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
+        self._ref_packed: tuple[Any, np.ndarray] | None = None  # (settings, the reference's numbers)
         #: the reference operating point in compiled code (:meth:`reference_op`)
-        self.compiled_reference = self._compiled_rest
-        if self.compiled_reference:
+        self.compiled_reference = self._compiled_rest or self._compiled_dynamic_model
+        if self._compiled_rest:
             self._ref_prm = np.array([model.wheelbase, st.a_y_max, st.v_min, st.v_max, 0.9 * st.decel_max,
                                       0.9 * st.accel_max, np.nan, self.ds])
         self._views = {
@@ -186,6 +196,13 @@ class StepQP:
         self, x_op: np.ndarray, u_op: np.ndarray, kap: np.ndarray, s_grid: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``A`` (N, nx, nx), ``B`` (N, nx, nu), ``f`` (N, nx) of the prediction model about ``(x_op, u_op)``."""
+        if self._compiled_dynamic_model and self.kernels is not None:  # the same numbers in one compiled call
+            N, NX, NU = self.N, self.nx, self.nu
+            A, B, f = np.empty((N, NX, NX)), np.empty((N, NX, NU)), np.empty((N, NX))
+            ds = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
+            self.kernels.dynamic_linearize(x_op, u_op, kap, ds, self._dynamic_params(),
+                                           self.settings.discretization == "rk4", A, B, f)
+            return A, B, f
         ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
         return self.model.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.settings.discretization)
 
@@ -253,6 +270,11 @@ class StepQP:
         if self._compiled_dynamics and kern is not None:  # the same numbers in one compiled call
             kernels.kinematic_linearize_fill(kern, x_op, u_op, q.kappa, s_grid, model.wheelbase, x0, d.A_data,
                                              self._pos_A, self._pos_B, d.l, d.u, self._lin_buf)
+            self._lin = self._lin_buf
+        elif self._compiled_dynamic_model and kern is not None:
+            kern.dynamic_linearize_fill(x_op, u_op, q.kappa, s_grid, self._dynamic_params(),
+                                        st.discretization == "rk4", x0, d.A_data, self._pos_A, self._pos_B, d.l, d.u,
+                                        *self._lin_buf, self._ds_buf)
             self._lin = self._lin_buf
         else:
             A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
@@ -399,19 +421,39 @@ class StepQP:
         return self.data
 
     def reference_op(self, q: PathSample, v_start: float | None) -> tuple[np.ndarray, np.ndarray]:
-        """The kinematic model's reference operating point ``x_op`` (N+1, 3), ``u_op`` (N, 2) in one compiled call:
-        the numbers of ``SpatialMPC._speed_reference`` (the path's speed limits, its ``v_ref`` or whole-path
-        ceiling, the feasible profile from ``v_start`` [m/s]) and :meth:`KinematicPrediction.reference_op
-        <mpc_tracking.models.prediction.KinematicPrediction.reference_op>`. Only with :attr:`compiled_reference`."""
+        """The reference operating point ``x_op`` (N+1, nx), ``u_op`` (N, nu) in one compiled call: the numbers of
+        ``SpatialMPC._speed_reference`` (the path's speed limits, its ``v_ref`` or whole-path ceiling, the feasible
+        profile from ``v_start`` [m/s]) and the model's ``reference_op`` (:meth:`KinematicPrediction.reference_op
+        <mpc_tracking.models.prediction.KinematicPrediction.reference_op>`, :meth:`DynamicPrediction.reference_op
+        <mpc_tracking.models.prediction.DynamicPrediction.reference_op>`). Only with :attr:`compiled_reference`."""
         N, st = self.N, self.settings
         cap = q.v_ref if st.mode != "time_optimal" and q.v_ref is not None else q.v_box
+        kern: Any = self.kernels
+        if self._compiled_dynamic_model:
+            model: Any = self.model
+            if self._ref_packed is None or self._ref_packed[0] is not st:  # (the grip estimate replaces the settings)
+                self._ref_packed = (st, np.array([model.wheelbase, st.a_y_max, st.v_min, st.v_max,
+                                                  0.9 * st.decel_max, 0.9 * st.accel_max, np.nan, self.ds]))
+            prm = self._ref_packed[1]
+            prm[6] = np.nan if v_start is None else v_start
+            x_op, u_op = np.empty((N + 1, self.nx)), np.empty((N, self.nu))
+            kern.dynamic_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm,
+                                   self._dynamic_params(), model.slip_reference, x_op, u_op, *self._ref_scratch)
+            return x_op, u_op
         prm = self._ref_prm
         prm[6] = np.nan if v_start is None else v_start
         x_op, u_op = np.empty((N + 1, 3)), np.empty((N, 2))
-        kern: Any = self.kernels
         kern.kinematic_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm,
                                  x_op, u_op)
         return x_op, u_op
+
+    def _dynamic_params(self) -> np.ndarray:
+        """The dynamic model's parameters packed for the kernels (packed again when the model's parameters are
+        replaced, e.g. by the grip estimate)."""
+        params = self.model.params  # type: ignore[attr-defined]
+        if self._dyn_packed is None or self._dyn_packed[0] is not params:
+            self._dyn_packed = (params, kernels.dynamic_params(params))
+        return self._dyn_packed[1]
 
     @property
     def dynamics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
