@@ -132,6 +132,7 @@ def test_dynamic_qp_numbers_equal(case: str, state: tuple[float, float, float]) 
             _close(getattr(py.data, name), getattr(nb.data, name))
         for mpc in (py, nb):
             assert mpc.solve((state[0] - 1.0, state[1], state[2]), measured=MEAS).success
+    assert nb.qp._rest_packed is not None  # the bounds and the cost came from the compiled kernel
     if "power" in case:  # the bound is active somewhere: P/m / v below accel_max
         assert np.any(b.u_hi[:, 0] < 3.0 - 1e-9)
 
@@ -140,7 +141,9 @@ def test_replaced_parameters_and_table_are_followed() -> None:
     """The grip estimate replaces the model's parameters and the sampler's table during a run: the compiled path
     packs them again (the same QP as numpy's)."""
     py, nb = _pair(discretization="rk4")
-    for mpc in (py, nb):
+    for mpc in (py, nb):  # first a QP with the original parameters and settings, then the replaced ones
+        mpc.build_qp(mpc._prepare((50.0, 0.3, 0.0), MEAS))
+        mpc.settings = mpc.qp.settings = mpc.settings.replace(a_y_max=3.0, decel_max=4.0)
         p = mpc.model.params
         mpc.model.params = replace(p, tyre_D_f=0.7 * p.tyre_D_f, tyre_B_f=p.tyre_B_f / 0.7)
         sampler = mpc._sampler
