@@ -16,10 +16,12 @@ import math
 import numba as nb
 import numpy as np
 
-from mpc_tracking.mpc import _kernels_dynamic as _kd
-from mpc_tracking.mpc._kernels_dynamic import (  # noqa: F401 - the kernels' one namespace
+# the dynamic model's kernels, in this one namespace (they call nothing of this file: numba's on-disk cache checks
+# only the file that defines a kernel, so a kernel calling into another file could load stale code)
+from mpc_tracking.mpc._kernels_dynamic import (  # noqa: F401
     dynamic_linearize,
     dynamic_linearize_fill,
+    dynamic_reference,
     dynamic_substeps,
     steady_cornering,
 )
@@ -528,52 +530,12 @@ def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pra
         x_ref[k + 1, 2] = t
 
 
-@nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F1, nb.boolean, _F2, _F2, _F2, _F2), cache=True, nogil=True,
-         error_model="numpy", fastmath=False)
-def dynamic_reference(kappa, v_cap, has_cap, s_off, prm, p, slip, x_ref, u_ref, scratch, out):  # pragma: no cover
-    """The dynamic model's reference operating point: the speed reference (as :func:`kinematic_reference`) and
-    ``DynamicPrediction.reference_op`` (``slip``: the steady cornering state, else zero slip with the linear
-    single track's steering). ``p``: the model's parameters (:mod:`._kernels_dynamic`); ``x_ref`` (N+1, 6),
-    ``u_ref`` (N, 2) receive the operating point; ``scratch`` (3, N+1) and ``out`` (N+1, 5) are scratch."""
-    N = u_ref.shape[0]
-    ds = prm[7]
-    v = scratch[0, :N]
-    _speed_reference(kappa, v_cap, has_cap, s_off, prm, v)
-    v_grid = scratch[1]
-    for k in range(N):
-        v_grid[k] = v[k]
-    v_grid[N] = v[N - 1]
-    t = 0.0
-    for i in range(6):
-        x_ref[0, i] = 0.0
-    for k in range(N):
-        t += ds / v[k]
-        for i in range(6):
-            x_ref[k + 1, i] = 0.0
-        x_ref[k + 1, 2] = t
-    for k in range(N + 1):
-        x_ref[k, 3] = v_grid[k]
-    a_ref = scratch[2]
-    for k in range(N):
-        a_ref[k] = (v_grid[k + 1] ** 2 - v_grid[k] ** 2) / (2.0 * ds)
-    a_ref[N] = a_ref[N - 1]
-    if slip:
-        _kd.steady_cornering(kappa[: N + 1], v_grid, a_ref, p, 4, out)
-        for k in range(N + 1):
-            x_ref[k, 1] = out[k, 0]
-            x_ref[k, 4] = out[k, 1]
-            x_ref[k, 5] = out[k, 2]
-        for k in range(N):
-            u_ref[k, 0] = out[k, 3]
-            u_ref[k, 1] = out[k, 4]
-        return
-    lr, L, k_us = p[_kd.D_LR], p[_kd.D_L], p[_kd.D_KUS]
-    for k in range(N + 1):
-        x_ref[k, 5] = v_grid[k] * kappa[k]
-        x_ref[k, 4] = lr * x_ref[k, 5]
-    for k in range(N):
-        u_ref[k, 0] = a_ref[k]
-        u_ref[k, 1] = math.atan(L * kappa[k]) + k_us * v[k] ** 2 * kappa[k]
+@nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def speed_reference(kappa, v_cap, has_cap, s_off, prm, v_out):  # pragma: no cover - compiled
+    """``SpatialMPC._speed_reference`` into ``v_out`` (N,) (``prm`` as in :func:`kinematic_reference`); the
+    dynamic model's reference operating point follows from it (:func:`._kernels_dynamic.dynamic_reference`)."""
+    _speed_reference(kappa, v_cap, has_cap, s_off, prm, v_out)
 
 
 @nb.njit(nb.boolean(_F2, _A1, _A1, nb.float64, nb.boolean, nb.float64, nb.int64, nb.int64, _F2), cache=True,

@@ -429,3 +429,47 @@ def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover
             out[i, 2] = r_lin
             out[i, 3] = ar
             out[i, 4] = g1
+
+
+@nb.njit(nb.void(_A1, _F1, nb.float64, _F1, nb.boolean, _F2, _F2, _F2, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def dynamic_reference(kappa, v, ds, p, slip, x_ref, u_ref, scratch, out):  # pragma: no cover - compiled
+    """``DynamicPrediction.reference_op`` at the speed reference ``v`` (N,) [m/s] over steps of ``ds`` [m]
+    (``slip``: the steady cornering state, else zero slip with the linear single track's steering); ``x_ref``
+    (N+1, 6), ``u_ref`` (N, 2) receive the operating point; ``scratch`` (2, N+1), ``out`` (N+1, 5) are scratch."""
+    N = u_ref.shape[0]
+    v_grid = scratch[0]
+    for k in range(N):
+        v_grid[k] = v[k]
+    v_grid[N] = v[N - 1]
+    t = 0.0
+    for i in range(_NX):
+        x_ref[0, i] = 0.0
+    for k in range(N):
+        t += ds / v[k]
+        for i in range(_NX):
+            x_ref[k + 1, i] = 0.0
+        x_ref[k + 1, 2] = t
+    for k in range(N + 1):
+        x_ref[k, 3] = v_grid[k]
+    a_ref = scratch[1]
+    for k in range(N):
+        a_ref[k] = (v_grid[k + 1] ** 2 - v_grid[k] ** 2) / (2.0 * ds)
+    a_ref[N] = a_ref[N - 1]
+    if slip:
+        steady_cornering(kappa[: N + 1], v_grid, a_ref, p, 4, out)
+        for k in range(N + 1):
+            x_ref[k, 1] = out[k, 0]
+            x_ref[k, 4] = out[k, 1]
+            x_ref[k, 5] = out[k, 2]
+        for k in range(N):
+            u_ref[k, 0] = out[k, 3]
+            u_ref[k, 1] = out[k, 4]
+        return
+    lr, L, k_us = p[D_LR], p[D_L], p[D_KUS]
+    for k in range(N + 1):
+        x_ref[k, 5] = v_grid[k] * kappa[k]
+        x_ref[k, 4] = lr * x_ref[k, 5]
+    for k in range(N):
+        u_ref[k, 0] = a_ref[k]
+        u_ref[k, 1] = math.atan(L * kappa[k]) + k_us * v[k] ** 2 * kappa[k]

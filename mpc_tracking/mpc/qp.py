@@ -162,7 +162,7 @@ class StepQP:
             self._pos_A = np.ascontiguousarray(lay.dyn_pos_A, dtype=np.int64)
             self._pos_B = np.ascontiguousarray(lay.dyn_pos_B, dtype=np.int64)
             self._ds_buf = np.empty(N)
-            self._ref_scratch = (np.empty((3, N + 1)), np.empty((N + 1, 5)))
+            self._ref_scratch = (np.empty(N), np.empty((2, N + 1)), np.empty((N + 1, 5)))
             self._e_ref_buf = np.empty(N + 1)
         self._rest_packed: tuple[Any, ...] | None = None  # (settings, the dynamic model's constants for its kernel)
         self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
@@ -488,8 +488,10 @@ class StepQP:
             prm = self._ref_packed[1]
             prm[6] = np.nan if v_start is None else v_start
             x_op, u_op = np.empty((N + 1, self.nx)), np.empty((N, self.nu))
-            kern.dynamic_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm,
-                                   self._dynamic_params(), model.slip_reference, x_op, u_op, *self._ref_scratch)
+            v, scratch, out = self._ref_scratch
+            kern.speed_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm, v)
+            kern.dynamic_reference(q.kappa, v, self.ds, self._dynamic_params(), model.slip_reference, x_op, u_op,
+                                   scratch, out)
             return x_op, u_op
         prm = self._ref_prm
         prm[6] = np.nan if v_start is None else v_start
