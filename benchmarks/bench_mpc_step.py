@@ -8,7 +8,9 @@ only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs 
 its step time and the ratio to the OSQP kinematic step of the same run; ``python`` is the same loop
 with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osqp_native_update_solve``
 replays the QPs on OSQP's extension object (no wrapper): the lowest floor. ``step_parts_us`` times
-each part of one step alone (N = 10, 30, 50): the profile split (``step_parts_us_python``: numpy only).
+each part of one step alone (N = 10, 30, 50 of ``--horizons``): the profile split (``step_parts_us_python``: numpy
+only; ``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
+ratio to the kinematic step).
 Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
 The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
@@ -65,7 +67,8 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
     # replay on a fresh solver: the floor
     floor = osqp.OSQP()
     lay = mpc.layout
-    floor.setup(mpc.P, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"], recorded[0]["u"],
+    P_osqp = getattr(mpc.backend, "P", mpc.P)  # the cost matrix OSQP was set up with (scaled variables)
+    floor.setup(P_osqp, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"], recorded[0]["u"],
                 verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel, max_iter=settings.max_iter,
                 polishing=False, warm_starting=warm_start != "none", check_termination=10)
     bare = []
@@ -76,7 +79,7 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         bare.append(time.perf_counter() - t)
     # the same replay on OSQP's extension object (what the back end calls): the lowest floor
     native_floor = osqp.OSQP()
-    native_floor.setup(mpc.P, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"], recorded[0]["u"],
+    native_floor.setup(P_osqp, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"], recorded[0]["u"],
                        verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel, max_iter=settings.max_iter,
                        polishing=False, warm_starting=warm_start != "none", check_termination=10)
     ext = native_floor._solver
@@ -113,6 +116,8 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
     variants = {"python": {"compiled": "python"}, "daqp": {"solver": "daqp"},
                 "dynamic_model": {"prediction_model": "dynamic"},
                 "dynamic_model_python": {"prediction_model": "dynamic", "compiled": "python"},
+                "dynamic_model_rk4_ellipse": {"prediction_model": "dynamic", "discretization": "rk4",
+                                              "friction_ellipse": True},
                 "dynamic_model_daqp": {"prediction_model": "dynamic", "solver": "daqp"}}
     for name, changes in variants.items():
         mpc = mt.SpatialMPC(path, vehicle, settings.replace(**changes))
@@ -126,14 +131,17 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
     return out
 
 
-def parts(N: int, repeats: int = 2000, compiled: str = "auto") -> dict:
+def parts(N: int, repeats: int = 2000, compiled: str = "auto", model: str = "kinematic") -> dict:
     """Median time [us] of each part of one controller step, each called alone on one mid-lap state
-    (reaches into the controller's internals, as the replay above does); ``compiled`` as in MPCSettings."""
+    (reaches into the controller's internals, as the replay above does); ``compiled`` as in MPCSettings,
+    ``model`` the prediction model (the dynamic one with the sedan scenario's rk4 and friction ellipse)."""
     path = mt.load_path("oval", ds=0.5)
+    extra = ({"prediction_model": "dynamic", "discretization": "rk4", "friction_ellipse": True}
+             if model == "dynamic" else {})
     settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0,
-                              compiled=compiled)
+                              compiled=compiled, **extra)
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), settings)
-    meas = {"speed": 8.0}
+    meas = {"speed": 8.0, "v_x": 8.0, "v_y": 0.05, "r": 0.2}
     mpc.solve((3.0, 0.5, 0.0), measured=meas)
     mpc.solve((3.3, 0.45, 0.0), measured=meas)
     state = (3.6, 0.4, 0.0)
@@ -176,11 +184,17 @@ def main() -> None:
     args = ap.parse_args()
     prov = provenance()
     rows = [run(N, args.warm_start) for N in args.horizons]
-    split = {str(N): parts(N, args.repeats) for N in (10, 30, 50)}
-    split_python = {str(N): parts(N, args.repeats, compiled="python") for N in (10, 30, 50)}
+    part_horizons = [N for N in args.horizons if N <= 50] or [10, 30, 50]
+    split = {str(N): parts(N, args.repeats) for N in part_horizons}
+    split_python = {str(N): parts(N, args.repeats, compiled="python") for N in part_horizons}
+    split_dyn = {str(N): parts(N, args.repeats, model="dynamic") for N in part_horizons}
+    split_dyn_python = {str(N): parts(N, args.repeats, compiled="python", model="dynamic") for N in part_horizons}
+    ratio = {N: split_dyn[N]["solve (whole step)"] / split[N]["solve (whole step)"] for N in split}
     out = {"provenance": finish(prov), "benchmark": "mpc_step", "path": "oval", "warm_start": args.warm_start,
            "results": rows, "step_parts_us": split,
-           "step_parts_us_python": split_python, "kernels_load_s": kernels.compile_seconds()}
+           "step_parts_us_python": split_python, "step_parts_us_dynamic": split_dyn,
+           "step_parts_us_dynamic_python": split_dyn_python, "dynamic_vs_kinematic_step_parts_ratio": ratio,
+           "kernels_load_s": kernels.compile_seconds()}
     print(dumps(out))
     if args.save or args.out:
         save_json(args.out or RESULTS / "mpc_step.json", out)

@@ -16,6 +16,16 @@ import math
 import numba as nb
 import numpy as np
 
+# the dynamic model's kernels, in this one namespace (they call nothing of this file: numba's on-disk cache checks
+# only the file that defines a kernel, so a kernel calling into another file could load stale code)
+from mpc_tracking.mpc._kernels_dynamic import (  # noqa: F401
+    dynamic_linearize,
+    dynamic_linearize_fill,
+    dynamic_reference,
+    dynamic_substeps,
+    steady_cornering,
+)
+
 _F1 = nb.float64[::1]
 _F2 = nb.float64[:, ::1]
 _F3 = nb.float64[:, :, ::1]
@@ -281,6 +291,160 @@ def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_o
         q[nX + i] -= u_prev[0] * Rd[0, i] + u_prev[1] * Rd[1, i]
 
 
+# positions in the prm / flg arrays of dynamic_bounds_cost (kernels.dynamic_bounds_cost packs them)
+(Q_AY, Q_VMIN, Q_VMAX, Q_DT0, Q_ACC, Q_DEC, Q_HALF_W, Q_INSET, Q_SLOPE, Q_TIME_W, Q_INF, Q_POWER,
+ Q_FLOOR) = range(13)
+(G_RBOX, G_RRATE, G_RXBOX, G_RCORR, G_RELL, G_NX, G_NCUTS, G_ELLIPSE, G_SLIP, G_VBOX, G_UPREV, G_POWER) = range(12)
+
+
+@nb.njit(nb.void(_A1, _A1, _A2, _F1, _A1, _A2, _F1, _A2, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _I1,
+                 _F1, _F2, _F2, _F2, _F2, _F1, _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb, ub, prm, flg, box_lo0, box_hi0,
+                        rate_dn, rate_up, cut_a, cut_y, cut_pos_x, cut_pos_a, s_off_x, Q, QN, R, Rd, data, lower,
+                        upper, q, dt, e_ref):  # pragma: no cover - compiled
+    """Speed bound, friction ellipse (bounds or cuts), power limit, rates, corridor rows, lateral reference and cost
+    vector of the dynamic model's QP (speed a state, acceleration input 0, cut states v_x and r): the numbers of
+    :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` after the dynamics, in its order of operations.
+    ``lb``, ``ub`` (N+1,) are the corridor bounds [m] (before the half width); ``dt`` (N,) and ``e_ref`` (N+1,)
+    receive the step durations [s] and the lateral reference [m]."""
+    N = u_ref.shape[0]
+    NX, NU = 6, 2
+    r_box, r_rate, r_xbox, r_corr = flg[G_RBOX], flg[G_RRATE], flg[G_RXBOX], flg[G_RCORR]
+    r_ell, nX, C = flg[G_RELL], flg[G_NX], flg[G_NCUTS]
+    a_y, v_min, inf = prm[Q_AY], prm[Q_VMIN], prm[Q_INF]
+    # speed bound on the states 1..N from the path's curvature (and the whole-path ceiling)
+    for k in range(N):
+        kk = max(abs(kappa[k + 1]), 1e-12)
+        v = min(max(math.sqrt(a_y / kk), v_min), prm[Q_VMAX])
+        if flg[G_VBOX]:
+            v = min(v, max(v_box[k + 1], v_min))
+        upper[r_xbox + k] = v
+    ellipse = flg[G_ELLIPSE] != 0
+    share = np.ones(N)
+    for k in range(N):
+        vx, r = x_op[k, 3], x_op[k, 5]
+        if ellipse:  # ellipse_share(|v_x r|, a_y_max, floor)
+            use = min(abs(vx * r) / a_y, 1.0)
+            share[k] = max(math.sqrt(1.0 - use * use), prm[Q_FLOOR])
+            if C == 0:
+                lower[r_box + NU * k] = max(box_lo0[0] * share[k], -inf)
+                upper[r_box + NU * k] = min(box_hi0[0] * share[k], inf)
+            else:  # cuts: a_y ~ r_op v_x + v_op r - v_op r_op, on the side of the operating point's a_y
+                c = -vx * r
+                ay_op = (r * x_op[k, 3] + vx * x_op[k, 5]) + c
+                sigma = 1.0 if ay_op >= 0.0 else -1.0
+                for j in range(C):
+                    sy = sigma * cut_y[j]
+                    data[cut_pos_x[2 * (C * k + j)]] = sy * r
+                    data[cut_pos_x[2 * (C * k + j) + 1]] = sy * vx
+                    data[cut_pos_a[C * k + j]] = cut_a[j]
+                    upper[r_ell + C * k + j] = 1.0 - sy * c
+        if flg[G_POWER]:
+            top = min(box_hi0[0], prm[Q_POWER] / max(vx, v_min))
+            if ellipse and C == 0:
+                top = top * share[k]
+            upper[r_box + NU * k] = min(top, inf)
+    # rates per prediction step via the planned speed; the first via the control period
+    dt[0] = prm[Q_DT0]
+    for k in range(1, N):
+        dt[k] = max(s_grid[k] - s_grid[k - 1], 1e-9) / max(x_op[k - 1, 3], v_min)
+    for k in range(N):
+        for j in range(NU):
+            lower[r_rate + NU * k + j] = -rate_dn[j] * dt[k]
+            upper[r_rate + NU * k + j] = rate_up[j] * dt[k]
+    if flg[G_UPREV] == 0:
+        for j in range(NU):
+            lower[r_rate + j] = -inf
+            upper[r_rate + j] = inf
+    else:
+        for j in range(NU):
+            lower[r_rate + j] += u_prev[j]
+            upper[r_rate + j] += u_prev[j]
+    # the speed bound reachable from the car's speed with 95 % of the limits, one step ahead of the car
+    v0 = x0[3]
+    acc, dec = prm[Q_ACC], prm[Q_DEC]
+    fin_acc, fin_dec = acc < math.inf, dec < math.inf
+    if fin_acc or fin_dec:  # feasible_speed_profile([v_start, bound], s_off_x, 0.95 dec, 0.95 acc, v_start)[1:]
+        v_start = v0 + 0.95 * acc * prm[Q_DT0]
+        ext = np.empty(N + 1)
+        ext[0] = v_start * v_start
+        for k in range(N):
+            v = upper[r_xbox + k]
+            ext[k + 1] = v * v
+        if fin_dec:
+            b2 = 2.0 * (0.95 * dec)
+            run = math.inf
+            for k in range(N, -1, -1):
+                run = min(run, ext[k] + b2 * s_off_x[k])
+                ext[k] = run - b2 * s_off_x[k]
+        if fin_acc:
+            a2 = 2.0 * (0.95 * acc)
+            ext[0] = min(ext[0], v_start * v_start)
+            run = math.inf
+            for k in range(N + 1):
+                run = min(run, ext[k] - a2 * s_off_x[k])
+                ext[k] = run + a2 * s_off_x[k]
+        for k in range(N):
+            upper[r_xbox + k] = max(math.sqrt(max(ext[k + 1], 0.0)), v_min)
+    if fin_dec:  # never ask for more braking than the acceleration bounds allow (half of it, for margin)
+        drop = 0.0
+        for k in range(N):
+            a_lo = dec * share[k] if ellipse else dec * 1.0
+            drop += a_lo * (s_grid[k + 1] - s_grid[k])
+            upper[r_xbox + k] = max(upper[r_xbox + k], math.sqrt(max(v0 * v0 - drop, 0.0)) + 1e-6)
+    for k in range(N):
+        for j in range(NU):
+            lower[r_rate + NU * k + j] = max(lower[r_rate + NU * k + j], -inf)
+            upper[r_rate + NU * k + j] = min(upper[r_rate + NU * k + j], inf)
+    # corridor rows (front and rear alike) and the lateral reference's bounds
+    K = N + 1
+    half_w, inset_max, slope = prm[Q_HALF_W], prm[Q_INSET], prm[Q_SLOPE]
+    lo_max, hi_min = -math.inf, math.inf
+    for k in range(K):
+        lo = max(lb[k] + half_w, -inf)
+        hi = min(ub[k] - half_w, inf)
+        if lo > hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = mid, mid
+        lower[r_corr + 2 * k] = lo
+        lower[r_corr + 2 * k + 1] = lo
+        upper[r_corr + 2 * k] = hi
+        upper[r_corr + 2 * k + 1] = hi
+        inset = min(0.5 * (hi - lo), inset_max)
+        lo_max = max(lo_max, lo + inset)
+        hi_min = min(hi_min, hi - inset)
+    if lo_max <= 0.0 <= hi_min:
+        for k in range(K):
+            e_ref[k] = 0.0
+    else:
+        _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s_off_x, e_ref)
+    # cost vector: the state targets (e_ref on e_y, the steady cornering heading error with the slip reference,
+    # the reference operating point's v_x, v_y, r) and the inputs
+    slip = flg[G_SLIP] != 0
+    tgt = np.zeros(NX)
+    for k in range(1, N + 1):
+        tgt[0] = e_ref[k]
+        tgt[1] = x_ref[k, 1] if slip else 0.0
+        for i in range(3, NX):
+            tgt[i] = x_ref[k, i]
+        for i in range(NX):
+            acc_q = 0.0
+            if k < N:
+                for j in range(NX):
+                    acc_q += tgt[j] * Q[j, i]
+            else:
+                for j in range(NX):
+                    acc_q += QN[i, j] * tgt[j]
+            q[NX * k + i] = -acc_q
+    q[NX * N + 2] += prm[Q_TIME_W]
+    for k in range(N):
+        for i in range(NU):
+            q[nX + NU * k + i] = -(u_ref[k, 0] * R[0, i] + u_ref[k, 1] * R[1, i])
+    for i in range(NU):
+        q[nX + i] -= u_prev[0] * Rd[0, i] + u_prev[1] * Rd[1, i]
+
+
 @nb.njit(nb.void(_F1, _F2, _F2, _F1, nb.boolean, nb.boolean, nb.float64, nb.float64, nb.int64, _A1, _F2),
          cache=True, nogil=True, error_model="numpy", fastmath=False)
 def sample_path(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, i_psi, s, out):  # pragma: no cover
@@ -308,6 +472,37 @@ def sample_path(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, 
             out[k, i_psi] = out[k, i_psi] + math.floor(sk / length) * lap_turn
 
 
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _speed_reference(kappa, v_cap, has_cap, s_off, prm, v_out):  # pragma: no cover - compiled
+    """``SpatialMPC._speed_reference`` into ``v_out`` (N,): the lateral speed limit, capped by ``v_cap`` when
+    ``has_cap``, then the feasible speed profile (``prm`` as in :func:`kinematic_reference`)."""
+    N = v_out.shape[0]
+    a_y, v_min, v_max = prm[1], prm[2], prm[3]
+    decel, accel, v_start = prm[4], prm[5], prm[6]
+    for k in range(N):
+        kk = max(abs(kappa[k]), 1e-12)
+        v = min(max(math.sqrt(a_y / kk), v_min), v_max)
+        if has_cap:
+            v = min(max(v_cap[k], v_min), v)
+        v_out[k] = v * v  # v^2 until the square root below
+    if decel < math.inf:
+        b2 = 2.0 * decel
+        run = math.inf
+        for k in range(N - 1, -1, -1):
+            run = min(run, v_out[k] + b2 * s_off[k])
+            v_out[k] = run - b2 * s_off[k]
+    if accel < math.inf:
+        a2 = 2.0 * accel
+        if v_start == v_start:
+            v_out[0] = min(v_out[0], v_start * v_start)
+        run = math.inf
+        for k in range(N):
+            run = min(run, v_out[k] - a2 * s_off[k])
+            v_out[k] = run + a2 * s_off[k]
+    for k in range(N):
+        v_out[k] = max(math.sqrt(max(v_out[k], 0.0)), v_min)
+
+
 @nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F2, _F2), cache=True, nogil=True, error_model="numpy",
          fastmath=False)
 def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pragma: no cover - compiled
@@ -319,30 +514,11 @@ def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pra
     ``x_ref`` (N+1, 3), ``u_ref`` (N, 2) receive the operating point.
     """
     N = u_ref.shape[0]
-    L, a_y, v_min, v_max = prm[0], prm[1], prm[2], prm[3]
-    decel, accel, v_start, ds = prm[4], prm[5], prm[6], prm[7]
+    L, ds = prm[0], prm[7]
+    v = np.empty(N)
+    _speed_reference(kappa, v_cap, has_cap, s_off, prm, v)
     for k in range(N):
-        kk = max(abs(kappa[k]), 1e-12)
-        v = min(max(math.sqrt(a_y / kk), v_min), v_max)
-        if has_cap:
-            v = min(max(v_cap[k], v_min), v)
-        u_ref[k, 0] = v * v  # v^2 until the square root below
-    if decel < math.inf:
-        b2 = 2.0 * decel
-        run = math.inf
-        for k in range(N - 1, -1, -1):
-            run = min(run, u_ref[k, 0] + b2 * s_off[k])
-            u_ref[k, 0] = run - b2 * s_off[k]
-    if accel < math.inf:
-        a2 = 2.0 * accel
-        if v_start == v_start:
-            u_ref[0, 0] = min(u_ref[0, 0], v_start * v_start)
-        run = math.inf
-        for k in range(N):
-            run = min(run, u_ref[k, 0] - a2 * s_off[k])
-            u_ref[k, 0] = run + a2 * s_off[k]
-    for k in range(N):
-        u_ref[k, 0] = max(math.sqrt(max(u_ref[k, 0], 0.0)), v_min)
+        u_ref[k, 0] = v[k]
         u_ref[k, 1] = math.atan(L * kappa[k])
     t = 0.0
     for i in range(3):
@@ -352,6 +528,14 @@ def kinematic_reference(kappa, v_cap, has_cap, s_off, prm, x_ref, u_ref):  # pra
         x_ref[k + 1, 0] = 0.0
         x_ref[k + 1, 1] = 0.0
         x_ref[k + 1, 2] = t
+
+
+@nb.njit(nb.void(_A1, _A1, nb.boolean, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def speed_reference(kappa, v_cap, has_cap, s_off, prm, v_out):  # pragma: no cover - compiled
+    """``SpatialMPC._speed_reference`` into ``v_out`` (N,) (``prm`` as in :func:`kinematic_reference`); the
+    dynamic model's reference operating point follows from it (:func:`._kernels_dynamic.dynamic_reference`)."""
+    _speed_reference(kappa, v_cap, has_cap, s_off, prm, v_out)
 
 
 @nb.njit(nb.boolean(_F2, _A1, _A1, nb.float64, nb.boolean, nb.float64, nb.int64, nb.int64, _F2), cache=True,

@@ -191,7 +191,8 @@ class SpatialMPC:
         x_op, u_op = self._reference_op(q)
         A, B, _f = self.qp.linearize(x_op, u_op, q.kappa, s_grid)
         self.layout.fill_dynamics(self.data.A_data, A, B)
-        return cls(QPStructure(self.layout, self.P, self.data.A_data.copy(), self.qp.slack_quad), self.settings)
+        scale = self.layout.column_scale(*self.model.variable_scale(self.settings, self.ds))
+        return cls(QPStructure(self.layout, self.P, self.data.A_data.copy(), self.qp.slack_quad, scale), self.settings)
 
     @property
     def solver(self) -> Any:

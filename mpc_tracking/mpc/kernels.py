@@ -16,8 +16,11 @@ on closed-loop runs of both prediction models, where OSQP's iterations amplify l
 today: the path sample (:meth:`PathSampler.sample <mpc_tracking.mpc.sampler.PathSampler.sample>`), the shift of
 the last plan and the clamp of the operating point (any model), the kinematic model's reference operating point,
 its Euler linearization and discretization written into the QP (:func:`kinematic_linearize_fill`), its speed
-bound, rates, corridor rows, lateral reference and cost vector (:func:`bounds_cost`), and the solution check
-(:func:`constraint_excess`). The dynamic model's linearization stays numpy.
+bound, rates, corridor rows, lateral reference and cost vector (:func:`bounds_cost`), the solution check
+(:func:`constraint_excess`), and the dynamic model's step (:mod:`._kernels_dynamic`): its linearization and
+discretization (Euler or RK4 with exact sensitivities, substeps composed along the nonlinear rollout) written into
+the QP, and its reference operating point (the speed reference and the steady cornering state), with its
+parameters packed by :func:`dynamic_params`.
 
 Loading is lazy: the first controller that uses the kernels imports numba (about 0.3 s) and compiles the kernels
 (a few seconds, once per installation) or loads them from numba's on-disk cache (``cache=True``: ``__pycache__``
@@ -43,7 +46,7 @@ from mpc_tracking.errors import SettingsError
 
 __all__ = ["CHOICES", "numba_available", "resolve", "load", "warm_up", "compile_seconds",
            "kinematic_linearize_fill", "constraint_excess", "BoundsCostConstants", "bounds_cost_constants",
-           "bounds_cost"]
+           "bounds_cost", "dynamic_params", "DYNAMIC_PARAM_NAMES"]
 
 logger = logging.getLogger(__name__)
 
@@ -198,3 +201,22 @@ def bounds_cost(kern: ModuleType, c: BoundsCostConstants, u_op: np.ndarray, q: A
                                u_prev, np.asarray(lb, dtype=np.float64), np.asarray(ub, dtype=np.float64),
                                c.s_off_x, c.s_off_u, c.Q, c.QN, c.R, c.Rd, c.rate_dn, c.rate_up, c.prm, c.flg,
                                data.l, data.u, data.q, dt, e_ref)
+
+
+#: the dynamic model's parameters in the order of :mod:`._kernels_dynamic`'s ``D_*`` positions (checked by the tests)
+DYNAMIC_PARAM_NAMES = ("mass", "I_z", "l_f", "l_r", "h_cg", "mu_f", "mu_r", "tyre_B_f", "tyre_C_f", "tyre_E_f",
+                       "tyre_B_r", "tyre_C_r", "tyre_E_r", "v_floor", "v_blend_low", "v_blend_high", "tau_kin", "g",
+                       "wheelbase", "cornering_sum", "cornering_f", "cornering_r", "understeer_gradient")
+
+
+def dynamic_params(params: Any) -> np.ndarray:
+    """The parameters of a :class:`~mpc_tracking.models.prediction.spatial_dynamic.DynamicParams`, packed for the
+    dynamic model's kernels: (23,) float64 in the order of :data:`DYNAMIC_PARAM_NAMES`, each derived number
+    (``mu D`` per axle, wheelbase, cornering stiffnesses, understeer gradient) computed as the numpy model does."""
+    p = params
+    c_f, c_r = p.cornering_stiffness
+    L = p.wheelbase
+    values = {name: getattr(p, name) for name in DYNAMIC_PARAM_NAMES[:18] if hasattr(p, name)}
+    values.update(mu_f=p.mu * p.tyre_D_f, mu_r=p.mu * p.tyre_D_r, wheelbase=L, cornering_sum=c_f + c_r,
+                  cornering_f=c_f, cornering_r=c_r, understeer_gradient=p.mass / L * (p.l_r / c_f - p.l_f / c_r))
+    return np.array([float(values[name]) for name in DYNAMIC_PARAM_NAMES])

@@ -173,6 +173,14 @@ class QPLayout:
         self.cut_pos_a = inv[np.flatnonzero(tags == 4)]
         self.nnz = perm.size
 
+    def column_scale(self, x_scale: np.ndarray, u_scale: np.ndarray) -> np.ndarray:
+        """Scale of every QP variable (n,): ``x_scale`` (nx,) on each stage's state, ``u_scale`` (nu,) on each
+        input, 1 on the slacks."""
+        d = np.ones(self.n)
+        d[: self.nX] = np.tile(np.asarray(x_scale, dtype=float), self.N + 1)
+        d[self.nX : self.nX + self.nU] = np.tile(np.asarray(u_scale, dtype=float), self.N)
+        return d
+
     def A_matrix(self, data: np.ndarray) -> sparse.csc_matrix:
         """The constraint matrix with the given CSC data (structural zeros kept)."""
         return sparse.csc_matrix((data, self.A_indices.copy(), self.A_indptr.copy()), shape=(self.m, self.n))

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import osqp
 
-from mpc_tracking.models.prediction import KinematicPrediction, PredictionModel
+from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
@@ -155,9 +155,21 @@ class StepQP:
         if self._compiled_rest:
             self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st), _INF)
             self._e_ref_buf = np.empty(N + 1)
+        # the dynamic model: its linearization (euler or rk4, substeps) and fill in one compiled call
+        self._compiled_dynamic_model = self.kernels is not None and type(model) is DynamicPrediction
+        if self._compiled_dynamic_model:
+            self._lin_buf = (np.empty((N, NX, NX)), np.empty((N, NX, NU)), np.empty((N, NX)))
+            self._pos_A = np.ascontiguousarray(lay.dyn_pos_A, dtype=np.int64)
+            self._pos_B = np.ascontiguousarray(lay.dyn_pos_B, dtype=np.int64)
+            self._ds_buf = np.empty(N)
+            self._ref_scratch = (np.empty(N), np.empty((2, N + 1)), np.empty((N + 1, 5)))
+            self._e_ref_buf = np.empty(N + 1)
+        self._rest_packed: tuple[Any, ...] | None = None  # (settings, the dynamic model's constants for its kernel)
+        self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
+        self._ref_packed: tuple[Any, np.ndarray] | None = None  # (settings, the reference's numbers)
         #: the reference operating point in compiled code (:meth:`reference_op`)
-        self.compiled_reference = self._compiled_rest
-        if self.compiled_reference:
+        self.compiled_reference = self._compiled_rest or self._compiled_dynamic_model
+        if self._compiled_rest:
             self._ref_prm = np.array([model.wheelbase, st.a_y_max, st.v_min, st.v_max, 0.9 * st.decel_max,
                                       0.9 * st.accel_max, np.nan, self.ds])
         self._views = {
@@ -186,6 +198,13 @@ class StepQP:
         self, x_op: np.ndarray, u_op: np.ndarray, kap: np.ndarray, s_grid: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``A`` (N, nx, nx), ``B`` (N, nx, nu), ``f`` (N, nx) of the prediction model about ``(x_op, u_op)``."""
+        if self._compiled_dynamic_model and self.kernels is not None:  # the same numbers in one compiled call
+            N, NX, NU = self.N, self.nx, self.nu
+            A, B, f = np.empty((N, NX, NX)), np.empty((N, NX, NU)), np.empty((N, NX))
+            ds = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
+            self.kernels.dynamic_linearize(x_op, u_op, kap, ds, self._dynamic_params(),
+                                           self.settings.discretization == "rk4", A, B, f)
+            return A, B, f
         ds_k = np.maximum(s_grid[1:] - s_grid[:-1], 0.0)
         return self.model.linearize(x_op[:-1], u_op, kap[:-1], ds_k, self.settings.discretization)
 
@@ -254,6 +273,11 @@ class StepQP:
             kernels.kinematic_linearize_fill(kern, x_op, u_op, q.kappa, s_grid, model.wheelbase, x0, d.A_data,
                                              self._pos_A, self._pos_B, d.l, d.u, self._lin_buf)
             self._lin = self._lin_buf
+        elif self._compiled_dynamic_model and kern is not None:
+            kern.dynamic_linearize_fill(x_op, u_op, q.kappa, s_grid, self._dynamic_params(),
+                                        st.discretization == "rk4", x0, d.A_data, self._pos_A, self._pos_B, d.l, d.u,
+                                        *self._lin_buf, self._ds_buf)
+            self._lin = self._lin_buf
         else:
             A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
             lay.fill_dynamics(d.A_data, A, B)
@@ -263,6 +287,8 @@ class StepQP:
             d.u[: lay.nX] = d.l[: lay.nX]
         if self._compiled_rest and kern is not None:
             return self._build_rest_compiled(kern, x0, x_op, u_op, u_ref, q, s_grid, t_now, u_prev_cmd, v_now)
+        if self._compiled_dynamic_model and kern is not None and x_ref is not None:
+            return self._build_rest_dynamic(kern, x0, x_op, u_ref, q, s_grid, t_now, u_prev_cmd, x_ref)
         # speed bound from path and planned curvature: on the inputs 0..N-1 or the states 1..N
         spd = V["speed_hi"]
         ks = slice(1, N + 1) if self._speed_in_state else slice(0, N)
@@ -398,20 +424,89 @@ class StepQP:
         self._u_ref_used, self._u_prev_used = u_ref, u_prev
         return self.data
 
+    def _dynamic_constants(self) -> tuple[Any, ...]:
+        """What :meth:`_build_rest_dynamic` passes to its kernel besides the step's arrays, packed again when the
+        settings object is replaced (the grip estimate does, with the bounds and cut coefficients)."""
+        st, lay = self.settings, self.layout
+        if self._rest_packed is not None and self._rest_packed[0] is st:
+            return self._rest_packed
+        model: Any = self.model
+        prm = np.array([st.a_y_max, st.v_min, st.v_max, st.control_period, st.accel_max, st.decel_max, self._half_w,
+                        self._ref_inset, self._ref_slope, st.time_weight if st.mode == "time_optimal" else 0.0, _INF,
+                        np.nan if self._power is None else self._power, ELLIPSE_FLOOR], dtype=np.float64)
+        flg = np.array([lay.r_box, lay.r_rate, lay.r_xbox, lay.r_corr, lay.r_ell, lay.nX, lay.n_cuts,
+                        int(self._ellipse), int(model.slip_reference), 0, 0, int(self._power is not None)],
+                       dtype=np.int64)
+        f64 = np.ascontiguousarray
+        cut_pos = ((f64(lay.cut_pos_x, dtype=np.int64), f64(lay.cut_pos_a, dtype=np.int64)) if lay.n_cuts
+                   else (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)))
+        mats = tuple(f64(a, dtype=np.float64) for a in (self._Q, self._QN, self._R, self._Rd))
+        self._rest_packed = (st, prm, flg, cut_pos, mats)
+        return self._rest_packed
+
+    def _build_rest_dynamic(self, kern: Any, x0: np.ndarray, x_op: np.ndarray, u_ref: np.ndarray, q: PathSample,
+                            s_grid: np.ndarray, t_now: float, u_prev_cmd: np.ndarray | None,
+                            x_ref: np.ndarray) -> QPData:
+        """The part of :meth:`build` after the dynamics for the dynamic model in one compiled call (speed bound,
+        friction ellipse as bounds or cuts, power limit, rates, corridor rows, lateral reference, cost): the same
+        numbers (:func:`mpc_tracking.mpc._kernels.dynamic_bounds_cost`)."""
+        model, d = self.model, self.data
+        _st, prm, flg, (pos_x, pos_a), (Q, QN, R, Rd) = self._dynamic_constants()
+        u_prev = u_prev_cmd if u_prev_cmd is not None else u_ref[0]
+        lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
+        flg[9] = q.v_box is not None
+        flg[10] = u_prev_cmd is not None
+        one = self._dt_buf[:1]  # a placeholder for the arrays a variant does not use
+        cuts = (self._cut_a, self._cut_y) if self.layout.n_cuts else (one, one)
+        f64 = np.ascontiguousarray
+        kern.dynamic_bounds_cost(q.kappa, q.v_box if q.v_box is not None else q.kappa, x_op, f64(x0, dtype=float),
+                                 s_grid, u_ref, f64(u_prev, dtype=float), x_ref, f64(lb, dtype=float),
+                                 f64(ub, dtype=float), prm, flg, f64(self._box_lo0, dtype=float),
+                                 f64(self._box_hi0, dtype=float), f64(self._rate_dn, dtype=float),
+                                 f64(self._rate_up, dtype=float), f64(cuts[0], dtype=float), f64(cuts[1], dtype=float),
+                                 pos_x, pos_a, self._s_offsets_x, Q, QN, R, Rd, d.A_data, d.l, d.u, d.q, self._dt_buf,
+                                 self._e_ref_buf)
+        self.lb, self.ub = lb, ub
+        self._e_ref = self._e_ref_buf
+        self._u_ref_used, self._u_prev_used = u_ref, u_prev
+        return d
+
     def reference_op(self, q: PathSample, v_start: float | None) -> tuple[np.ndarray, np.ndarray]:
-        """The kinematic model's reference operating point ``x_op`` (N+1, 3), ``u_op`` (N, 2) in one compiled call:
-        the numbers of ``SpatialMPC._speed_reference`` (the path's speed limits, its ``v_ref`` or whole-path
-        ceiling, the feasible profile from ``v_start`` [m/s]) and :meth:`KinematicPrediction.reference_op
-        <mpc_tracking.models.prediction.KinematicPrediction.reference_op>`. Only with :attr:`compiled_reference`."""
+        """The reference operating point ``x_op`` (N+1, nx), ``u_op`` (N, nu) in one compiled call: the numbers of
+        ``SpatialMPC._speed_reference`` (the path's speed limits, its ``v_ref`` or whole-path ceiling, the feasible
+        profile from ``v_start`` [m/s]) and the model's ``reference_op`` (:meth:`KinematicPrediction.reference_op
+        <mpc_tracking.models.prediction.KinematicPrediction.reference_op>`, :meth:`DynamicPrediction.reference_op
+        <mpc_tracking.models.prediction.DynamicPrediction.reference_op>`). Only with :attr:`compiled_reference`."""
         N, st = self.N, self.settings
         cap = q.v_ref if st.mode != "time_optimal" and q.v_ref is not None else q.v_box
+        kern: Any = self.kernels
+        if self._compiled_dynamic_model:
+            model: Any = self.model
+            if self._ref_packed is None or self._ref_packed[0] is not st:  # (the grip estimate replaces the settings)
+                self._ref_packed = (st, np.array([model.wheelbase, st.a_y_max, st.v_min, st.v_max,
+                                                  0.9 * st.decel_max, 0.9 * st.accel_max, np.nan, self.ds]))
+            prm = self._ref_packed[1]
+            prm[6] = np.nan if v_start is None else v_start
+            x_op, u_op = np.empty((N + 1, self.nx)), np.empty((N, self.nu))
+            v, scratch, out = self._ref_scratch
+            kern.speed_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm, v)
+            kern.dynamic_reference(q.kappa, v, self.ds, self._dynamic_params(), model.slip_reference, x_op, u_op,
+                                   scratch, out)
+            return x_op, u_op
         prm = self._ref_prm
         prm[6] = np.nan if v_start is None else v_start
         x_op, u_op = np.empty((N + 1, 3)), np.empty((N, 2))
-        kern: Any = self.kernels
         kern.kinematic_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm,
                                  x_op, u_op)
         return x_op, u_op
+
+    def _dynamic_params(self) -> np.ndarray:
+        """The dynamic model's parameters packed for the kernels (packed again when the model's parameters are
+        replaced, e.g. by the grip estimate)."""
+        params = self.model.params  # type: ignore[attr-defined]
+        if self._dyn_packed is None or self._dyn_packed[0] is not params:
+            self._dyn_packed = (params, kernels.dynamic_params(params))
+        return self._dyn_packed[1]
 
     @property
     def dynamics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -96,14 +96,23 @@ class PathSampler:
         self.lap_turn = float(table[-1, 6] - table[0, 6])
         self._kernels: Any = None
         self._kernel_tables: tuple[np.ndarray, ...] = ()
+        self._kernel_source: LinearTable | None = None
 
     def use_kernels(self, kernels: Any) -> None:
         """Sample with the compiled kernel (:func:`mpc_tracking.mpc._kernels.sample_path`, the same numbers) when
         ``kernels`` is the module :func:`mpc_tracking.mpc.kernels.load` returns; None: numpy."""
         self._kernels = kernels
+        self._kernel_source = None  # the table the kernel's arrays were taken from
+
+    def _tables(self) -> tuple[np.ndarray, ...]:
+        """The arrays of the compiled sample, taken again when the table was replaced (the grip estimate scales
+        its speed columns)."""
         lin = self._linear
-        self._kernel_tables = tuple(np.ascontiguousarray(a, dtype=np.float64)
-                                    for a in (self.s, self.table, lin.delta, lin._inv_len))
+        if self._kernel_source is not lin:
+            self._kernel_tables = tuple(np.ascontiguousarray(a, dtype=np.float64)
+                                        for a in (self.s, self.table, lin.delta, lin._inv_len))
+            self._kernel_source = lin
+        return self._kernel_tables
 
     def wrap(self, s: np.ndarray) -> np.ndarray:
         if self.closed:
@@ -113,7 +122,7 @@ class PathSampler:
     def sample(self, s: np.ndarray) -> PathSample:
         """Quantities at arc lengths ``s`` (K,) [m]."""
         if self._kernels is not None and s.dtype == np.float64 and s.ndim == 1 and s.size:
-            grid, table, delta, inv_len = self._kernel_tables
+            grid, table, delta, inv_len = self._tables()
             r = np.empty((s.size, table.shape[1]))
             self._kernels.sample_path(grid, table, delta, inv_len, self._linear._has_inf, self.closed, self.length,
                                       self.lap_turn, 6, s, r)

@@ -240,6 +240,10 @@ def _iter_processes(work: Work, common: Any, tasks: list[dict], fail: Fail, work
     import multiprocessing
 
     n = min(workers or default_workers(), max(1, len(tasks)))
+    if n > 1:  # the compiled MPC kernels into numba's on-disk cache once here: no worker compiles them
+        from mpc_tracking.mpc import kernels
+
+        kernels.warm_up()
     pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(mp_context),
                                initializer=_init_worker)
     finished = False

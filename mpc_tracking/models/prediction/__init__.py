@@ -165,6 +165,15 @@ class PredictionModel:
         """The input (nu,) of a safe stop: speed ``v`` [m/s] (or braking at ``settings.brake_decel``), wheel held."""
         raise NotImplementedError
 
+    def variable_scale(self, settings: Any, ds: float) -> tuple[np.ndarray, np.ndarray]:
+        """Typical magnitudes of the state (nx,) and input (nu,) components in the QP, in their units.
+
+        The QP solver works on the variables divided by them (:attr:`QPStructure.scale
+        <mpc_tracking.mpc.backends.QPStructure>`): a change of variables, so the solution is the same QP's;
+        what changes is how fast a first-order solver (OSQP's ADMM) gets there. Default: ones (no scaling).
+        """
+        return np.ones(self.nx), np.ones(self.nu)
+
     def weights(self, settings: Any) -> np.ndarray:
         """State weight matrix Q (nx, nx) from the settings' ``Q`` (3x3 on e_y, e_psi, t, or nx x nx)."""
         Q = np.asarray(settings.Q_matrix, dtype=float)
@@ -372,6 +381,21 @@ class DynamicPrediction(PredictionModel):
     def input_rates(self, settings: Any) -> tuple[np.ndarray, np.ndarray]:
         inf = float("inf")
         return np.array([inf, settings.delta_rate_max]), np.array([inf, settings.delta_rate_max])
+
+    def variable_scale(self, settings: Any, ds: float) -> tuple[np.ndarray, np.ndarray]:
+        """The acceleration input at its typical size ``a`` (the smaller finite of ``accel_max``, ``decel_max``,
+        else ``a_y_max``) [m/s^2] and the speed state at the change that acceleration makes over one step at the
+        top speed, ``a ds / v_max`` [m/s]; the rest 1.
+
+        In the spatial model a_x reaches v_x only through ``ds / v`` per step (small at speed): unscaled, OSQP
+        needed 35-100 iterations on the sedan's QPs where the kinematic model's (speed an input) need 10-40.
+        """
+        finite = [a for a in (settings.accel_max, settings.decel_max) if np.isfinite(a)]
+        a_typ = float(min(finite)) if finite else float(settings.a_y_max)
+        x_scale, u_scale = np.ones(self.nx), np.ones(self.nu)
+        x_scale[self.I_SPEED] = a_typ * ds / max(float(settings.v_max), float(settings.v_min))
+        u_scale[self.I_ACCEL] = a_typ
+        return x_scale, u_scale
 
     def command(self, X: np.ndarray, U: np.ndarray) -> tuple[float, float]:
         if self.speed_lag > 0:  # lead: a first-order speed loop gives a = (v_cmd - v) / speed_lag

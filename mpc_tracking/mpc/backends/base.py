@@ -51,12 +51,17 @@ class QPStructure:
         of the dynamics present, some may be 0). The rows below the dynamics are the constant ones.
     slack_quad : float
         Quadratic weight of the corridor slacks in the cost (``slack_weight`` is the linear one).
+    scale : ndarray, shape (n,), optional
+        Typical magnitude of each variable (:meth:`PredictionModel.variable_scale
+        <mpc_tracking.models.prediction.PredictionModel.variable_scale>`): a back end may solve for ``z / scale``
+        (the same QP in other units; OSQP does); None: ones.
     """
 
     layout: QPLayout
     P: sparse.spmatrix
     A_data: np.ndarray
     slack_quad: float
+    scale: np.ndarray | None = None
 
 
 @dataclass(eq=False, slots=True)

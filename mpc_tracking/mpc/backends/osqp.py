@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 import osqp
+from scipy import sparse
 
-from mpc_tracking.errors import SolverError
+from mpc_tracking.errors import SettingsError, SolverError
 from mpc_tracking.mpc.backends.base import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.layout import QPData
 from mpc_tracking.mpc.qp import INF
@@ -61,12 +62,27 @@ class OSQPBackend(QPBackend):
         dyn = np.concatenate([lay.dyn_pos_A, lay.dyn_pos_B])
         tiny = setup_data[dyn] == 0.0
         setup_data[dyn[tiny]] = 1e-12  # keep structural zeros through set-up
+        n, m = lay.n, lay.m
+        #: the variables' scale (n,) OSQP solves in (``z = scale * z_osqp``), or None (ones)
+        self.scale: np.ndarray | None = None
+        #: the cost matrix OSQP was set up with (``diag(scale) P diag(scale)``)
+        self.P = structure.P
+        if structure.scale is not None:
+            scale = np.asarray(structure.scale, dtype=float)
+            if scale.shape != (n,) or not (np.isfinite(scale).all() and (scale > 0).all()):
+                raise SettingsError(f"QPStructure.scale: expected {n} finite numbers > 0, got shape {scale.shape}")
+            if not (scale == 1.0).all():
+                self.scale = scale
+                D = sparse.diags(scale)
+                self.P = sparse.triu(D @ structure.P @ D, format="csc")
+                self._a_scale = scale[np.repeat(np.arange(n), np.diff(lay.A_indptr))]  # per CSC entry
+                setup_data *= self._a_scale
+                self._q_buf, self._A_buf = np.empty(n), np.empty(setup_data.size)
         A = lay.A_matrix(setup_data)
-        n, m = A.shape[1], A.shape[0]
         self.solver = osqp.OSQP()
         try:
             self.solver.setup(
-                structure.P, np.zeros(n), A, np.full(m, -INF), np.full(m, INF),
+                self.P, np.zeros(n), A, np.full(m, -INF), np.full(m, INF),
                 verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
                 warm_starting=st.warm_start != "none", check_termination=10,
                 time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
@@ -85,11 +101,17 @@ class OSQPBackend(QPBackend):
         """
         t0 = time.perf_counter()
         native = native_solver(self.solver)
+        q, Ax, scale = data.q, data.A_data, self.scale
+        if scale is not None:  # the same QP in the scaled variables z / scale
+            q = np.multiply(q, scale, out=self._q_buf)
+            Ax = np.multiply(Ax, self._a_scale, out=self._A_buf)
+            if warm_x is not None:
+                warm_x = warm_x / scale
         try:
             if native is not None:
-                code, x, iters, stime, text = _solve_native(native, data, warm_x, step)
+                code, x, iters, stime, text = _solve_native(native, q, data.l, data.u, Ax, warm_x, step)
             else:
-                code, x, iters, stime, text = self._solve_wrapper(data, warm_x, step)
+                code, x, iters, stime, text = self._solve_wrapper(q, data.l, data.u, Ax, warm_x, step)
         except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
             logger.warning("MPC step %d: the solver raised %s: %s", step, type(exc).__name__, exc)
             return BackendResult(None, None, 0, time.perf_counter() - t0, f"solver exception ({type(exc).__name__})")
@@ -99,13 +121,15 @@ class OSQPBackend(QPBackend):
         if status is None or x is None or not np.isfinite(x).all():
             logger.warning("MPC step %d: OSQP status %s", step, text)
             return BackendResult(None, None, iters, stime, str(text))
+        if scale is not None:
+            x = x * scale
         return BackendResult(x, status, iters, stime, status.value)
 
-    def _solve_wrapper(self, data: QPData, warm_x: np.ndarray | None,
-                       step: int) -> tuple[int, np.ndarray | None, int, float, str]:
+    def _solve_wrapper(self, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, Ax: np.ndarray,
+                       warm_x: np.ndarray | None, step: int) -> tuple[int, np.ndarray | None, int, float, str]:
         """Update and solve through the ``osqp.OSQP`` wrapper's methods."""
         solver = self.solver
-        solver.update(q=data.q, l=data.l, u=data.u, Ax=data.A_data)
+        solver.update(q=q, l=lo, u=hi, Ax=Ax)
         if warm_x is not None:
             solver.warm_start(x=warm_x)
         res = solver.solve(raise_error=False)
@@ -136,15 +160,16 @@ def native_solver(solver: object) -> object | None:
     return getattr(solver, "_solver", None)
 
 
-def _solve_native(native: object, data: QPData, warm_x: np.ndarray | None,
-                  step: int) -> tuple[int, np.ndarray | None, int, float, str]:
-    """Update and solve on OSQP's extension object: no copies, one call per operation.
+def _solve_native(native: object, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, Ax: np.ndarray,
+                  warm_x: np.ndarray | None, step: int) -> tuple[int, np.ndarray | None, int, float, str]:
+    """Update (``q``, ``l``, ``u``, the CSC data of A) and solve on OSQP's extension object: no copies, one call
+    per operation.
 
     Returns ``(status code, x or None, iterations, OSQP's run time [s], status text)``.
     """
     solver: Any = native
-    solver.update_data_vec(q=data.q, l=data.l, u=data.u)
-    solver.update_data_mat(P_x=None, P_i=None, A_x=data.A_data, A_i=None)
+    solver.update_data_vec(q=q, l=lo, u=hi)
+    solver.update_data_mat(P_x=None, P_i=None, A_x=Ax, A_i=None)
     if warm_x is not None:
         solver.warm_start(warm_x, None)
     solver.solve()

@@ -1,0 +1,475 @@
+"""numba kernels of the dynamic prediction model's step (imported by :mod:`mpc_tracking.mpc._kernels`; needs numba).
+
+The numbers of :mod:`mpc_tracking.models.prediction.spatial_dynamic` (``_evaluate``, ``linearize`` with its exact
+RK4 sensitivities, ``steady_cornering``) and of :class:`~mpc_tracking.models.prediction.DynamicPrediction`
+(``substeps``, ``linearize``, ``reference_op``), one horizon point at a time and in the same order of
+floating-point operations as the numpy expressions, so the two paths agree to rounding
+(``tests/mpc/test_kernels_dynamic.py`` holds them to 1e-12). Compiler options as in :mod:`._kernels`: on-disk
+cache, explicit signatures, IEEE arithmetic (``error_model="numpy"``, no fastmath).
+
+The model's parameters travel as one float64 array ``p`` packed by
+:func:`mpc_tracking.mpc.kernels.dynamic_params` (positions ``D_*`` below).
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+_F1 = nb.float64[::1]
+_F2 = nb.float64[:, ::1]
+_F3 = nb.float64[:, :, ::1]
+_I1 = nb.int64[::1]
+_A1 = nb.float64[:]
+_A2 = nb.float64[:, :]
+
+# positions in the parameter array p (kernels.dynamic_params packs it)
+(D_M, D_IZ, D_LF, D_LR, D_H, D_MUF, D_MUR, D_BF, D_CF, D_EF, D_BR, D_CR, D_ER, D_VFLOOR, D_VLO, D_VHI, D_TAU, D_G,
+ D_L, D_CSUM, D_CALF, D_CALR, D_KUS) = range(23)
+N_PARAMS = 23
+
+_NX, _NU, _NZ = 6, 2, 8
+_VX, _VY, _R, _AX, _D = 3, 4, 5, 6, 7
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _pacejka(alpha, B, C, E):  # pragma: no cover - compiled
+    ba = B * alpha
+    psi = ba - E * (ba - math.atan(ba))
+    dpsi = B * (1.0 - E + E / (1.0 + ba * ba))
+    phi = C * math.atan(psi)
+    return math.sin(phi), math.cos(phi) * C / (1.0 + psi * psi) * dpsi
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _evaluate(x, ax, d, k, p, spatial, jac, xdot, D, dS, dAf, dAr):  # pragma: no cover - compiled
+    """``spatial_dynamic._evaluate`` at one point: ``xdot`` (6,) and, with ``jac``, ``D`` (6, 8); ``dS``, ``dAf``,
+    ``dAr`` (8,) are scratch."""
+    ey, ep, vx, vy, r = x[0], x[1], x[3], x[4], x[5]
+    m, L, lf, lr = p[D_M], p[D_L], p[D_LF], p[D_LR]
+    gk = 1.0 - ey * k
+    ce = math.cos(ep)
+    se = math.sin(ep)
+    vyr = vy - lr * r
+    v0 = p[D_VFLOOR]
+    if vx < 2.0 * v0:
+        vc = min(max(vx, 0.0), 2.0 * v0)
+        vf = v0 + vc * vc / (4.0 * v0)
+        dvf = vc / (2.0 * v0)
+    else:
+        vf = vx
+        dvf = 1.0
+    sdot = (vf * ce - vyr * se) / gk
+    qf = (vy + lf * r) / vf
+    qr = vyr / vf
+    af = d - math.atan(qf)
+    ar = -math.atan(qr)
+    fzf = m * (p[D_G] * lr - ax * p[D_H]) / L
+    fzr = m * (p[D_G] * lf + ax * p[D_H]) / L
+    phif, dphif = _pacejka(af, p[D_BF], p[D_CF], p[D_EF])
+    phir, dphir = _pacejka(ar, p[D_BR], p[D_CR], p[D_ER])
+    mu_f, mu_r = p[D_MUF], p[D_MUR]
+    fyf = mu_f * fzf * phif
+    fyr = mu_r * fzr * phir
+    cd = math.cos(d)
+    sd = math.sin(d)
+    Iz = p[D_IZ]
+    dyn0 = ax - fyf * sd / m + r * vy
+    dyn1 = (fyf * cd + fyr) / m - r * vx
+    dyn2 = (lf * fyf * cd - lr * fyr) / Iz
+    td = math.tan(d)
+    rho = td / L
+    tau = p[D_TAU]
+    kin0 = ax + 0.0 * vx
+    kin1 = lr * rho * ax + (lr * rho * vx - vy) / tau
+    kin2 = rho * ax + (rho * vx - r) / tau
+    lo, hi = p[D_VLO], p[D_VHI]
+    t = min(max((vx - lo) / (hi - lo), 0.0), 1.0)
+    w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
+    dw = 30.0 * t * t * (1.0 - t) ** 2 / (hi - lo)
+    xdot[0] = vf * se + vyr * ce
+    xdot[1] = r - k * sdot
+    xdot[2] = 1.0
+    xdot[3] = w * dyn0 + (1.0 - w) * kin0
+    xdot[4] = w * dyn1 + (1.0 - w) * kin1
+    xdot[5] = w * dyn2 + (1.0 - w) * kin2
+    if spatial:
+        for i in range(_NX):
+            xdot[i] /= sdot
+    if not jac:
+        return
+    for j in range(_NZ):
+        dS[j] = 0.0
+        dAf[j] = 0.0
+        dAr[j] = 0.0
+    dS[0] = sdot * k / gk
+    dS[1] = (-vf * se - vyr * ce) / gk
+    dS[_VX] = dvf * ce / gk
+    dS[_VY] = -se / gk
+    dS[_R] = lr * se / gk
+    for i in range(_NX):
+        for j in range(_NZ):
+            D[i, j] = 0.0
+    D[0, 1] = vf * ce - vyr * se
+    D[0, _VX] = dvf * se
+    D[0, _VY] = ce
+    D[0, _R] = -lr * ce
+    for j in range(_NZ):
+        D[1, j] = -k * dS[j]
+    D[1, _R] += 1.0
+    inv_vf = 1.0 / vf
+    cf = 1.0 / (1.0 + qf * qf)
+    cr = 1.0 / (1.0 + qr * qr)
+    dAf[_VX] = cf * qf * dvf * inv_vf
+    dAf[_VY] = -cf * inv_vf
+    dAf[_R] = -cf * lf * inv_vf
+    dAf[_D] = 1.0
+    dAr[_VX] = cr * qr * dvf * inv_vf
+    dAr[_VY] = -cr * inv_vf
+    dAr[_R] = cr * lr * inv_vf
+    dfz = m * p[D_H] / L
+    gf = mu_f * fzf * dphif
+    gr = mu_r * fzr * dphir
+    a_sd, a_cd, a_lf = sd / m, cd / m, lf * cd / Iz
+    b_lr = lr / Iz
+    for j in range(_NZ):
+        fy_f = gf * dAf[j]
+        fy_r = gr * dAr[j]
+        if j == _AX:
+            fy_f -= mu_f * phif * dfz
+            fy_r += mu_r * phir * dfz
+        g0 = -a_sd * fy_f
+        g1 = a_cd * fy_f + fy_r / m
+        g2 = a_lf * fy_f - b_lr * fy_r
+        if j == _AX:
+            g0 += 1.0
+        elif j == _D:
+            g0 -= fyf * cd / m
+            g1 -= fyf * sd / m
+            g2 -= lf * fyf * sd / Iz
+        elif j == _VY:
+            g0 += r
+        elif j == _R:
+            g0 += vy
+            g1 -= vx
+        elif j == _VX:
+            g1 -= r
+        # kinematic part
+        h0, h1, h2 = 0.0, 0.0, 0.0
+        if j == _AX:
+            h0, h1, h2 = 1.0, lr * rho, rho
+        elif j == _D:
+            drho = (1.0 + td * td) / L
+            h1 = lr * drho * (ax + vx / tau)
+            h2 = drho * (ax + vx / tau)
+        elif j == _VX:
+            h1 = lr * rho / tau
+            h2 = rho / tau
+        elif j == _VY:
+            h1 = -1.0 / tau
+        elif j == _R:
+            h2 = -1.0 / tau
+        D[3, j] = w * g0 + (1.0 - w) * h0
+        D[4, j] = w * g1 + (1.0 - w) * h1
+        D[5, j] = w * g2 + (1.0 - w) * h2
+    D[3, _VX] += dw * (dyn0 - kin0)
+    D[4, _VX] += dw * (dyn1 - kin1)
+    D[5, _VX] += dw * (dyn2 - kin2)
+    if spatial:
+        for i in range(_NX):
+            for j in range(_NZ):
+                D[i, j] = (D[i, j] - xdot[i] * dS[j]) / sdot
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _matmul_into(X, Y, out, ncol):  # pragma: no cover - compiled
+    """``out[:, :ncol] = X (6, 6) @ Y[:, :ncol]``, summed in index order."""
+    for i in range(_NX):
+        for j in range(ncol):
+            acc = 0.0
+            for c_ in range(_NX):
+                acc += X[i, c_] * Y[c_, j]
+            out[i, j] = acc
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - compiled
+    """``integrators.affine_step`` of the spatial model at one point: ``A`` (6, 6), ``B`` (6, 2) and the nonlinear
+    step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (n, 8) is scratch."""
+    k1, D1, dS, dAf, dAr = w[0, :6], w[1:7], w[7], w[8], w[9]
+    _evaluate(x, ax, d, k, p, True, True, k1, D1, dS, dAf, dAr)
+    if not rk4:
+        for i in range(_NX):
+            for j in range(_NX):
+                A[i, j] = h * D1[i, j] + (1.0 if i == j else 0.0)
+            B[i, 0] = h * D1[i, _AX]
+            B[i, 1] = h * D1[i, _D]
+            xn[i] = x[i] + h * k1[i]
+        return
+    ks, Dk, M, Kx, y = w[10, :6], w[11:17], w[17:23], w[23:29], w[29, :6]
+    Ku = w[30:36]  # columns 0, 1
+    acc_x = w[36:42]  # J1x + 2 K2x + 2 K3x + K4x, and its u columns in 6, 7
+    acc_k = w[42, :6]
+    for i in range(_NX):
+        for j in range(_NX):
+            acc_x[i, j] = D1[i, j]
+        acc_x[i, 6] = D1[i, _AX]
+        acc_x[i, 7] = D1[i, _D]
+        acc_k[i] = k1[i]
+        Ku[i, 0] = D1[i, _AX]  # K1u = J1u, K1x = J1x (in M below)
+        Ku[i, 1] = D1[i, _D]
+        for j in range(_NX):
+            Kx[i, j] = D1[i, j]
+        ks[i] = k1[i]
+    for stage in range(3):
+        c = 0.5 * h if stage < 2 else h
+        for i in range(_NX):
+            y[i] = x[i] + c * ks[i]
+        _evaluate(y, ax, d, k, p, True, True, ks, Dk, dS, dAf, dAr)
+        # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju
+        for i in range(_NX):
+            for j in range(_NX):
+                M[i, j] = (1.0 if i == j else 0.0) + c * Kx[i, j]
+            M[i, 6] = c * Ku[i, 0]
+            M[i, 7] = c * Ku[i, 1]
+        for i in range(_NX):
+            for j in range(_NZ):
+                acc = 0.0
+                for c_ in range(_NX):
+                    acc += Dk[i, c_] * M[c_, j]
+                if j < _NX:
+                    Kx[i, j] = acc
+                else:
+                    Ku[i, j - 6] = acc + Dk[i, j]
+        wgt = 2.0 if stage < 2 else 1.0
+        for i in range(_NX):
+            for j in range(_NX):
+                acc_x[i, j] = acc_x[i, j] + wgt * Kx[i, j]
+            acc_x[i, 6] = acc_x[i, 6] + wgt * Ku[i, 0]
+            acc_x[i, 7] = acc_x[i, 7] + wgt * Ku[i, 1]
+            acc_k[i] = acc_k[i] + wgt * ks[i]
+    h6 = h / 6.0
+    for i in range(_NX):
+        for j in range(_NX):
+            A[i, j] = (1.0 if i == j else 0.0) + h6 * acc_x[i, j]
+        B[i, 0] = h6 * acc_x[i, 6]
+        B[i, 1] = h6 * acc_x[i, 7]
+        xn[i] = x[i] + h6 * acc_k[i]
+
+
+@nb.njit(nb.int64(_A2, _A1, _F1, nb.boolean), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def dynamic_substeps(x_op, ds, p, rk4):  # pragma: no cover - compiled
+    """``DynamicPrediction.substeps`` over the horizon: ``x_op`` (K, 6), the steps ``ds`` (K,) [m]."""
+    lam = -math.inf
+    h_max = -math.inf
+    lo, hi = p[D_VLO], p[D_VHI]
+    for k in range(ds.shape[0]):
+        v = max(x_op[k, 3], p[D_VFLOOR])
+        t = min(max((v - lo) / (hi - lo), 0.0), 1.0)
+        w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
+        lam = max(lam, w * p[D_CSUM] / (p[D_M] * v * v) + (1.0 - w) / (p[D_TAU] * v))
+        h_max = max(h_max, ds[k])
+    limit = 2.0 if rk4 else 1.5
+    return int(min(max(math.ceil(h_max * lam / limit), 1.0), 50.0))
+
+
+@nb.njit(nb.int64(_A2, _A2, _A1, _A1, _F1, nb.boolean, _F3, _F3, _F2), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cover - compiled
+    """``DynamicPrediction.linearize`` (substeps composed along the nonlinear rollout) about ``x_op[:N]`` (N, 6)
+    with ``u_op`` (N, 2), ``kappa[:N]`` [1/m], ``ds`` (N,) [m] into ``A`` (N, 6, 6), ``B`` (N, 6, 2), ``f`` (N, 6);
+    returns the number of substeps."""
+    N = u_op.shape[0]
+    n_sub = dynamic_substeps(x_op[:N], ds, p, rk4)
+    w = np.empty((43, _NZ))
+    As = np.empty((_NX, _NX))
+    Bs = np.empty((_NX, _NU))
+    T = np.empty((_NX, _NX))
+    x = np.empty(_NX)
+    xn = np.empty(_NX)
+    x_first = np.empty(_NX)
+    fv = np.empty(_NX)
+    for k in range(N):
+        h = ds[k] / n_sub if n_sub > 1 else ds[k]
+        ax, d, kap = u_op[k, 0], u_op[k, 1], kappa[k]
+        for i in range(_NX):
+            x[i] = x_op[k, i]
+            x_first[i] = x[i]
+        _affine_step(x, ax, d, kap, h, p, rk4, A[k], B[k], xn, w)
+        # f = x_next - A x_op - B u_op
+        for i in range(_NX):
+            acc = 0.0
+            for j in range(_NX):
+                acc += A[k, i, j] * x[j]
+            f[k, i] = (xn[i] - acc) - (B[k, i, 0] * ax + B[k, i, 1] * d)
+        for _ in range(n_sub - 1):
+            for i in range(_NX):
+                x[i] = xn[i]
+            _affine_step(x, ax, d, kap, h, p, rk4, As, Bs, xn, w)
+            for i in range(_NX):
+                acc = 0.0
+                for j in range(_NX):
+                    acc += As[i, j] * x[j]
+                fv[i] = (xn[i] - acc) - (Bs[i, 0] * ax + Bs[i, 1] * d)
+            # B_tot = A B_tot + B; f_tot = A f_tot + f; A_tot = A A_tot
+            for i in range(_NX):
+                for j in range(_NU):
+                    acc = 0.0
+                    for c_ in range(_NX):
+                        acc += As[i, c_] * B[k, c_, j]
+                    T[i, j] = acc + Bs[i, j]
+            for i in range(_NX):
+                for j in range(_NU):
+                    B[k, i, j] = T[i, j]
+            for i in range(_NX):
+                acc = 0.0
+                for c_ in range(_NX):
+                    acc += As[i, c_] * f[k, c_]
+                T[i, 0] = acc + fv[i]
+            for i in range(_NX):
+                f[k, i] = T[i, 0]
+            _matmul_into(As, A[k], T, _NX)
+            for i in range(_NX):
+                for j in range(_NX):
+                    A[k, i, j] = T[i, j]
+    return n_sub
+
+
+@nb.njit(nb.int64(_A2, _A2, _A1, _A1, _F1, nb.boolean, _F1, _F1, _I1, _I1, _F1, _F1, _F3, _F3, _F2, _F1), cache=True,
+         nogil=True, error_model="numpy", fastmath=False)
+def dynamic_linearize_fill(x_op, u_op, kappa, s_grid, p, rk4, x0, data, pos_A, pos_B, lower, upper, A, B, f,
+                           ds):  # pragma: no cover - compiled
+    """:func:`dynamic_linearize` over the steps ``max(diff(s_grid), 0)`` (``ds`` (N,) receives them), written into
+    the QP: ``A``, ``B`` into the CSC ``data`` at ``pos_A``, ``pos_B`` (row-major order of the blocks), the
+    dynamics rows ``lower[:6] = upper[:6] = x0`` and ``lower = upper = -f`` below them; returns the substeps."""
+    N = u_op.shape[0]
+    for k in range(N):
+        ds[k] = max(s_grid[k + 1] - s_grid[k], 0.0)
+    n_sub = dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f)
+    for i in range(_NX):
+        lower[i] = x0[i]
+        upper[i] = x0[i]
+    for k in range(N):
+        for i in range(_NX):
+            r = _NX * (k + 1) + i
+            lower[r] = -f[k, i]
+            upper[r] = lower[r]
+            for j in range(_NX):
+                data[pos_A[36 * k + 6 * i + j]] = A[k, i, j]
+            for j in range(_NU):
+                data[pos_B[12 * k + 2 * i + j]] = B[k, i, j]
+    return n_sub
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _cornering_state(vy, v, kap, lr, x):  # pragma: no cover - compiled
+    """``steady_cornering``'s ``state(v_y)``: ``x`` (6,) receives the state; returns r."""
+    r = kap * math.sqrt(v * v + (vy - lr * kap * v) ** 2)
+    for _ in range(2):
+        r = kap * math.sqrt(v * v + (vy - lr * r) ** 2)
+    x[0] = 0.0
+    x[1] = -math.atan((vy - lr * r) / v)
+    x[2] = 0.0
+    x[3] = v
+    x[4] = vy
+    x[5] = r
+    return r
+
+
+@nb.njit(nb.void(_A1, _A1, _A1, _F1, nb.int64, _F2), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover - compiled
+    """``spatial_dynamic.steady_cornering`` at each point: ``out`` (K, 5) receives e_psi, v_y, r, a_x, delta."""
+    lr, lf, L = p[D_LR], p[D_LF], p[D_L]
+    x = np.empty(_NX)
+    xdot = np.empty(_NX)
+    D = np.empty((_NX, _NZ))
+    s1 = np.empty(_NZ)
+    s2 = np.empty(_NZ)
+    s3 = np.empty(_NZ)
+    for i in range(kappa.shape[0]):
+        kap = kappa[i]
+        v = max(v_x[i], p[D_VFLOOR])
+        ar = a_ref[i]
+        a_y = v * v * kap
+        g0 = -v * math.tan(p[D_M] * a_y * lf / (L * p[D_CALR]))
+        g1 = math.atan(L * kap) + p[D_KUS] * a_y
+        v_y = g0 + lr * v * kap
+        delta = g1
+        a_x = ar
+        for _ in range(iterations):
+            _cornering_state(v_y, v, kap, lr, x)
+            _evaluate(x, a_x, delta, kap, p, False, True, xdot, D, s1, s2, s3)
+            res0, res1 = xdot[4], xdot[5]
+            a_x = a_x + (ar - xdot[3])
+            jv0, jv1 = D[4, 4], D[5, 4]
+            jd0, jd1 = D[4, _D], D[5, _D]
+            det = jv0 * jd1 - jd0 * jv1
+            if abs(det) > 1e-12:
+                dv = (jd1 * res0 - jd0 * res1) / det
+                dd = (-jv1 * res0 + jv0 * res1) / det
+                v_y = v_y - min(max(dv, -2.0), 2.0)
+                delta = delta - min(max(dd, -0.05), 0.05)
+        _cornering_state(v_y, v, kap, lr, x)
+        _evaluate(x, a_x, delta, kap, p, False, False, xdot, D, s1, s2, s3)
+        res0, res1 = xdot[4], xdot[5]
+        a_x = a_x + (ar - xdot[3])
+        r = _cornering_state(v_y, v, kap, lr, x)
+        scale = max(abs(a_y), 1.0)
+        good = abs(res0) < 1e-3 * scale and abs(res1) * lf < 1e-3 * scale and abs(delta) < 0.7
+        good = good and math.isfinite(v_y) and math.isfinite(delta) and math.isfinite(a_x)
+        if good:
+            out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4] = x[1], v_y, r, a_x, delta
+        else:
+            r_lin = v * kap
+            out[i, 0] = -math.atan(g0 / v)
+            out[i, 1] = g0 + lr * r_lin
+            out[i, 2] = r_lin
+            out[i, 3] = ar
+            out[i, 4] = g1
+
+
+@nb.njit(nb.void(_A1, _F1, nb.float64, _F1, nb.boolean, _F2, _F2, _F2, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def dynamic_reference(kappa, v, ds, p, slip, x_ref, u_ref, scratch, out):  # pragma: no cover - compiled
+    """``DynamicPrediction.reference_op`` at the speed reference ``v`` (N,) [m/s] over steps of ``ds`` [m]
+    (``slip``: the steady cornering state, else zero slip with the linear single track's steering); ``x_ref``
+    (N+1, 6), ``u_ref`` (N, 2) receive the operating point; ``scratch`` (2, N+1), ``out`` (N+1, 5) are scratch."""
+    N = u_ref.shape[0]
+    v_grid = scratch[0]
+    for k in range(N):
+        v_grid[k] = v[k]
+    v_grid[N] = v[N - 1]
+    t = 0.0
+    for i in range(_NX):
+        x_ref[0, i] = 0.0
+    for k in range(N):
+        t += ds / v[k]
+        for i in range(_NX):
+            x_ref[k + 1, i] = 0.0
+        x_ref[k + 1, 2] = t
+    for k in range(N + 1):
+        x_ref[k, 3] = v_grid[k]
+    a_ref = scratch[1]
+    for k in range(N):
+        a_ref[k] = (v_grid[k + 1] ** 2 - v_grid[k] ** 2) / (2.0 * ds)
+    a_ref[N] = a_ref[N - 1]
+    if slip:
+        steady_cornering(kappa[: N + 1], v_grid, a_ref, p, 4, out)
+        for k in range(N + 1):
+            x_ref[k, 1] = out[k, 0]
+            x_ref[k, 4] = out[k, 1]
+            x_ref[k, 5] = out[k, 2]
+        for k in range(N):
+            u_ref[k, 0] = out[k, 3]
+            u_ref[k, 1] = out[k, 4]
+        return
+    lr, L, k_us = p[D_LR], p[D_L], p[D_KUS]
+    for k in range(N + 1):
+        x_ref[k, 5] = v_grid[k] * kappa[k]
+        x_ref[k, 4] = lr * x_ref[k, 5]
+    for k in range(N):
+        u_ref[k, 0] = a_ref[k]
+        u_ref[k, 1] = math.atan(L * kappa[k]) + k_us * v[k] ** 2 * kappa[k]
