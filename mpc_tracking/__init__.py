@@ -84,8 +84,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time the same names load laz
     from mpc_tracking.tuning.sweep import SweepResult, sweep
 
 #: public name -> the module it is defined in (imported on first access); kept equal to the
-#: ``TYPE_CHECKING`` imports above by ``tests/test_public_api.py``
-_LAZY_BY_MODULE: dict[str, str] = {
+#: ``TYPE_CHECKING`` imports above by ``tests/test_lazy_import.py``
+_LAZY = _lazy_names({
     "mpc_tracking.actuation": "ACTUATORS Actuator make_actuator register_actuator",
     "mpc_tracking.control": (
         "ControlCommand Controller PurePursuit PurePursuitParams Stanley StanleyParams "
@@ -113,8 +113,7 @@ _LAZY_BY_MODULE: dict[str, str] = {
     "mpc_tracking.scenario.core": "Scenario default_scenario load_scenario run_scenario",
     "mpc_tracking.simulation": "simulate",
     "mpc_tracking.tuning.sweep": "SweepResult sweep",
-}
-_LAZY = _lazy_names(_LAZY_BY_MODULE)
+})
 
 __version__ = "0.1.0"
 

@@ -36,6 +36,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -45,8 +46,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
-
-import yaml
 
 from mpc_tracking.errors import InputError
 
@@ -322,31 +321,37 @@ class _LimitError(Exception):
         self.line = line
 
 
-class _BoundedLoader(yaml.SafeLoader):
-    """SafeLoader that counts the nesting depth while it composes (before Python's recursion limit)."""
+@functools.lru_cache(maxsize=1)
+def _bounded_loader() -> type:
+    """The loader class; PyYAML is imported here, on the first YAML read, not with the package."""
+    import yaml
 
-    max_depth = MAX_YAML_DEPTH
+    class _BoundedLoader(yaml.SafeLoader):
+        """SafeLoader that counts the nesting depth while it composes (before Python's recursion limit)."""
 
-    def __init__(self, stream: str, max_depth: int) -> None:
-        super().__init__(stream)
-        self.max_depth = max_depth
-        self._depth = 0
+        max_depth = MAX_YAML_DEPTH
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        self._depth += 1
-        try:
-            if self._depth > self.max_depth:
-                mark = self.peek_event().start_mark
-                raise _LimitError(f"nested deeper than {self.max_depth} levels", mark.line + 1)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+        def __init__(self, stream: str, max_depth: int) -> None:
+            super().__init__(stream)
+            self.max_depth = max_depth
+            self._depth = 0
 
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self._depth += 1
+            try:
+                if self._depth > self.max_depth:
+                    mark = self.peek_event().start_mark
+                    raise _LimitError(f"nested deeper than {self.max_depth} levels", mark.line + 1)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
 
-# YAML 1.2 reads 1e3 and 1.5E-4 as numbers; PyYAML's YAML 1.1 resolver wants a dot and a sign (1.0e+3)
-_BoundedLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"))
+    # YAML 1.2 reads 1e3 and 1.5E-4 as numbers; PyYAML's YAML 1.1 resolver wants a dot and a sign (1.0e+3)
+    _BoundedLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+        list("-+0123456789"))
+
+    return _BoundedLoader
 
 
 @dataclass(frozen=True)
@@ -374,6 +379,8 @@ def _check_nodes(root: Any, max_alias_nodes: int) -> None:
     Aliases are shared nodes in the composed graph; the expanded size of every node is computed
     once (post-order, no recursion), so an alias bomb is measured, never expanded.
     """
+    import yaml
+
     size: dict[int, int] = {}
     distinct = 0
     on_path: set[int] = set()
@@ -408,6 +415,8 @@ def _check_nodes(root: Any, max_alias_nodes: int) -> None:
 
 
 def _children(node: Any) -> list[Any]:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         return [n for kv in node.value for n in kv]
     if isinstance(node, yaml.SequenceNode):
@@ -416,6 +425,8 @@ def _children(node: Any) -> list[Any]:
 
 
 def _check_duplicates(node: Any) -> None:
+    import yaml
+
     seen: dict[Any, int] = {}
     for k, _ in node.value:
         if not isinstance(k, yaml.ScalarNode) or k.tag == _MERGE_TAG:
@@ -446,7 +457,9 @@ def parse_yaml(text: str, *, name: str = "<string>", error: type[InputError] = I
         ``"NAME:LINE: not valid YAML (problem)"``, or a limit exceeded (depth, alias expansion,
         recursive alias, duplicate key), naming ``name`` and the line.
     """
-    loader = _BoundedLoader(text, max_depth)
+    import yaml
+
+    loader = _bounded_loader()(text, max_depth)
     try:
         node = loader.get_single_node()
         if node is None:

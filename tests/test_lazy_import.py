@@ -26,9 +26,9 @@ HEAVY = ("numpy", "scipy", "osqp", "numba", "llvmlite", "yaml", "matplotlib", "c
 NOT_FOR_A_RUN = ("scipy.ndimage", "scipy.signal", "scipy.stats", "matplotlib", "cvxpy",
                  "pandas", "dask", "mpc_tracking.viz", "mpc_tracking.identification", "mpc_tracking.tuning")
 #: ... and what only building a path needs (SciPy's splines, which import scipy.optimize; the KD-tree; sparse
-#: LU): not loaded by importing the names
+#: LU; YAML, which numba imports too): not loaded by importing the names
 NOT_FOR_THE_NAMES = NOT_FOR_A_RUN + ("scipy.interpolate", "scipy.optimize", "scipy.integrate", "scipy.spatial",
-                                     "scipy.sparse.linalg", "numba")
+                                     "scipy.sparse.linalg", "numba", "yaml")
 
 
 def _loaded_after(statement: str, names: tuple[str, ...]) -> list[str]:

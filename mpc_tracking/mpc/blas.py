@@ -20,6 +20,7 @@ Without ``threadpoolctl`` (a dependency, so only in a broken install) there is n
 from __future__ import annotations
 
 import logging
+import sys
 from types import TracebackType
 from typing import Any
 
@@ -27,18 +28,29 @@ __all__ = ["BlasLimit", "blas_libraries"]
 
 logger = logging.getLogger(__name__)
 
+#: the last search: ``len(sys.modules)`` then, and the libraries found (a BLAS library is loaded by
+#: an extension module, so while no module has been imported since, the list is still right)
+_found: tuple[int, list[Any]] = (-1, [])
 
-def blas_libraries() -> list[Any]:
+
+def blas_libraries(refresh: bool = False) -> list[Any]:
     """``threadpoolctl`` controllers of the BLAS libraries loaded in this process (empty without it).
 
     Each has ``get_num_threads()``, ``set_num_threads(n)`` and ``prefix`` (the library's name).
+    The search (a few milliseconds) is repeated only when modules have been imported since the
+    last one, or with ``refresh=True``.
     """
+    global _found
+    if not refresh and _found[0] == len(sys.modules):
+        return list(_found[1])
     try:
         from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency
         logger.debug("threadpoolctl is not installed: BLAS threads are not limited")
         return []
-    return list(ThreadpoolController().select(user_api="blas").lib_controllers)
+    libraries = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+    _found = (len(sys.modules), libraries)
+    return list(libraries)
 
 
 class BlasLimit:

@@ -115,3 +115,27 @@ def test_the_limit_does_not_change_the_plan(path):
         with threadpool_limits(2, user_api="blas"):
             plans.append(mpc.solve((1.0, 0.2, 0.0)).u)
     np.testing.assert_allclose(plans[0], plans[1], rtol=0, atol=1e-9)
+
+
+def test_the_library_search_is_repeated_only_after_new_imports(monkeypatch):
+    import sys
+    import types
+
+    import threadpoolctl
+
+    searches = []
+    real = threadpoolctl.ThreadpoolController
+
+    class Counting(real):
+        def __init__(self) -> None:
+            searches.append(1)
+            super().__init__()
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Counting)
+    first = blas_libraries(refresh=True)
+    assert len(searches) == 1 and first
+    assert [lib.prefix for lib in blas_libraries()] == [lib.prefix for lib in first]
+    assert len(searches) == 1  # nothing imported since: the last search holds
+    monkeypatch.setitem(sys.modules, "_blas_test_new_module", types.ModuleType("_blas_test_new_module"))
+    blas_libraries()
+    assert len(searches) == 2  # a module was imported: searched again
