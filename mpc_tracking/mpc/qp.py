@@ -454,6 +454,7 @@ class StepQP:
         _st, prm, flg, (pos_x, pos_a), (Q, QN, R, Rd) = self._dynamic_constants()
         u_prev = u_prev_cmd if u_prev_cmd is not None else u_ref[0]
         lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
+        flg[8] = bool(getattr(model, "slip_reference", False))
         flg[9] = q.v_box is not None
         flg[10] = u_prev_cmd is not None
         one = self._dt_buf[:1]  # a placeholder for the arrays a variant does not use

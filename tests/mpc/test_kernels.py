@@ -47,12 +47,15 @@ def test_resolve_choices(monkeypatch: pytest.MonkeyPatch) -> None:
         kernels.resolve("numba")
 
 
-def test_auto_falls_back_to_numpy_without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("model", ["kinematic", "dynamic"])
+def test_auto_falls_back_to_numpy_without_numba(monkeypatch: pytest.MonkeyPatch, model: str) -> None:
     monkeypatch.setattr(kernels, "numba_available", lambda: False)
-    mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), mt.MPCSettings(horizon=10))
+    st = mt.MPCSettings(horizon=10, prediction_model=model, discretization="rk4", friction_ellipse=True)
+    mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), st)
     assert mpc.qp.kernels is None
     assert mpc.safeguards._kernels is None
-    assert mpc.solve((3.0, 0.5, 0.0)).success
+    assert not mpc.qp.compiled_reference and not mpc.qp._compiled_dynamic_model
+    assert mpc.solve((3.0, 0.5, 0.0), measured={"v_x": 5.0, "v_y": 0.0, "r": 0.0}).success
 
 
 @needs_numba
