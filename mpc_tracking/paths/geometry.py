@@ -49,5 +49,9 @@ def offset_point(x: Any, y: Any, psi: Any, e_y: Any) -> np.ndarray:
     """
     nx, ny = left_normal(psi)
     e_y = np.asarray(e_y, dtype=float)
-    return np.stack(np.broadcast_arrays(np.asarray(x, dtype=float) + e_y * nx, np.asarray(y, dtype=float) + e_y * ny),
-                    axis=-1)
+    px, py = np.asarray(x, dtype=float) + e_y * nx, np.asarray(y, dtype=float) + e_y * ny
+    if px.shape == py.shape:  # the controller's every step: one horizon of equal arrays, no broadcast copies
+        out = np.empty((*px.shape, 2))
+        out[..., 0], out[..., 1] = px, py
+        return out
+    return np.stack(np.broadcast_arrays(px, py), axis=-1)

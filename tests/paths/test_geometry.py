@@ -29,6 +29,8 @@ def test_broadcasts_a_scalar_offset_over_points():
     assert p.shape == (3, 2)
     np.testing.assert_allclose(p, [[0.0, 2.0], [0.0, 3.0], [0.0, 4.0]])
     assert offset_point(0.0, 0.0, 0.0, 1.0).shape == (2,)
+    # x a scalar, y an array: the two coordinates broadcast against each other
+    np.testing.assert_allclose(offset_point(1.0, np.arange(3.0), 0.0, 1.0), [[1.0, 1.0], [1.0, 2.0], [1.0, 3.0]])
 
 
 def test_point_at_is_the_offset_of_the_interpolated_point():
