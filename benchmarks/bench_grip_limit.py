@@ -179,6 +179,8 @@ def main() -> None:
     ap.add_argument("--no-shared", action="store_true", help="with --circuits: skip the shared tracks")
     ap.add_argument("--defaults", action="store_true", help="default settings on the shared tracks (no --circuits)")
     ap.add_argument("--no-feedforward", action="store_true", help="speed PI without the plan's feed-forward")
+    ap.add_argument("--grip", choices=("default", "on", "off"), default="default",
+                    help="the online grip estimate (MPCSettings.grip_estimation): as the defaults set it, or forced")
     ap.add_argument("--budget", type=float, default=float("inf"), help="stop starting laps after S seconds")
     ap.add_argument("--out", default=None, help="file name under benchmarks/results/ for --save")
     ap.add_argument("--circuit-offset", type=int, default=0,
@@ -305,6 +307,8 @@ def main_defaults(args: Any) -> None:
                     stopped = True
                     break
                 st = _default_settings(frac, args.v_max, ident, car, path)
+                if args.grip != "default":  # the online grip estimate forced on or off (a comparison run)
+                    st = st.replace(grip_estimation=args.grip == "on")
                 kin = mt.MPCSettings(horizon=st.horizon, ds=1.0, v_max=st.v_max, a_y_max=st.a_y_max,
                                      decel_max=st.decel_max, accel_max=st.accel_max, prediction_model="kinematic",
                                      friction_ellipse=True)
@@ -312,7 +316,8 @@ def main_defaults(args: Any) -> None:
                 row = run_lap(path, SEDAN_BODY, st, "ackermann3d", {"preset": "sedan"}, dynamic=ident.params,
                               feedforward=not args.no_feedforward)
                 row.update(set=set_name, track=path.name, length_m=round(path.length, 1), fraction=frac,
-                           prediction_model=st.prediction_model, a_y_max=round(st.a_y_max, 3),
+                           prediction_model=st.prediction_model, grip_estimation=st.grip_estimation,
+                           a_y_max=round(st.a_y_max, 3),
                            decel_max=round(st.decel_max, 3), accel_max=round(st.accel_max, 3),
                            ideal_lap_time_s=ideal["lap_time_s"], lap_excess_pct=_excess(row, ideal))
                 rows.append(row)
@@ -323,7 +328,7 @@ def main_defaults(args: Any) -> None:
                       f"fail {row['solver_failures']} step {row['step_ms_median']} ms", flush=True)
     out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi)", "identified": identified,
            "settings": "MPCSettings(v_max, grip_fraction) + grip_defaults (everything else default)",
-           "feedforward": not args.no_feedforward, "seed": args.seed, "stopped_by_budget": stopped,
+           "feedforward": not args.no_feedforward, "grip": args.grip, "seed": args.seed, "stopped_by_budget": stopped,
            "summary": _summaries(rows), "rows": rows}
     print(dumps(out))
     if args.save:
