@@ -111,7 +111,10 @@ def _lap_paths(tracks: list[str], circuits: int, seed: int, length_km: tuple[flo
     import numpy as np
     from circuits import generate_circuit
 
-    out = [mt.read_tum(REPO.parent / "shared" / "tracks" / f"{t}.csv", ds=1.0, smoothing=0.25) for t in tracks]
+    # the shared tracks beside the checkout (../shared; a worktree under a folder: ../../shared)
+    dirs = [d / "shared" / "tracks" for d in (REPO.parent, REPO.parent.parent)]
+    where = next((d for d in dirs if d.is_dir()), dirs[0])
+    out = [mt.read_tum(where / f"{t}.csv", ds=1.0, smoothing=0.25) for t in tracks]
     for t, p in zip(tracks, out, strict=True):
         p.name = t
     rng_range = (1000.0 * length_km[0], 1000.0 * length_km[1])
