@@ -3,8 +3,9 @@
 Sequence (sizes from :class:`~mpc_tracking.identification.manoeuvres.Scale`):
 
 1. straight-line acceleration and braking runs -> speed lag ``tau``, ``accel_max``, ``decel_max`` and a
-   power limit ``power_per_mass`` where the acceleration falls with speed; a plant whose speed levels
-   off below V is identified at 0.9 of its top speed (listed in the assumptions); two steering steps
+   power limit ``power_per_mass`` where the acceleration falls with speed (a full-throttle run from V
+   on to 2 V shows one that binds only above V); a plant whose speed levels off below V is identified
+   at 0.9 of its top speed (listed in the assumptions); two steering steps
    at 0.3 V (amplitudes A and A/2) -> the steering's rate limit ``steering_rate_max``
    (:mod:`~mpc_tracking.identification.steering`; None: the wheels follow the command at once);
 2. constant-steer speed ramp on a circle (radius ``(1.1 V)² / g``, at least 3 L) until the lateral
@@ -373,7 +374,9 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
         first = run("accel", "longitudinal", mv.acceleration_run(scale, limit))
     recs["accel"] = first
     recs["brake"] = run("brake", "longitudinal", mv.braking_run(scale, limit))
-    lon = fit_longitudinal(recs["accel"], recs["brake"], window)
+    if not assumptions:  # the plant reached V: how its acceleration falls above it (a power limit)
+        recs["accel_high"] = run("accel_high", "longitudinal", mv.top_speed_run(scale, HIGH_SPEED * V, limit))
+    lon = fit_longitudinal(recs["accel"], recs["brake"], window, recs.get("accel_high"))
     steer = _steering_steps(run, recs, scale, assumptions)
     radius = mv.ramp_radius(scale, 2.0 if assumptions else 1.0)  # a top speed of 1.1 V: a tighter circle
     v0, segs, mon = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * radius) - 0.3 * V) / rate,
@@ -499,6 +502,9 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
                                 recordings=recs)
 
 
+#: the full-throttle run above the manoeuvre speed goes on to this multiple of it (the power limit of a
+#: car that binds only above V: the CommonRoad model's above 21.6 m/s, V = 17.6 m/s)
+HIGH_SPEED = 2.0
 #: the steering steps run at this share of the manoeuvre speed V (rolling without noticeable slip)
 STEER_STEP_SPEED = 0.3
 #: their amplitude A [rad]: the kinematic angle of 0.15 g at that speed, at most this (larger steps
