@@ -102,7 +102,8 @@ class LongitudinalFit:
         RMS speed error of the fitted loop over the runs [m/s].
     power_per_mass : float or None
         P/m [W/kg] when the acceleration falls with speed as a power limit, ``min(accel_max, P/m / v)``
-        (it bound over at least a fifth of the acceleration run and cut its speed error by a quarter);
+        (it bound over at least a fifth of the full-throttle run above V, or of the acceleration run
+        without one, and cut the speed error by a quarter);
         None: not limited within the speeds driven.
     """
 
@@ -153,7 +154,7 @@ def fit_longitudinal(accel: Recording, brake: Recording, window: float,
         tau, a, d, pm = (float(v) for v in np.exp(power.x))
         rms_p = float(np.sqrt(np.mean(power.fun ** 2)))
         v_run = accel.v_x[accel.v_cmd >= 0.99 * np.max(accel.v_cmd)]
-        v_full = v_run if top is None else np.concatenate([v_run, top.v_x])
+        v_full = v_run if top is None else top.v_x  # the run above V is where a power limit shows
         binds = float(np.mean(pm / np.maximum(v_full, 0.1) < a)) if v_full.size else 0.0
         logger.debug("identify: speed error %.3g m/s without, %.3g with a power limit P/m = %.4g W/kg (binds on "
                      "%.0f %% of the full-throttle run)", rms, rms_p, pm, 100 * binds)
