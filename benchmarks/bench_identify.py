@@ -10,8 +10,9 @@ Plants (all from the command's defaults, nothing tuned per plant):
 * ``synthetic``: the dynamic bicycle itself (every parameter known);
 * ``synthetic_power_topspeed``: the same with P/m = 40 W/kg and a 15 m/s governor;
 * ``commonroad_std``: CommonRoad's single-track drift model (steering-rate + acceleration inputs, Magic
-  Formula tyres with peak p_dy1 = 1.0489, rear drive), the test plugin ``tests/identification/plants``;
-  ``commonroad_std_speed30`` the same with ``speed=30`` (its power limit binds above 21.6 m/s).
+  Formula tyres with peak p_dy1 = 1.0489, rear drive, wheels turning at most 0.4 rad/s), the test plugin
+  ``tests/identification/plants``; ``commonroad_std_speed30`` the same with ``speed=30`` (its power limit
+  binds above 21.6 m/s).
 
 Prints JSON with provenance; ``--save`` writes benchmarks/results/identify.json.
 Run: ``nice python benchmarks/bench_identify.py [--only NAME ...] [--save]`` (about 3 minutes on one core).
@@ -70,12 +71,14 @@ def _plants() -> dict[str, tuple[Any, dict[str, Any], dict[str, float]]]:
 
         bmw = DynamicParams.bmw_320i()  # CommonRoad's vehicle 2 with its tyre file (the a-priori model)
         truth = {"mu": bmw.mu, "C_alpha_f": bmw.cornering_stiffness[0], "C_alpha_r": bmw.cornering_stiffness[1]}
-        out["commonroad_std"] = (mt.create_model("commonroad_std"), {}, truth)
-        # manoeuvres up to 30 m/s: the engine's a_max v_switch / v limit (P/m = 11.5 x 7.319 W/kg) binds above
-        # 21.6 m/s, where the actuator's 3.9 m/s^2 meets it
-        lon = mt.create_model("commonroad_std").vp.longitudinal
-        out["commonroad_std_speed30"] = (mt.create_model("commonroad_std"), {"speed": 30.0},
-                                         {**truth, "power_per_mass": lon.a_max * lon.v_switch})
+        # the engine's a_max v_switch / v limit (P/m = 11.5 x 7.319 W/kg) binds above 21.6 m/s, where the
+        # actuator's 3.9 m/s^2 meets it: seen by the run on to 2 V (35 m/s) and by manoeuvres at 30 m/s;
+        # the wheels turn at most steering.v_max = 0.4 rad/s
+        car = mt.create_model("commonroad_std")
+        lon = car.vp.longitudinal
+        truth = {**truth, "power_per_mass": lon.a_max * lon.v_switch, "steering_rate_max": car.vp.steering.v_max}
+        out["commonroad_std"] = (car, {}, truth)
+        out["commonroad_std_speed30"] = (mt.create_model("commonroad_std"), {"speed": 30.0}, truth)
     return out
 
 
@@ -92,7 +95,7 @@ def measure(name: str, plant: Any, options: dict[str, Any], truth: dict[str, flo
     p = res.params
     got = {"mu": p.mu, "C_alpha_f": p.cornering_stiffness[0], "C_alpha_r": p.cornering_stiffness[1],
            "speed_lag": res.speed_lag, "accel_max": res.accel_max, "decel_max": res.decel_max,
-           "power_per_mass": res.power_per_mass}
+           "power_per_mass": res.power_per_mass, "steering_rate_max": res.steering_rate_max}
     return {
         "plant": name, "success": True, "seconds": time.perf_counter() - t0,
         "identified": {**got, "D_f": p.tyre_D_f, "D_r": p.tyre_D_r, "a_y_max": res.a_y_max},
@@ -111,7 +114,10 @@ def _lap_paths(tracks: list[str], circuits: int, seed: int, length_km: tuple[flo
     import numpy as np
     from circuits import generate_circuit
 
-    out = [mt.read_tum(REPO.parent / "shared" / "tracks" / f"{t}.csv", ds=1.0, smoothing=0.25) for t in tracks]
+    # the shared tracks beside the checkout (../shared; a worktree under a folder: ../../shared)
+    dirs = [d / "shared" / "tracks" for d in (REPO.parent, REPO.parent.parent)]
+    where = next((d for d in dirs if d.is_dir()), dirs[0])
+    out = [mt.read_tum(where / f"{t}.csv", ds=1.0, smoothing=0.25) for t in tracks]
     for t, p in zip(tracks, out, strict=True):
         p.name = t
     rng_range = (1000.0 * length_km[0], 1000.0 * length_km[1])

@@ -3,9 +3,10 @@
 Sequence (sizes from :class:`~mpc_tracking.identification.manoeuvres.Scale`):
 
 1. straight-line acceleration and braking runs -> speed lag ``tau``, ``accel_max``, ``decel_max`` and a
-   power limit ``power_per_mass`` where the acceleration falls with speed; a plant whose speed levels
-   off below V is identified at 0.9 of its top speed (listed in the assumptions); two steering steps
-   at 0.3 V (amplitudes A and A/2) -> the steering's rate limit ``steering_rate_max``
+   power limit ``power_per_mass`` where the acceleration falls with speed (a full-throttle run from V
+   on to 2 V shows one that binds only above V); a plant whose speed levels off below V is identified
+   at 0.9 of its top speed (listed in the assumptions); two steering steps at 0.3 V (at most the speed
+   where A = 0.1 rad turns at 0.15 g; amplitudes A and A/2) -> the steering's rate limit ``steering_rate_max``
    (:mod:`~mpc_tracking.identification.steering`; None: the wheels follow the command at once);
 2. constant-steer speed ramp on a circle (radius ``(1.1 V)² / g``, at least 3 L) until the lateral
    acceleration ``v_y' + v_x r`` saturates or the car diverges in yaw
@@ -373,7 +374,9 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
         first = run("accel", "longitudinal", mv.acceleration_run(scale, limit))
     recs["accel"] = first
     recs["brake"] = run("brake", "longitudinal", mv.braking_run(scale, limit))
-    lon = fit_longitudinal(recs["accel"], recs["brake"], window)
+    if not assumptions:  # the plant reached V: how its acceleration falls above it (a power limit)
+        recs["accel_high"] = run("accel_high", "longitudinal", mv.top_speed_run(scale, HIGH_SPEED * V, limit))
+    lon = fit_longitudinal(recs["accel"], recs["brake"], window, recs.get("accel_high"))
     steer = _steering_steps(run, recs, scale, assumptions)
     radius = mv.ramp_radius(scale, 2.0 if assumptions else 1.0)  # a top speed of 1.1 V: a tighter circle
     v0, segs, mon = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * radius) - 0.3 * V) / rate,
@@ -458,7 +461,7 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     report: dict[str, Any] = {
         "steering": None if steer is None else {
             "rate_max": steer.rate_max, "lag": steer.lag, "rise_large": steer.rise_large,
-            "rise_small": steer.rise_small, "amplitude": steer.amplitude, "speed": STEER_STEP_SPEED * V},
+            "rise_small": steer.rise_small, "amplitude": steer.amplitude, "speed": steering_step_speed(scale)},
         "longitudinal": {
             "tau": lon.tau, "accel_max": lon.accel_max, "decel_max": lon.decel_max,
             "power_per_mass": lon.power_per_mass,
@@ -499,19 +502,32 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
                                 recordings=recs)
 
 
+#: the full-throttle run above the manoeuvre speed goes on to this multiple of it (the power limit of a
+#: car that binds only above V: the CommonRoad model's above 21.6 m/s, V = 17.6 m/s)
+HIGH_SPEED = 2.0
 #: the steering steps run at this share of the manoeuvre speed V (rolling without noticeable slip)
 STEER_STEP_SPEED = 0.3
-#: their amplitude A [rad]: the kinematic angle of 0.15 g at that speed, at most this (larger steps
-#: saturate the front tyres for a moment, and the rise then grows with the amplitude without a rate limit)
+#: their amplitude A [rad]: the kinematic angle of STEER_STEP_LATERAL g at that speed, at most this (larger
+#: steps saturate the front tyres for a moment, and the rise then grows with the amplitude without a rate
+#: limit; much smaller ones are dominated by the steering servo's own lag)
 STEER_STEP_MAX = 0.1
+#: lateral acceleration of the steering steps [g]
+STEER_STEP_LATERAL = 0.15
+
+
+def steering_step_speed(scale: mv.Scale) -> float:
+    """Speed [m/s] of the steering steps: ``STEER_STEP_SPEED V``, at most the speed at which the largest
+    step ``STEER_STEP_MAX`` gives ``STEER_STEP_LATERAL g`` (so a high manoeuvre speed keeps the full step)."""
+    g, L = scale.g, scale.wheelbase
+    return min(STEER_STEP_SPEED * scale.speed, math.sqrt(L * STEER_STEP_LATERAL * g / math.tan(STEER_STEP_MAX)))
 
 
 def _steering_steps(run: Any, recs: dict[str, mv.Recording], scale: mv.Scale,
                     assumptions: list[str]) -> SteeringFit | None:
     """Two steering steps at low speed -> the steering's rate limit (:mod:`~mpc_tracking.identification.steering`);
     None (and an assumption noted) when they could not be measured."""
-    v = STEER_STEP_SPEED * scale.speed
-    amp = min(STEER_STEP_MAX, scale.steer_for(0.15 * scale.g, v))
+    v = steering_step_speed(scale)
+    amp = min(STEER_STEP_MAX, scale.steer_for(STEER_STEP_LATERAL * scale.g, v))
     try:
         recs["steering_step"] = run("steering_step", "steering", mv.steering_step(scale, v, amp))
         recs["steering_step_half"] = run("steering_step_half", "steering", mv.steering_step(scale, v, 0.5 * amp))

@@ -33,7 +33,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.signal import savgol_filter
 
-from mpc_tracking.identification.manoeuvres import Recording
+from mpc_tracking.identification.manoeuvres import RECORDED, Recording
 
 __all__ = ["derivative", "LongitudinalFit", "fit_longitudinal", "simulate_speed", "LateralFit", "fit_lateral",
            "lateral_samples", "B_MAX", "AxlePeaks", "axle_forces", "axle_peaks"]
@@ -102,7 +102,8 @@ class LongitudinalFit:
         RMS speed error of the fitted loop over the runs [m/s].
     power_per_mass : float or None
         P/m [W/kg] when the acceleration falls with speed as a power limit, ``min(accel_max, P/m / v)``
-        (it bound over at least a fifth of the acceleration run and cut its speed error by a quarter);
+        (it bound over at least a fifth of the full-throttle run above V, or of the acceleration run
+        without one, and cut the speed error by a quarter);
         None: not limited within the speeds driven.
     """
 
@@ -120,9 +121,13 @@ def _plateau(a: np.ndarray) -> float:
     return float(np.median(top))
 
 
-def fit_longitudinal(accel: Recording, brake: Recording, window: float) -> LongitudinalFit:
-    """Fit ``(tau, accel_max, decel_max)`` to the straight-line acceleration and braking runs."""
-    runs = (accel, brake)
+def fit_longitudinal(accel: Recording, brake: Recording, window: float,
+                     high: Recording | None = None) -> LongitudinalFit:
+    """Fit ``(tau, accel_max, decel_max)`` to the straight-line acceleration and braking runs, and a power
+    limit where the acceleration falls with speed (on them and on ``high``, a full-throttle run above the
+    manoeuvre speed, up to where its speed levelled off)."""
+    top = None if high is None else _accelerating_part(high)
+    runs = (accel, brake) if top is None else (accel, brake, top)
     dt = accel.dt
     a_acc = derivative(accel.v_x, dt, window)
     a_brk = derivative(brake.v_x, dt, window)
@@ -144,12 +149,13 @@ def fit_longitudinal(accel: Recording, brake: Recording, window: float) -> Longi
     sol = least_squares(residual, p0, x_scale=1.0, method="trf")
     tau, a, d = (float(v) for v in np.exp(sol.x))
     rms = float(np.sqrt(np.mean(sol.fun ** 2)))
-    power = _fit_power(residual, sol, accel)
+    power = _fit_power(residual, sol, accel if top is None else top)
     if power is not None:
         tau, a, d, pm = (float(v) for v in np.exp(power.x))
         rms_p = float(np.sqrt(np.mean(power.fun ** 2)))
         v_run = accel.v_x[accel.v_cmd >= 0.99 * np.max(accel.v_cmd)]
-        binds = float(np.mean(pm / np.maximum(v_run, 0.1) < a)) if v_run.size else 0.0
+        v_full = v_run if top is None else top.v_x  # the run above V is where a power limit shows
+        binds = float(np.mean(pm / np.maximum(v_full, 0.1) < a)) if v_full.size else 0.0
         logger.debug("identify: speed error %.3g m/s without, %.3g with a power limit P/m = %.4g W/kg (binds on "
                      "%.0f %% of the full-throttle run)", rms, rms_p, pm, 100 * binds)
         if rms_p < 0.75 * rms and binds >= 0.2:
@@ -163,6 +169,17 @@ def fit_longitudinal(accel: Recording, brake: Recording, window: float) -> Longi
     # an unsaturated first-order response peaks at the step and decays at once
     a, d = (v if _plateau_time(acc, dt) >= 0.5 * tau else math.inf for v, acc in ((a, a_acc), (d, -a_brk)))
     return LongitudinalFit(tau, a, d, acc_p, dec_p, rms)
+
+
+def _accelerating_part(rec: Recording) -> Recording:
+    """``rec`` up to where its speed first came within 2 % of the largest speed of the run (a plateau of a
+    plant that levelled off below the command is no evidence of its acceleration limit)."""
+    v = rec.v_x
+    rise = v - v[0]
+    k = int(np.argmax(rise >= 0.98 * np.max(rise))) + 1 if np.max(rise) > 0 else v.size
+    k = max(k, min(3, v.size))
+    t, v_x, v_y, r, v_cmd, delta = (getattr(rec, f)[:k] for f in RECORDED)
+    return Recording(rec.name, rec.purpose, t, v_x, v_y, r, v_cmd, delta, note=rec.note)
 
 
 def _fit_power(residual, sol, accel: Recording):

@@ -28,7 +28,7 @@ from mpc_tracking.errors import IdentificationError, MPCTrackingError, NonFinite
 __all__ = [
     "Scale", "Recording", "Segment", "RampMonitor", "run_manoeuvre", "measure",
     "acceleration_run", "braking_run", "ramp_radius", "steady_state_ramp", "step_steer", "sine_sweep",
-    "braking_in_turn", "steering_step",
+    "braking_in_turn", "steering_step", "top_speed_run",
 ]
 
 logger = logging.getLogger(__name__)
@@ -289,6 +289,17 @@ def acceleration_run(scale: Scale, limit: float, stop_at_limit: bool = False) ->
                 waiting_for=f"the commanded speed {V:.2f} m/s", stop_at_limit=stop_at_limit),
         Segment(0.95 * V, 0.0, duration=6 * tf),
         Segment(V, 0.0, duration=6 * tf),
+    ]
+
+
+def top_speed_run(scale: Scale, v_top: float, limit: float) -> tuple[float, list[Segment]]:
+    """Straight line: V -> ``v_top`` [m/s] (full-throttle step), hold: how the acceleration falls above V
+    (a power limit). A plant that levels off below ``v_top`` ends the recording after ``limit`` [s] (noted)."""
+    V, tf = scale.speed, scale.tf
+    return V, [
+        Segment(V, 0.0, duration=2 * tf),
+        Segment(v_top, 0.0, until=_near(v_top, 0.02 * v_top), then=2 * tf, limit=limit,
+                waiting_for=f"the commanded speed {v_top:.2f} m/s", stop_at_limit=True),
     ]
 
 

@@ -83,6 +83,21 @@ def test_a_car_that_does_not_turn_is_named():
         fit_steering(rec, _recording(0.05, name="half"), 0.1, L)
 
 
+@pytest.mark.parametrize("V, L, expect", [
+    (17.6, 2.58, 0.3 * 17.6),  # 0.3 V: the full 0.1 rad step turns at 0.14 g
+    (30.0, 2.58, math.sqrt(2.58 * 0.15 * 9.81 / math.tan(0.1))),  # capped: the full step at 0.15 g
+    (1.6, 0.26, 0.3 * 1.6),  # the RC car at its lowered speed
+])
+def test_steering_steps_keep_their_full_amplitude(V, L, expect):
+    from mpc_tracking.identification.core import STEER_STEP_MAX, steering_step_speed
+    from mpc_tracking.identification.manoeuvres import Scale
+
+    scale = Scale(L, V, 0.01, 9.81)
+    v = steering_step_speed(scale)
+    assert v == pytest.approx(expect, rel=1e-12)
+    assert min(STEER_STEP_MAX, scale.steer_for(0.15 * 9.81, v)) == pytest.approx(STEER_STEP_MAX)
+
+
 # ---------------------------------------------------------------------- vehicle file and defaults
 def _file(tmp_path, **kw):
     vf = VehicleFile(DynamicParams.bmw_320i(), 0.3, 4.0, 7.0, a_y_max=8.0, **kw)
@@ -170,8 +185,8 @@ def _drive(vf, path):
 @needs_commonroad
 def test_commonroad_fast_corner_at_0_9_of_its_identified_limits(commonroad):
     """Closed-loop regression: the identified file alone, grip_fraction 0.9, a fast corner entered at 35 m/s.
-    Without the steering rate the plan's corrections outran the wheels and the car left the track (6.3 m
-    off the line, body 3.9 m past the edge); within it, 7 cm RMS."""
+    Without the steering rate (the vehicle file before the steering steps) the plan's corrections outran the
+    wheels and the car left the track (6.6 m off the line, body 2.4 m past the edge); within it, 0.3 m at most."""
     _, vf = commonroad
     path = _corner_sequence()
     st, res = _drive(vf, path)

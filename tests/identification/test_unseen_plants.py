@@ -62,6 +62,15 @@ def test_power_limited_plant_below_the_manoeuvre_speed():
     assert res.params.mu == pytest.approx(plant.vehicle_params.mu, rel=0.05)
 
 
+def test_a_power_limit_that_binds_only_above_the_manoeuvre_speed():
+    """P/m = 100 W/kg meets the 4 m/s^2 limit at 25 m/s, above V = 17.6 m/s: the full-throttle run on to 2 V
+    shows it (it was null: nothing the manoeuvres reached bound it)."""
+    res = identify(DynamicBicyclePlant({"power_per_mass": 100.0}), dt=0.02, holdout=False)
+    assert res.provenance["options"]["speed"] < 100.0 / 4.0 < 2.0 * res.provenance["options"]["speed"]
+    assert res.power_per_mass == pytest.approx(100.0, rel=0.02)
+    assert res.accel_max == pytest.approx(4.0, rel=0.02)
+
+
 def test_a_plant_with_no_power_limit_gets_none():
     res = identify(DynamicBicyclePlant(), dt=0.02, holdout=False)
     assert res.power_per_mass is None and res.report["longitudinal"]["power_per_mass"] is None
@@ -89,3 +98,5 @@ def test_commonroad_drift_model_from_the_cli(tmp_path, capsys):
     assert vf.a_y_max is not None and vf.provenance["plant"] == "commonroad_std"
     assert vf.report["axle_peaks"]["driven_axle"] == "rear"
     assert vf.steering_rate_max == pytest.approx(0.4, rel=0.03)  # its wheels turn at most 0.4 rad/s
+    # its engine: a_max v_switch / v above 21.6 m/s (P/m 84.2 W/kg), seen by the run on to 2 V = 35 m/s
+    assert vf.power_per_mass == pytest.approx(84.2, rel=0.05)
