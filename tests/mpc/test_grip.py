@@ -334,8 +334,9 @@ def test_without_v_y_and_r_the_limits_stay_as_set(params):
 # ---------------------------------------------------------------------- closed loop
 def test_closed_loop_a_dry_plan_on_a_wet_circle():
     """The 3D sedan on a mu 0.5 circle (R 50 m, 3 m each side) with limits and a model for mu 0.9: without the
-    estimate the car leaves the track within seconds; with it the first slide lowers the limits, the body stays
-    inside the edges and the estimate ends within 10 % of the road."""
+    estimate (grip_estimation=False) the car leaves the track within seconds; with it (the default) the first slide
+    lowers the limits, the body stays inside the edges and the estimate ends within 10 % of the road; the result
+    carries mu_est and the summary reports it."""
     from mpc_tracking.models.prediction import dynamic_params_from_ackermann3d
 
     th = np.linspace(0.0, 2.0 * np.pi, 315, endpoint=False)
@@ -349,7 +350,7 @@ def test_closed_loop_a_dry_plan_on_a_wet_circle():
         act = mt.actuation.default_actuator(car)
         st = mt.MPCSettings(prediction_model="dynamic", horizon=30, ds=1.0, v_max=25.0, a_y_max=7.5, decel_max=7.0,
                             accel_max=3.0, friction_ellipse=True, discretization="rk4", delta_max=0.6,
-                            grip_estimation=on, grip_mu=0.9)
+                            grip_mu=0.9, **({} if on else {"grip_estimation": False}))  # on: the default
         mpc = mt.SpatialMPC(path, body, st, prediction=DynamicPrediction(dyn, speed_lag=act.speed_lag))
         out[on] = mt.simulate(path, mpc, car, act, t_max=10.0, v0=15.0)
     on, off = out[True], out[False]
