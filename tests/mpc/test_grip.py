@@ -122,12 +122,11 @@ def test_a_slide_at_the_reference_confirms_the_limits(params):
 
 
 def test_an_axle_spinning_up_slides_before_its_saturation_slip(params):
-    """A driven axle losing traction on a wet road: its slip angle grows (here 0.3 of the saturation slip) while it
+    """A driven axle losing traction on a wet road: its slip angle grows (here 0.6 of the saturation slip) while it
     shows no lateral force -- short of its curve by far more than GRIP_FORCE_DEFICIT: a slide after
-    GRIP_SLIDE_SAMPLES samples, before the slip reaches the saturation slip; in the linear range with the curve's
-    force it is not."""
+    GRIP_SLIDE_SAMPLES samples, before the slip reaches the saturation slip; with the curve's force it is not."""
     shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
-    alpha = 0.3 * saturation_slip(shape)
+    alpha = 0.6 * saturation_slip(shape)
     assert alpha > grip.GRIP_DEFICIT_SLIP * saturation_slip(shape)
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
     e = _turn(est, 0.0, alpha, steps=1 + grip.GRIP_SLIDE_SAMPLES)  # v_y, r = 0: no lateral force at that slip
