@@ -476,8 +476,9 @@ class GripSettings(SettingsGroup):
               "(:class:`~mpc_tracking.mpc.grip.GripEstimator`) scales a_y_max, decel_max, accel_max, the friction "
               "ellipse, the whole-path speed ceilings, the prediction model's tyre peak and the safe stop's "
               "braking by the share of the nominal friction the estimate's lower confidence bound leaves "
-              "(at most 1); a slide lowers them within the step. On a dry road it costs about 0.5 % lap time "
-              "(benchmarks/results/grip_change_validation.json); False: the limits exactly as set.")
+              "(at most 1); a slide lowers them within the step. On a dry road it costs 0.3-0.4 % lap time "
+              "(8 generated circuits, benchmarks/results/grip_change_validation.json); False: the limits "
+              "exactly as set.")
     grip_mu: float | None = setting(
         None, "Friction the limits and the prediction model were set for (null: the prediction model's mu)", "-",
         gt=0)

@@ -109,6 +109,34 @@ def test_one_sample_past_the_curve_is_not_a_slide(params):
     assert e.sliding and e.mu_front < params.mu
 
 
+def test_a_slide_at_the_reference_confirms_the_limits(params):
+    """A slide reading the grip the limits stand for keeps them (sigma at the confirmed share); a slide reading
+    0.6 of it carries GRIP_SIGMA_SLIDE of the reading."""
+    ref = 0.8
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    for share, sigma in ((1.0, grip.GRIP_SIGMA_CONFIRMED * ref), (0.6, grip.GRIP_SIGMA_SLIDE * 0.6 * ref)):
+        est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=ref))
+        e = _turn(est, share * ref * params.tyre_D_f * params.g, 3.0 * saturation_slip(shape), steps=8)
+        assert e.sliding and e.mu_front == pytest.approx(0.9 * share, rel=1e-9)
+        assert e.sigma_front == pytest.approx(0.9 * sigma / ref, rel=1e-9)
+
+
+def test_an_axle_spinning_up_slides_before_its_saturation_slip(params):
+    """A driven axle losing traction on a wet road: its slip angle grows (here 0.6 of the saturation slip) while it
+    shows no lateral force -- short of its curve by far more than GRIP_FORCE_DEFICIT: a slide after
+    GRIP_SLIDE_SAMPLES samples, before the slip reaches the saturation slip; with the curve's force it is not."""
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    alpha = 0.6 * saturation_slip(shape)
+    assert alpha > grip.GRIP_DEFICIT_SLIP * saturation_slip(shape)
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    e = _turn(est, 0.0, alpha, steps=1 + grip.GRIP_SLIDE_SAMPLES)  # v_y, r = 0: no lateral force at that slip
+    assert e.sliding and e.mu_front < params.mu
+    curve = magic_formula(alpha, *shape) * params.mu * params.tyre_D_f * params.g
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    e = _turn(est, curve, alpha, steps=1 + grip.GRIP_SLIDE_SAMPLES)
+    assert not e.sliding and e.mu_front == params.mu
+
+
 def test_linear_range_neither_lowers_nor_confirms(params):
     """Gentle cornering (0.3 mu g, slip in the linear range): no slide, no change, no confirmation."""
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu, sigma0=0.02))
@@ -334,8 +362,9 @@ def test_without_v_y_and_r_the_limits_stay_as_set(params):
 # ---------------------------------------------------------------------- closed loop
 def test_closed_loop_a_dry_plan_on_a_wet_circle():
     """The 3D sedan on a mu 0.5 circle (R 50 m, 3 m each side) with limits and a model for mu 0.9: without the
-    estimate the car leaves the track within seconds; with it the first slide lowers the limits, the body stays
-    inside the edges and the estimate ends within 10 % of the road."""
+    estimate (grip_estimation=False) the car leaves the track within seconds; with it (the default) the first slide
+    lowers the limits, the body stays inside the edges and the estimate ends within 10 % of the road; the result
+    carries mu_est and the summary reports it."""
     from mpc_tracking.models.prediction import dynamic_params_from_ackermann3d
 
     th = np.linspace(0.0, 2.0 * np.pi, 315, endpoint=False)
@@ -349,7 +378,7 @@ def test_closed_loop_a_dry_plan_on_a_wet_circle():
         act = mt.actuation.default_actuator(car)
         st = mt.MPCSettings(prediction_model="dynamic", horizon=30, ds=1.0, v_max=25.0, a_y_max=7.5, decel_max=7.0,
                             accel_max=3.0, friction_ellipse=True, discretization="rk4", delta_max=0.6,
-                            grip_estimation=on, grip_mu=0.9)
+                            grip_mu=0.9, **({} if on else {"grip_estimation": False}))  # on: the default
         mpc = mt.SpatialMPC(path, body, st, prediction=DynamicPrediction(dyn, speed_lag=act.speed_lag))
         out[on] = mt.simulate(path, mpc, car, act, t_max=10.0, v0=15.0)
     on, off = out[True], out[False]

@@ -94,7 +94,7 @@ def test_the_batch_refuses_varying_friction():
 
 
 def test_closed_loop_logs_mu_true():
-    """simulate() logs the road's friction under the plant as mu_true (no estimate without grip_estimation)."""
+    """simulate() logs the road's friction under the plant as mu_true (the kinematic model: no estimate)."""
     th = np.linspace(0.0, 2.0 * np.pi, 600, endpoint=False)
     path = mt.ReferencePath(60.0 * np.cos(th), 60.0 * np.sin(th), closed=True, ds=1.0, width_left=4.0,
                             width_right=4.0)
