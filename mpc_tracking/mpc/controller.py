@@ -19,6 +19,7 @@ The step's data travels as a :class:`~mpc_tracking.mpc.step.StepInput`, its resu
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any
 
@@ -348,7 +349,7 @@ class SpatialMPC:
         s_measured, x_measured = float(s0), x0.copy()  # before the delay prediction (the disturbance estimate's input)
         self._v_now = float(x0[self.model.I_SPEED]) if self.model.SPEED_IN_STATE else None
         s0 = float(s0)
-        if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
+        if not (math.isfinite(x0[0]) and math.isfinite(x0[1]) and math.isfinite(s0)):
             raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
         s0, x0 = self._predict_delay(s0, x0)
         s_grid = self._grid(s0)
@@ -464,7 +465,12 @@ class SpatialMPC:
         X, U = X.copy(), U.copy()
         q = step.q
         e_y = X[:, self.model.I_EY]
-        xy = offset_point(q.x, q.y, q.psi, e_y)
+        kern = self.qp.kernels
+        if kern is not None:  # settings.compiled: the same numbers in one call
+            xy = np.empty((e_y.size, 2))
+            kern.offset_points(q.x, q.y, q.psi, e_y, xy)
+        else:
+            xy = offset_point(q.x, q.y, q.psi, e_y)
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,
@@ -528,7 +534,10 @@ class SpatialMPC:
         """Build and solve one QP with the back end; a solution that violates the QP's rows is a
         failure (:meth:`Safeguards.check_solution <mpc_tracking.mpc.safeguards.Safeguards.check_solution>`)."""
         d = self.build_qp(step)
-        if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
+        kern = self.qp.kernels
+        finite = (kern.all_finite(d.A_data, d.q) if kern is not None  # settings.compiled: one pass
+                  else np.isfinite(d.A_data).all() and np.isfinite(d.q).all())
+        if not finite:
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
             return BackendResult(None, None, 0, 0.0, "non-finite QP data")
         warm = None

@@ -170,6 +170,36 @@ def test_closed_loop_equal(model: str) -> None:
 
 
 @needs_numba
+def test_all_finite_equals_numpy() -> None:
+    """The QP data's check before a solve: ``np.isfinite(a).all() and np.isfinite(b).all()``, NaN and +-inf anywhere."""
+    kern = kernels.load()
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=17), rng.normal(size=5)
+    assert kern.all_finite(a, b) and kern.all_finite(a, np.empty(0))
+    for bad in (np.nan, np.inf, -np.inf):
+        for arr, i in ((a, 0), (a, 16), (b, 3)):
+            arr2 = arr.copy()
+            arr2[i] = bad
+            x, y = (arr2, b) if arr is a else (a, arr2)
+            assert not kern.all_finite(x, y)
+            assert bool(np.isfinite(x).all() and np.isfinite(y).all()) is False
+
+
+@needs_numba
+def test_offset_points_equal_numpy() -> None:
+    """The plan's points in the world: the numbers of ``paths.geometry.offset_point`` on strided columns."""
+    from mpc_tracking.paths.geometry import offset_point
+
+    kern = kernels.load()
+    rng = np.random.default_rng(5)
+    table = rng.normal(0.0, 50.0, size=(31, 4))
+    table[:, 2] = rng.uniform(-20.0, 20.0, 31)  # headings over several turns
+    out = np.empty((31, 2))
+    kern.offset_points(table[:, 0], table[:, 1], table[:, 2], table[:, 3], out)
+    _close(out, offset_point(table[:, 0], table[:, 1], table[:, 2], table[:, 3]))
+
+
+@needs_numba
 def test_constraint_excess_equals_numpy() -> None:
     """Row, amount and scale of the worst violation: scipy's A @ z, np.maximum and np.argmax, NaN first."""
     rng = np.random.default_rng(7)
