@@ -150,6 +150,18 @@ def all_finite(a, b):  # pragma: no cover - compiled
     return True
 
 
+@nb.njit(nb.float64(_F1, nb.int64), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def tail_max(z, start):  # pragma: no cover - compiled
+    """``z[start:].max()`` (NaN when any of them is NaN, as numpy's; -inf when empty): the largest corridor slack."""
+    best = -math.inf
+    for i in range(start, z.shape[0]):
+        v = z[i]
+        if v != v:
+            return math.nan
+        best = max(best, v)
+    return best
+
+
 @nb.njit(nb.void(_A1, _A1, _A1, _A1, _F2), cache=True, nogil=True, error_model="numpy", fastmath=False)
 def offset_points(x, y, psi, e_y, out):  # pragma: no cover - compiled
     """:func:`mpc_tracking.paths.geometry.offset_point` of equal-length arrays into ``out`` (K, 2): the plan's

@@ -461,16 +461,17 @@ class SpatialMPC:
         if z is None or res.status is None:
             return self._applied(guard.fallback(step, res.message, res.iterations, res.solve_time, t_start,
                                                 self._cmd_prev))
-        X, U = self._unpack(z)
-        X, U = X.copy(), U.copy()
+        X, U = self._unpack(z[: self.layout.nX + self.layout.nU].copy())  # one copy, two views of it
         q = step.q
         e_y = X[:, self.model.I_EY]
         kern = self.qp.kernels
-        if kern is not None:  # settings.compiled: the same numbers in one call
+        if kern is not None and z.dtype == np.float64 and z.flags.c_contiguous:  # settings.compiled: the same numbers
             xy = np.empty((e_y.size, 2))
             kern.offset_points(q.x, q.y, q.psi, e_y, xy)
+            slack_max = kern.tail_max(z, self.layout.isl0)
         else:
             xy = offset_point(q.x, q.y, q.psi, e_y)
+            slack_max = z[self.layout.isl0 :].max()
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,
@@ -485,7 +486,7 @@ class SpatialMPC:
             x=X,
             u=U,
             xy=xy,
-            corridor_violation=max(0.0, float(z[self.layout.isl0 :].max())),
+            corridor_violation=max(0.0, float(slack_max)),
             fallback_steps=0,
             lb=self.qp.lb,
             ub=self.qp.ub,

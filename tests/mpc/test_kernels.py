@@ -186,6 +186,17 @@ def test_all_finite_equals_numpy() -> None:
 
 
 @needs_numba
+def test_tail_max_equals_numpy() -> None:
+    """The largest corridor slack: ``z[start:].max()``, NaN when one of them is NaN (not when one before ``start`` is)."""
+    kern = kernels.load()
+    z = np.random.default_rng(4).normal(size=23)
+    for start in (0, 5, 22):
+        assert kern.tail_max(z, start) == z[start:].max()
+    z[10] = np.nan
+    assert np.isnan(kern.tail_max(z, 3)) and kern.tail_max(z, 11) == z[11:].max()
+
+
+@needs_numba
 def test_offset_points_equal_numpy() -> None:
     """The plan's points in the world: the numbers of ``paths.geometry.offset_point`` on strided columns."""
     from mpc_tracking.paths.geometry import offset_point

@@ -179,8 +179,8 @@ def _solve_native(native: object, q: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     Returns ``(status code, x or None, iterations, OSQP's run time [s], status text)``.
     """
     solver: Any = native
-    solver.update_data_vec(q=q, l=lo, u=hi)
-    solver.update_data_mat(P_x=None, P_i=None, A_x=Ax, A_i=None)
+    solver.update_data_vec(q, lo, hi)  # (positional: pybind11 skips matching keywords)
+    solver.update_data_mat(None, None, Ax, None)  # P_x, P_i, A_x, A_i
     if warm_x is not None:
         solver.warm_start(warm_x, None)
     solver.solve()
