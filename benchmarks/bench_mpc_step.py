@@ -171,6 +171,9 @@ def parts(N: int, repeats: int = 2000, compiled: str = "auto", model: str = "kin
             fn()
             times.append(time.perf_counter() - t)
         out[name] = round(1e6 * float(np.median(times)), 1)
+    # what the controller adds around its back end (Python, kernels, checks): the step's own overhead
+    out["outside the back end (whole step - back end solve)"] = round(
+        out["solve (whole step)"] - out["back end solve (update + solve + status)"], 1)
     return out
 
 
