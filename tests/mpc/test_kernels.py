@@ -319,3 +319,45 @@ def test_open_path_to_its_end_equal() -> None:
         assert a.success and len(a.series["s"]) == len(b.series["s"])
         for name in ("e_y", "e_psi", "v_cmd", "delta_cmd", "iterations"):
             _close(np.asarray(a.series[name], dtype=float), np.asarray(b.series[name], dtype=float), LOOP_TOL)
+
+
+@needs_numba
+@pytest.mark.parametrize("compiled", ["python", "numba"])
+@pytest.mark.parametrize("where, bad", [("A_data", np.nan), ("q", np.inf), ("q", -np.inf)])
+def test_non_finite_qp_data_is_not_solved_on_either_path(compiled: str, where: str, bad: float) -> None:
+    """The check before the solve (compiled: one pass over A's data and q) catches a non-finite entry anywhere."""
+    path = mt.load_path("oval", ds=0.5)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=15, v_max=12.0, compiled=compiled))
+    assert mpc.solve((3.0, 0.3, 0.0)).status == "solved"
+    build = mpc.build_qp
+
+    def poisoned(step: object) -> object:
+        d = build(step)  # type: ignore[arg-type]
+        getattr(d, where)[-1] = bad
+        return d
+
+    mpc.build_qp = poisoned  # type: ignore[method-assign]
+    sol = mpc.solve((3.3, 0.3, 0.0))
+    assert sol.status == "fallback" and sol.solver_status == "non-finite QP data"
+
+
+@needs_numba
+@pytest.mark.parametrize("compiled", ["python", "numba"])
+def test_a_non_finite_osqp_solution_is_not_used_on_either_path(compiled: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OSQP reporting "solved" with a NaN in its solution: the back end's finiteness check (compiled or numpy)."""
+    from mpc_tracking.mpc.backends import osqp as osqp_backend
+
+    path = mt.load_path("oval", ds=0.5)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=15, v_max=12.0, compiled=compiled))
+    assert (mpc.backend._all_finite is not None) == (compiled == "numba")  # type: ignore[attr-defined]
+    real = osqp_backend._solve_native
+
+    def nan_solution(*args: object) -> tuple:
+        code, x, iters, stime, text = real(*args)  # type: ignore[arg-type]
+        x = x.copy()
+        x[len(x) // 2] = np.nan
+        return code, x, iters, stime, text
+
+    monkeypatch.setattr(osqp_backend, "_solve_native", nan_solution)
+    res = mpc.backend.solve(mpc.build_qp(mpc._prepare((3.0, 0.3, 0.0))), *mpc.qp.dynamics[:2])
+    assert res.z is None and res.status is None and res.message == "solved"
