@@ -39,8 +39,9 @@ def _stats(a: np.typing.ArrayLike) -> dict:
             "p99_ms": float(np.percentile(a, 99))}
 
 
-def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
-    """Step times of the controller and of the bare OSQP replay for horizon ``N``."""
+def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True) -> dict:
+    """Step times of the controller and of the bare OSQP replay for horizon ``N`` (``variants``: also the other
+    back end, models and the numpy path)."""
     path = mt.load_path("oval", ds=0.5)
     vehicle = mt.VehicleParams()
     settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0,
@@ -112,14 +113,16 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         "lap_completed": res.success,
         "infeasible_steps": res.metrics["infeasible_steps"],
     }
+    if not variants:
+        return out
     # 3) the same loop with the other QP solver and with the dynamic prediction model
-    variants = {"python": {"compiled": "python"}, "daqp": {"solver": "daqp"},
+    cases = {"python": {"compiled": "python"}, "daqp": {"solver": "daqp"},
                 "dynamic_model": {"prediction_model": "dynamic"},
                 "dynamic_model_python": {"prediction_model": "dynamic", "compiled": "python"},
                 "dynamic_model_rk4_ellipse": {"prediction_model": "dynamic", "discretization": "rk4",
                                               "friction_ellipse": True},
                 "dynamic_model_daqp": {"prediction_model": "dynamic", "solver": "daqp"}}
-    for name, changes in variants.items():
+    for name, changes in cases.items():
         mpc = mt.SpatialMPC(path, vehicle, settings.replace(**changes))
         plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
         r = mt.simulate(path, mpc, plant, laps=laps, e_y0=1.0)
@@ -177,24 +180,52 @@ def parts(N: int, repeats: int = 2000, compiled: str = "auto", model: str = "kin
     return out
 
 
+def rounds_summary(rows: list[dict]) -> dict:
+    """Per-horizon medians over the rounds of :func:`run` (``--rounds``): our step, the two floors, their ratios
+    per round and the median of those ratios (a busy machine moves single runs by tens of percent)."""
+    out: dict = {}
+    for N in sorted({r["N"] for r in rows}):
+        rr = [r for r in rows if r["N"] == N]
+        ratios = [r["ratio_median"] for r in rr]
+        ratios_native = [r["ratio_median_vs_native"] for r in rr]
+        out[str(N)] = {
+            "rounds": len(rr),
+            "our_step_median_ms": float(np.median([r["our_step"]["median_ms"] for r in rr])),
+            "bare_osqp_median_ms": float(np.median([r["bare_osqp_update_solve"]["median_ms"] for r in rr])),
+            "bare_native_median_ms": float(np.median([r["bare_osqp_native_update_solve"]["median_ms"] for r in rr])),
+            "around_solve_median_ms": float(np.median([r["around_solve_ms_median"] for r in rr])),
+            "ratio_per_round": ratios, "ratio_median_of_rounds": float(np.median(ratios)),
+            "ratio_vs_native_per_round": ratios_native,
+            "ratio_vs_native_median_of_rounds": float(np.median(ratios_native)),
+        }
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--horizons", type=int, nargs="+", default=[10, 30, 50, 100, 200])
     ap.add_argument("--warm-start", default="solver", choices=["solver", "shift", "none"])
     ap.add_argument("--repeats", type=int, default=2000, help="calls per part of step_parts_us")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="closed loop + replay per horizon this many times (rounds_summary: medians of the rounds)")
+    ap.add_argument("--no-variants", action="store_true",
+                    help="only the kinematic OSQP loop and its replay (no DAQP, dynamic model or numpy runs)")
+    ap.add_argument("--no-parts", action="store_true", help="skip step_parts_us")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/mpc_step.json")
     ap.add_argument("--out", type=Path, help="write the JSON to this file instead")
     args = ap.parse_args()
     prov = provenance()
-    rows = [run(N, args.warm_start) for N in args.horizons]
-    part_horizons = [N for N in args.horizons if N <= 50] or [10, 30, 50]
+    if args.rounds < 1:
+        ap.error(f"--rounds: expected an int >= 1, got {args.rounds}")
+    rows = [run(N, args.warm_start, variants=not args.no_variants) for _ in range(args.rounds) for N in args.horizons]
+    part_horizons = [] if args.no_parts else [N for N in args.horizons if N <= 50] or [10, 30, 50]
     split = {str(N): parts(N, args.repeats) for N in part_horizons}
     split_python = {str(N): parts(N, args.repeats, compiled="python") for N in part_horizons}
     split_dyn = {str(N): parts(N, args.repeats, model="dynamic") for N in part_horizons}
     split_dyn_python = {str(N): parts(N, args.repeats, compiled="python", model="dynamic") for N in part_horizons}
     ratio = {N: split_dyn[N]["solve (whole step)"] / split[N]["solve (whole step)"] for N in split}
     out = {"provenance": finish(prov), "benchmark": "mpc_step", "path": "oval", "warm_start": args.warm_start,
-           "results": rows, "step_parts_us": split,
+           "results": rows, "rounds_summary": rounds_summary(rows), "step_parts_us": split,
            "step_parts_us_python": split_python, "step_parts_us_dynamic": split_dyn,
            "step_parts_us_dynamic_python": split_dyn_python, "dynamic_vs_kinematic_step_parts_ratio": ratio,
            "kernels_load_s": kernels.compile_seconds()}
