@@ -10,13 +10,17 @@ with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osq
 replays the QPs on OSQP's extension object (no wrapper): the lowest floor. ``step_parts_us`` times
 each part of one step alone (N = 10, 30, 50 of ``--horizons``): the profile split (``step_parts_us_python``: numpy
 only; ``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
-ratio to the kinematic step).
+ratio to the kinematic step). ``--rounds R`` repeats the closed loop and its replay R times per horizon
+(``rounds_summary``: medians, the ratio of each round and their median); ``--evict-mb M`` adds a native replay with
+M MB streamed between solves (``bare_osqp_native_evicted``): the floor with cold data caches, as the closed loop's
+plant and projection leave them. ``--no-variants``, ``--no-parts`` keep a run short.
 Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
 The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
 measures exactly what the controller hands to OSQP, so it follows the controller's internals.
 
-    python benchmarks/bench_mpc_step.py [--horizons 10 30 50 100 200] [--warm-start solver] [--save | --out FILE]
+    python benchmarks/bench_mpc_step.py [--horizons 10 30 50 100 200] [--warm-start solver] [--rounds 1]
+        [--evict-mb 0] [--no-variants] [--no-parts] [--save | --out FILE]
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ def _stats(a: np.typing.ArrayLike) -> dict:
             "p99_ms": float(np.percentile(a, 99))}
 
 
-def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True) -> dict:
+def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True, evict_mb: float = 0.0) -> dict:
     """Step times of the controller and of the bare OSQP replay for horizon ``N`` (``variants``: also the other
     back end, models and the numpy path)."""
     path = mt.load_path("oval", ds=0.5)
@@ -92,6 +96,22 @@ def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True
         ext.update_data_mat(P_x=None, P_i=None, A_x=rec["Ax"], A_i=None)
         ext.solve()
         bare_native.append(time.perf_counter() - t)
+    evicted = []
+    if evict_mb > 0:  # the native replay again, a buffer streamed between solves as the closed loop's plant does
+        native_cold = osqp.OSQP()
+        native_cold.setup(P_osqp, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"],
+                          recorded[0]["u"], verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel,
+                          max_iter=settings.max_iter, polishing=False, warm_starting=warm_start != "none",
+                          check_termination=10)
+        ext_cold = native_cold._solver
+        junk = np.ones(int(evict_mb * 2**20) // 8)
+        for rec in recs:
+            junk.sum()
+            t = time.perf_counter()
+            ext_cold.update_data_vec(q=rec["q"], l=rec["l"], u=rec["u"])
+            ext_cold.update_data_mat(P_x=None, P_i=None, A_x=rec["Ax"], A_i=None)
+            ext_cold.solve()
+            evicted.append(time.perf_counter() - t)
     ours = _stats(steps)
     fl = _stats(bare)
     fl_native = _stats(bare_native)
@@ -104,6 +124,8 @@ def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True
         "bare_osqp_native_update_solve": fl_native,
         "ratio_median_vs_native": ours["median_ms"] / fl_native["median_ms"],
         "compiled": mpc.qp.kernels is not None,
+        **({"bare_osqp_native_evicted": _stats(evicted), "evict_mb": evict_mb,
+            "ratio_median_vs_native_evicted": ours["median_ms"] / _stats(evicted)["median_ms"]} if evicted else {}),
         # the split of our step: OSQP's own solve (its run time) and everything around it
         "solve_ms_median": 1e3 * float(np.median(res.series["solve_time"])),
         "around_solve_ms_median": 1e3 * float(np.median(steps - np.asarray(res.series["solve_time"]))),
@@ -198,6 +220,9 @@ def rounds_summary(rows: list[dict]) -> dict:
             "ratio_vs_native_per_round": ratios_native,
             "ratio_vs_native_median_of_rounds": float(np.median(ratios_native)),
         }
+        if "ratio_median_vs_native_evicted" in rr[0]:
+            out[str(N)]["ratio_vs_native_evicted_median_of_rounds"] = float(
+                np.median([r["ratio_median_vs_native_evicted"] for r in rr]))
     return out
 
 
@@ -210,6 +235,8 @@ def main() -> None:
                     help="closed loop + replay per horizon this many times (rounds_summary: medians of the rounds)")
     ap.add_argument("--no-variants", action="store_true",
                     help="only the kinematic OSQP loop and its replay (no DAQP, dynamic model or numpy runs)")
+    ap.add_argument("--evict-mb", type=float, default=0.0,
+                    help="also replay natively with this many MB streamed between solves (cold caches, as in the loop)")
     ap.add_argument("--no-parts", action="store_true", help="skip step_parts_us")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/mpc_step.json")
     ap.add_argument("--out", type=Path, help="write the JSON to this file instead")
@@ -217,7 +244,8 @@ def main() -> None:
     prov = provenance()
     if args.rounds < 1:
         ap.error(f"--rounds: expected an int >= 1, got {args.rounds}")
-    rows = [run(N, args.warm_start, variants=not args.no_variants) for _ in range(args.rounds) for N in args.horizons]
+    rows = [run(N, args.warm_start, variants=not args.no_variants, evict_mb=args.evict_mb)
+            for _ in range(args.rounds) for N in args.horizons]
     part_horizons = [] if args.no_parts else [N for N in args.horizons if N <= 50] or [10, 30, 50]
     split = {str(N): parts(N, args.repeats) for N in part_horizons}
     split_python = {str(N): parts(N, args.repeats, compiled="python") for N in part_horizons}
