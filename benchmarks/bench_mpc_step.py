@@ -3,7 +3,8 @@
 For each horizon N, a closed loop on the bundled default path times every ``SpatialMPC.solve()``
 call (our step; ``loop_step`` is the loop's own ``step_time``, the whole loop step with the plant and
 projection); the same deterministic run is repeated recording every step's QP (q, l, u, A data), and
-that sequence is replayed on a fresh OSQP solver with identical settings, timing only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
+that sequence is replayed on a fresh OSQP solver with identical settings, timing only
+``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
 ``solver="daqp"`` (the condensed DAQP back end) and with the dynamic prediction model (OSQP, DAQP), each with
 its step time and the ratio to the OSQP kinematic step of the same run; ``python`` is the same loop
 with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osqp_native_update_solve``
