@@ -150,6 +150,21 @@ def all_finite(a, b):  # pragma: no cover - compiled
     return True
 
 
+@nb.njit(nb.void(_F2, _F2, _F2), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def store_plan(X, U, table):  # pragma: no cover - compiled
+    """The last plan's table (N+1, nx+nu) for the next step's shift: ``X`` (N+1, nx) in the first columns, ``U``
+    (N, nu) in the others, its last row repeated at N (``table[:, :nx] = X; table[:-1, nx:] = U;
+    table[-1, nx:] = U[-1]``)."""
+    nx = X.shape[1]
+    N = U.shape[0]
+    for k in range(N + 1):
+        for j in range(nx):
+            table[k, j] = X[k, j]
+        kk = min(k, N - 1)
+        for j in range(U.shape[1]):
+            table[k, nx + j] = U[kk, j]
+
+
 @nb.njit(nb.float64(_F1, nb.int64), cache=True, nogil=True, error_model="numpy", fastmath=False)
 def tail_max(z, start):  # pragma: no cover - compiled
     """``z[start:].max()`` (NaN when any of them is NaN, as numpy's; -inf when empty): the largest corridor slack."""

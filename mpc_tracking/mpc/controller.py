@@ -464,8 +464,10 @@ class SpatialMPC:
         X, U = self._unpack(z[: self.layout.nX + self.layout.nU].copy())  # one copy, two views of it
         q = step.q
         e_y = X[:, self.model.I_EY]
-        kern = self.qp.kernels
-        if kern is not None and z.dtype == np.float64 and z.flags.c_contiguous:  # settings.compiled: the same numbers
+        kern: Any = self.qp.kernels
+        # settings.compiled: the same numbers in compiled calls (X, U: C-contiguous float64 copies of z's then)
+        fast = kern is not None and z.dtype == np.float64 and z.flags.c_contiguous
+        if fast:
             xy = np.empty((e_y.size, 2))
             kern.offset_points(q.x, q.y, q.psi, e_y, xy)
             slack_max = kern.tail_max(z, self.layout.isl0)
@@ -493,9 +495,12 @@ class SpatialMPC:
         )
         guard.solved(sol)
         table, NX = self._prev_table, self.nx
-        table[:, :NX] = X
-        table[:-1, NX:] = U
-        table[-1, NX:] = U[-1]
+        if fast:
+            kern.store_plan(X, U, table)
+        else:
+            table[:, :NX] = X
+            table[:-1, NX:] = U
+            table[-1, NX:] = U[-1]
         self._u_prev = U[0].copy()
         self._cmd_prev = np.array([v_cmd, delta_cmd])
         sol.step_time = time.perf_counter() - t_start

@@ -197,6 +197,18 @@ def test_tail_max_equals_numpy() -> None:
 
 
 @needs_numba
+def test_store_plan_equals_numpy() -> None:
+    """The last plan's table for the next shift: X, U side by side, U's last row repeated at N."""
+    kern = kernels.load()
+    rng = np.random.default_rng(6)
+    X, U = rng.normal(size=(13, 4)), rng.normal(size=(12, 2))
+    table, ref = np.full((13, 6), np.nan), np.empty((13, 6))
+    ref[:, :4], ref[:-1, 4:], ref[-1, 4:] = X, U, U[-1]
+    kern.store_plan(X, U, table)
+    assert np.array_equal(table, ref)
+
+
+@needs_numba
 def test_offset_points_equal_numpy() -> None:
     """The plan's points in the world: the numbers of ``paths.geometry.offset_point`` on strided columns."""
     from mpc_tracking.paths.geometry import offset_point
