@@ -1,22 +1,27 @@
 """MPC step time vs the bare OSQP floor of the very same QPs.
 
 For each horizon N, a closed loop on the bundled default path times every ``SpatialMPC.solve()``
-call (our step); the same deterministic run is repeated recording every step's QP (q, l, u,
-A data), and that sequence is replayed on a fresh OSQP solver with identical settings, timing
-only ``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
+call (our step; ``loop_step`` is the loop's own ``step_time``, the whole loop step with the plant and
+projection); the same deterministic run is repeated recording every step's QP (q, l, u, A data), and
+that sequence is replayed on a fresh OSQP solver with identical settings, timing only
+``update(q, l, u, Ax)`` + ``solve()`` (the floor). The same loop then runs with
 ``solver="daqp"`` (the condensed DAQP back end) and with the dynamic prediction model (OSQP, DAQP), each with
 its step time and the ratio to the OSQP kinematic step of the same run; ``python`` is the same loop
 with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osqp_native_update_solve``
 replays the QPs on OSQP's extension object (no wrapper): the lowest floor. ``step_parts_us`` times
 each part of one step alone (N = 10, 30, 50 of ``--horizons``): the profile split (``step_parts_us_python``: numpy
 only; ``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
-ratio to the kinematic step).
+ratio to the kinematic step). ``--rounds R`` repeats the closed loop and its replay R times per horizon
+(``rounds_summary``: medians, the ratio of each round and their median); ``--evict-mb M`` adds a native replay with
+M MB streamed between solves (``bare_osqp_native_evicted``): the floor with cold data caches, as the closed loop's
+plant and projection leave them. ``--no-variants``, ``--no-parts`` keep a run short.
 Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/mpc_step.json (``--out FILE`` elsewhere).
 
 The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.A_matrix``): it
 measures exactly what the controller hands to OSQP, so it follows the controller's internals.
 
-    python benchmarks/bench_mpc_step.py [--horizons 10 30 50 100 200] [--warm-start solver] [--save | --out FILE]
+    python benchmarks/bench_mpc_step.py [--horizons 10 30 50 100 200] [--warm-start solver] [--rounds 1]
+        [--evict-mb 0] [--no-variants] [--no-parts] [--save | --out FILE]
 """
 from __future__ import annotations
 
@@ -39,8 +44,25 @@ def _stats(a: np.typing.ArrayLike) -> dict:
             "p99_ms": float(np.percentile(a, 99))}
 
 
-def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
-    """Step times of the controller and of the bare OSQP replay for horizon ``N``."""
+def _timed(mpc: mt.SpatialMPC) -> list[float]:
+    """Wall times [s] of every ``mpc.solve()`` call from now on (the controller's step: the closed loop's own
+    ``step_time`` series is the whole loop step since the step watchdog, plant and projection included)."""
+    times: list[float] = []
+    solve = mpc.solve
+
+    def timed(*args, **kwargs):
+        t = time.perf_counter()
+        sol = solve(*args, **kwargs)
+        times.append(time.perf_counter() - t)
+        return sol
+
+    mpc.solve = timed  # type: ignore[method-assign]
+    return times
+
+
+def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True, evict_mb: float = 0.0) -> dict:
+    """Step times of the controller and of the bare OSQP replay for horizon ``N`` (``variants``: also the other
+    back end, models and the numpy path)."""
     path = mt.load_path("oval", ds=0.5)
     vehicle = mt.VehicleParams()
     settings = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0,
@@ -48,10 +70,12 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
     # 1) timing run: the controller exactly as users run it
     mpc = mt.SpatialMPC(path, vehicle, settings)
     plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
+    own = _timed(mpc)
     t0 = time.perf_counter()
     res = mt.simulate(path, mpc, plant, laps=laps, e_y0=1.0)
     wall = time.perf_counter() - t0
-    steps = np.asarray(res.step_time)
+    steps = np.asarray(own)  # SpatialMPC.solve() calls
+    loop_steps = np.asarray(res.step_time)  # the whole loop step (observe, control, plant)
     # 2) the same (deterministic) run again, recording every step's QP data
     mpc = mt.SpatialMPC(path, vehicle, settings)
     recorded = []
@@ -91,6 +115,22 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         ext.update_data_mat(P_x=None, P_i=None, A_x=rec["Ax"], A_i=None)
         ext.solve()
         bare_native.append(time.perf_counter() - t)
+    evicted = []
+    if evict_mb > 0:  # the native replay again, a buffer streamed between solves as the closed loop's plant does
+        native_cold = osqp.OSQP()
+        native_cold.setup(P_osqp, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"],
+                          recorded[0]["u"], verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel,
+                          max_iter=settings.max_iter, polishing=False, warm_starting=warm_start != "none",
+                          check_termination=10)
+        ext_cold = native_cold._solver
+        junk = np.ones(int(evict_mb * 2**20) // 8)
+        for rec in recs:
+            junk.sum()
+            t = time.perf_counter()
+            ext_cold.update_data_vec(q=rec["q"], l=rec["l"], u=rec["u"])
+            ext_cold.update_data_mat(P_x=None, P_i=None, A_x=rec["Ax"], A_i=None)
+            ext_cold.solve()
+            evicted.append(time.perf_counter() - t)
     ours = _stats(steps)
     fl = _stats(bare)
     fl_native = _stats(bare_native)
@@ -103,27 +143,33 @@ def run(N: int, warm_start: str = "solver", laps: int = 1) -> dict:
         "bare_osqp_native_update_solve": fl_native,
         "ratio_median_vs_native": ours["median_ms"] / fl_native["median_ms"],
         "compiled": mpc.qp.kernels is not None,
+        **({"bare_osqp_native_evicted": _stats(evicted), "evict_mb": evict_mb,
+            "ratio_median_vs_native_evicted": ours["median_ms"] / _stats(evicted)["median_ms"]} if evicted else {}),
         # the split of our step: OSQP's own solve (its run time) and everything around it
         "solve_ms_median": 1e3 * float(np.median(res.series["solve_time"])),
         "around_solve_ms_median": 1e3 * float(np.median(steps - np.asarray(res.series["solve_time"]))),
         "iterations_median": float(np.median(res.series["iterations"])),
         "closed_loop_per_step_ms": 1e3 * wall / max(1, steps.size),
+        "loop_step": _stats(loop_steps),
         "rms_e_y_m": res.metrics["rms_e_y"],
         "lap_completed": res.success,
         "infeasible_steps": res.metrics["infeasible_steps"],
     }
+    if not variants:
+        return out
     # 3) the same loop with the other QP solver and with the dynamic prediction model
-    variants = {"python": {"compiled": "python"}, "daqp": {"solver": "daqp"},
+    cases = {"python": {"compiled": "python"}, "daqp": {"solver": "daqp"},
                 "dynamic_model": {"prediction_model": "dynamic"},
                 "dynamic_model_python": {"prediction_model": "dynamic", "compiled": "python"},
                 "dynamic_model_rk4_ellipse": {"prediction_model": "dynamic", "discretization": "rk4",
                                               "friction_ellipse": True},
                 "dynamic_model_daqp": {"prediction_model": "dynamic", "solver": "daqp"}}
-    for name, changes in variants.items():
+    for name, changes in cases.items():
         mpc = mt.SpatialMPC(path, vehicle, settings.replace(**changes))
         plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
+        own = _timed(mpc)
         r = mt.simulate(path, mpc, plant, laps=laps, e_y0=1.0)
-        st_ms = _stats(r.series["step_time"])
+        st_ms = _stats(own)
         out[name] = {"step": st_ms, "solve_ms_median": 1e3 * float(np.median(r.series["solve_time"])),
                      "iterations_median": float(np.median(r.series["iterations"])),
                      "step_ratio_vs_osqp_kinematic": st_ms["median_ms"] / ours["median_ms"],
@@ -171,6 +217,33 @@ def parts(N: int, repeats: int = 2000, compiled: str = "auto", model: str = "kin
             fn()
             times.append(time.perf_counter() - t)
         out[name] = round(1e6 * float(np.median(times)), 1)
+    # what the controller adds around its back end (Python, kernels, checks): the step's own overhead
+    out["outside the back end (whole step - back end solve)"] = round(
+        out["solve (whole step)"] - out["back end solve (update + solve + status)"], 1)
+    return out
+
+
+def rounds_summary(rows: list[dict]) -> dict:
+    """Per-horizon medians over the rounds of :func:`run` (``--rounds``): our step, the two floors, their ratios
+    per round and the median of those ratios (a busy machine moves single runs by tens of percent)."""
+    out: dict = {}
+    for N in sorted({r["N"] for r in rows}):
+        rr = [r for r in rows if r["N"] == N]
+        ratios = [r["ratio_median"] for r in rr]
+        ratios_native = [r["ratio_median_vs_native"] for r in rr]
+        out[str(N)] = {
+            "rounds": len(rr),
+            "our_step_median_ms": float(np.median([r["our_step"]["median_ms"] for r in rr])),
+            "bare_osqp_median_ms": float(np.median([r["bare_osqp_update_solve"]["median_ms"] for r in rr])),
+            "bare_native_median_ms": float(np.median([r["bare_osqp_native_update_solve"]["median_ms"] for r in rr])),
+            "around_solve_median_ms": float(np.median([r["around_solve_ms_median"] for r in rr])),
+            "ratio_per_round": ratios, "ratio_median_of_rounds": float(np.median(ratios)),
+            "ratio_vs_native_per_round": ratios_native,
+            "ratio_vs_native_median_of_rounds": float(np.median(ratios_native)),
+        }
+        if "ratio_median_vs_native_evicted" in rr[0]:
+            out[str(N)]["ratio_vs_native_evicted_median_of_rounds"] = float(
+                np.median([r["ratio_median_vs_native_evicted"] for r in rr]))
     return out
 
 
@@ -179,19 +252,29 @@ def main() -> None:
     ap.add_argument("--horizons", type=int, nargs="+", default=[10, 30, 50, 100, 200])
     ap.add_argument("--warm-start", default="solver", choices=["solver", "shift", "none"])
     ap.add_argument("--repeats", type=int, default=2000, help="calls per part of step_parts_us")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="closed loop + replay per horizon this many times (rounds_summary: medians of the rounds)")
+    ap.add_argument("--no-variants", action="store_true",
+                    help="only the kinematic OSQP loop and its replay (no DAQP, dynamic model or numpy runs)")
+    ap.add_argument("--evict-mb", type=float, default=0.0,
+                    help="also replay natively with this many MB streamed between solves (cold caches, as in the loop)")
+    ap.add_argument("--no-parts", action="store_true", help="skip step_parts_us")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/mpc_step.json")
     ap.add_argument("--out", type=Path, help="write the JSON to this file instead")
     args = ap.parse_args()
     prov = provenance()
-    rows = [run(N, args.warm_start) for N in args.horizons]
-    part_horizons = [N for N in args.horizons if N <= 50] or [10, 30, 50]
+    if args.rounds < 1:
+        ap.error(f"--rounds: expected an int >= 1, got {args.rounds}")
+    rows = [run(N, args.warm_start, variants=not args.no_variants, evict_mb=args.evict_mb)
+            for _ in range(args.rounds) for N in args.horizons]
+    part_horizons = [] if args.no_parts else [N for N in args.horizons if N <= 50] or [10, 30, 50]
     split = {str(N): parts(N, args.repeats) for N in part_horizons}
     split_python = {str(N): parts(N, args.repeats, compiled="python") for N in part_horizons}
     split_dyn = {str(N): parts(N, args.repeats, model="dynamic") for N in part_horizons}
     split_dyn_python = {str(N): parts(N, args.repeats, compiled="python", model="dynamic") for N in part_horizons}
     ratio = {N: split_dyn[N]["solve (whole step)"] / split[N]["solve (whole step)"] for N in split}
     out = {"provenance": finish(prov), "benchmark": "mpc_step", "path": "oval", "warm_start": args.warm_start,
-           "results": rows, "step_parts_us": split,
+           "results": rows, "rounds_summary": rounds_summary(rows), "step_parts_us": split,
            "step_parts_us_python": split_python, "step_parts_us_dynamic": split_dyn,
            "step_parts_us_dynamic_python": split_dyn_python, "dynamic_vs_kinematic_step_parts_ratio": ratio,
            "kernels_load_s": kernels.compile_seconds()}

@@ -140,6 +140,53 @@ def constraint_excess(indptr, indices, data, z, lower, upper, Az):  # pragma: no
     return float(best_i), best, scale
 
 
+@nb.njit(nb.boolean(_F1, _F1), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def all_finite(a, b):  # pragma: no cover - compiled
+    """``np.isfinite(a).all() and np.isfinite(b).all()`` in one pass (the QP data's check before a solve)."""
+    for x in (a, b):
+        for i in range(x.shape[0]):
+            if not math.isfinite(x[i]):
+                return False
+    return True
+
+
+@nb.njit(nb.void(_F2, _F2, _F2), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def store_plan(X, U, table):  # pragma: no cover - compiled
+    """The last plan's table (N+1, nx+nu) for the next step's shift: ``X`` (N+1, nx) in the first columns, ``U``
+    (N, nu) in the others, its last row repeated at N (``table[:, :nx] = X; table[:-1, nx:] = U;
+    table[-1, nx:] = U[-1]``)."""
+    nx = X.shape[1]
+    N = U.shape[0]
+    for k in range(N + 1):
+        for j in range(nx):
+            table[k, j] = X[k, j]
+        kk = min(k, N - 1)
+        for j in range(U.shape[1]):
+            table[k, nx + j] = U[kk, j]
+
+
+@nb.njit(nb.float64(_F1, nb.int64), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def tail_max(z, start):  # pragma: no cover - compiled
+    """``z[start:].max()`` (NaN when any of them is NaN, as numpy's; -inf when empty): the largest corridor slack."""
+    best = -math.inf
+    for i in range(start, z.shape[0]):
+        v = z[i]
+        if v != v:
+            return math.nan
+        best = max(best, v)
+    return best
+
+
+@nb.njit(nb.void(_A1, _A1, _A1, _A1, _F2), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def offset_points(x, y, psi, e_y, out):  # pragma: no cover - compiled
+    """:func:`mpc_tracking.paths.geometry.offset_point` of equal-length arrays into ``out`` (K, 2): the plan's
+    points in the world, ``(x - e_y sin psi, y + e_y cos psi)`` [m], in numpy's order of operations."""
+    for k in range(x.shape[0]):
+        e = e_y[k]
+        out[k, 0] = x[k] + e * (-math.sin(psi[k]))
+        out[k, 1] = y[k] + e * math.cos(psi[k])
+
+
 # positions in the prm / flg arrays of kinematic_bounds_cost (kernels.bounds_cost_constants packs them)
 P_INV_L, P_AY, P_VMIN, P_VMAX, P_DT0, P_ACC, P_DEC, P_HALF_W, P_INSET, P_SLOPE, P_TIME_W, P_INF, P_VNOW = range(13)
 F_RBOX, F_RRATE, F_RCORR, F_NX, F_VBOX, F_UPREV, F_FIN_ACC, F_FIN_DEC = range(8)

@@ -53,6 +53,18 @@ def blas_libraries(refresh: bool = False) -> list[Any]:
     return list(libraries)
 
 
+def _count_getter(lib: Any) -> Any:
+    """``lib.get_num_threads`` as one callable looked up once: OpenBLAS's own C function
+    ``openblas_get_num_threads`` when threadpoolctl reads exactly that (its pthreads build: what
+    ``get_num_threads`` calls after a symbol lookup by name on every call), else the method."""
+    if getattr(lib, "internal_api", None) == "openblas" and getattr(lib, "threading_layer", None) != "openmp":
+        lookup = getattr(lib, "_get_symbol", None)
+        func = lookup("openblas_get_num_threads") if callable(lookup) else None
+        if func is not None:
+            return func
+    return lib.get_num_threads
+
+
 class BlasLimit:
     """A re-entrant context that limits every loaded BLAS library to ``threads`` threads.
 
@@ -75,20 +87,22 @@ class BlasLimit:
     True
     """
 
-    __slots__ = ("_saved", "libraries", "threads")
+    __slots__ = ("_getters", "_saved", "libraries", "threads")
 
     def __init__(self, threads: int) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
             raise ValueError(f"threads: expected an int >= 0 (0: no limit), got {threads!r}")
         self.threads = threads
         self.libraries: list[Any] = blas_libraries() if threads > 0 else []
+        # each library's thread-count getter, looked up once (read on every entry)
+        self._getters = [(lib, _count_getter(lib)) for lib in self.libraries]
         self._saved: list[list[tuple[Any, int]]] = []
 
     def __enter__(self) -> BlasLimit:
         changed: list[tuple[Any, int]] = []
         n = self.threads
-        for lib in self.libraries:
-            before = lib.get_num_threads()
+        for lib, get in self._getters:
+            before = get()
             if before is not None and before > n:
                 lib.set_num_threads(n)
                 changed.append((lib, before))

@@ -19,6 +19,7 @@ The step's data travels as a :class:`~mpc_tracking.mpc.step.StepInput`, its resu
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any
 
@@ -348,7 +349,7 @@ class SpatialMPC:
         s_measured, x_measured = float(s0), x0.copy()  # before the delay prediction (the disturbance estimate's input)
         self._v_now = float(x0[self.model.I_SPEED]) if self.model.SPEED_IN_STATE else None
         s0 = float(s0)
-        if not (np.isfinite(x0[0]) and np.isfinite(x0[1]) and np.isfinite(s0)):
+        if not (math.isfinite(x0[0]) and math.isfinite(x0[1]) and math.isfinite(s0)):
             raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
         s0, x0 = self._predict_delay(s0, x0)
         s_grid = self._grid(s0)
@@ -460,11 +461,19 @@ class SpatialMPC:
         if z is None or res.status is None:
             return self._applied(guard.fallback(step, res.message, res.iterations, res.solve_time, t_start,
                                                 self._cmd_prev))
-        X, U = self._unpack(z)
-        X, U = X.copy(), U.copy()
+        X, U = self._unpack(z[: self.layout.nX + self.layout.nU].copy())  # one copy, two views of it
         q = step.q
         e_y = X[:, self.model.I_EY]
-        xy = offset_point(q.x, q.y, q.psi, e_y)
+        kern: Any = self.qp.kernels
+        # settings.compiled: the same numbers in compiled calls (X, U: C-contiguous float64 copies of z's then)
+        fast = kern is not None and z.dtype == np.float64 and z.flags.c_contiguous
+        if fast:
+            xy = np.empty((e_y.size, 2))
+            kern.offset_points(q.x, q.y, q.psi, e_y, xy)
+            slack_max = kern.tail_max(z, self.layout.isl0)
+        else:
+            xy = offset_point(q.x, q.y, q.psi, e_y)
+            slack_max = z[self.layout.isl0 :].max()
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,
@@ -479,16 +488,19 @@ class SpatialMPC:
             x=X,
             u=U,
             xy=xy,
-            corridor_violation=max(0.0, float(z[self.layout.isl0 :].max())),
+            corridor_violation=max(0.0, float(slack_max)),
             fallback_steps=0,
             lb=self.qp.lb,
             ub=self.qp.ub,
         )
         guard.solved(sol)
         table, NX = self._prev_table, self.nx
-        table[:, :NX] = X
-        table[:-1, NX:] = U
-        table[-1, NX:] = U[-1]
+        if fast:
+            kern.store_plan(X, U, table)
+        else:
+            table[:, :NX] = X
+            table[:-1, NX:] = U
+            table[-1, NX:] = U[-1]
         self._u_prev = U[0].copy()
         self._cmd_prev = np.array([v_cmd, delta_cmd])
         sol.step_time = time.perf_counter() - t_start
@@ -528,7 +540,10 @@ class SpatialMPC:
         """Build and solve one QP with the back end; a solution that violates the QP's rows is a
         failure (:meth:`Safeguards.check_solution <mpc_tracking.mpc.safeguards.Safeguards.check_solution>`)."""
         d = self.build_qp(step)
-        if not (np.isfinite(d.A_data).all() and np.isfinite(d.q).all()):
+        kern = self.qp.kernels
+        finite = (kern.all_finite(d.A_data, d.q) if kern is not None  # settings.compiled: one pass
+                  else np.isfinite(d.A_data).all() and np.isfinite(d.q).all())
+        if not finite:
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
             return BackendResult(None, None, 0, 0.0, "non-finite QP data")
         warm = None

@@ -17,7 +17,9 @@ today: the path sample (:meth:`PathSampler.sample <mpc_tracking.mpc.sampler.Path
 the last plan and the clamp of the operating point (any model), the kinematic model's reference operating point,
 its Euler linearization and discretization written into the QP (:func:`kinematic_linearize_fill`), its speed
 bound, rates, corridor rows, lateral reference and cost vector (:func:`bounds_cost`), the solution check
-(:func:`constraint_excess`), and the dynamic model's step (:mod:`._kernels_dynamic`): its linearization and
+(:func:`constraint_excess`), the finiteness checks of the QP data and of the solver's solution
+(``all_finite``), the largest corridor slack (``tail_max``) and the plan's points in the world (``offset_points``),
+and the dynamic model's step (:mod:`._kernels_dynamic`): its linearization and
 discretization (Euler or RK4 with exact sensitivities, substeps composed along the nonlinear rollout) written into
 the QP, and its reference operating point (the speed reference and the steady cornering state), with its
 parameters packed by :func:`dynamic_params`.

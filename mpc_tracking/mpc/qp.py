@@ -270,8 +270,9 @@ class StepQP:
         NX, model = self.nx, self.model
         kern = self.kernels
         if self._compiled_dynamics and kern is not None:  # the same numbers in one compiled call
-            kernels.kinematic_linearize_fill(kern, x_op, u_op, q.kappa, s_grid, model.wheelbase, x0, d.A_data,
-                                             self._pos_A, self._pos_B, d.l, d.u, self._lin_buf)
+            # (kernels.kinematic_linearize_fill, called directly)
+            kern.kinematic_linearize_fill(x_op, u_op, q.kappa, s_grid, float(model.wheelbase), x0, d.A_data,
+                                          self._pos_A, self._pos_B, d.l, d.u, *self._lin_buf)
             self._lin = self._lin_buf
         elif self._compiled_dynamic_model and kern is not None:
             kern.dynamic_linearize_fill(x_op, u_op, q.kappa, s_grid, self._dynamic_params(),

@@ -13,6 +13,7 @@ fast as the car's own lag lets it, and could even rise with it.)
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 
@@ -148,7 +149,7 @@ class Safeguards:
     def needs_rejoin(self, s0: float, e_y: float, e_psi: float, step: int) -> bool:
         """Enter/leave the geometric rejoin mode (with hysteresis, see :mod:`mpc_tracking.mpc.rejoin`)
         for the car at arc length ``s0`` [m], lateral error ``e_y`` [m], heading error ``e_psi`` [rad]."""
-        if not (np.isfinite(s0) and np.isfinite(e_y) and np.isfinite(e_psi)):
+        if not (math.isfinite(s0) and math.isfinite(e_y) and math.isfinite(e_psi)):
             return False  # the controller's input check reports it
         if not self.rejoining and abs(e_psi) < ENTER_EPSI and abs(e_y) * self._kappa_max < ENTER_EY_KAPPA:
             return False  # the everyday case, without a path lookup

@@ -170,6 +170,59 @@ def test_closed_loop_equal(model: str) -> None:
 
 
 @needs_numba
+def test_all_finite_equals_numpy() -> None:
+    """The QP data's check before a solve: ``np.isfinite(a).all() and np.isfinite(b).all()``, NaN and +-inf anywhere."""
+    kern = kernels.load()
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=17), rng.normal(size=5)
+    assert kern.all_finite(a, b) and kern.all_finite(a, np.empty(0))
+    for bad in (np.nan, np.inf, -np.inf):
+        for arr, i in ((a, 0), (a, 16), (b, 3)):
+            arr2 = arr.copy()
+            arr2[i] = bad
+            x, y = (arr2, b) if arr is a else (a, arr2)
+            assert not kern.all_finite(x, y)
+            assert bool(np.isfinite(x).all() and np.isfinite(y).all()) is False
+
+
+@needs_numba
+def test_tail_max_equals_numpy() -> None:
+    """The largest corridor slack: ``z[start:].max()``, NaN when one of them is NaN (not when one before ``start`` is)."""
+    kern = kernels.load()
+    z = np.random.default_rng(4).normal(size=23)
+    for start in (0, 5, 22):
+        assert kern.tail_max(z, start) == z[start:].max()
+    z[10] = np.nan
+    assert np.isnan(kern.tail_max(z, 3)) and kern.tail_max(z, 11) == z[11:].max()
+
+
+@needs_numba
+def test_store_plan_equals_numpy() -> None:
+    """The last plan's table for the next shift: X, U side by side, U's last row repeated at N."""
+    kern = kernels.load()
+    rng = np.random.default_rng(6)
+    X, U = rng.normal(size=(13, 4)), rng.normal(size=(12, 2))
+    table, ref = np.full((13, 6), np.nan), np.empty((13, 6))
+    ref[:, :4], ref[:-1, 4:], ref[-1, 4:] = X, U, U[-1]
+    kern.store_plan(X, U, table)
+    assert np.array_equal(table, ref)
+
+
+@needs_numba
+def test_offset_points_equal_numpy() -> None:
+    """The plan's points in the world: the numbers of ``paths.geometry.offset_point`` on strided columns."""
+    from mpc_tracking.paths.geometry import offset_point
+
+    kern = kernels.load()
+    rng = np.random.default_rng(5)
+    table = rng.normal(0.0, 50.0, size=(31, 4))
+    table[:, 2] = rng.uniform(-20.0, 20.0, 31)  # headings over several turns
+    out = np.empty((31, 2))
+    kern.offset_points(table[:, 0], table[:, 1], table[:, 2], table[:, 3], out)
+    _close(out, offset_point(table[:, 0], table[:, 1], table[:, 2], table[:, 3]))
+
+
+@needs_numba
 def test_constraint_excess_equals_numpy() -> None:
     """Row, amount and scale of the worst violation: scipy's A @ z, np.maximum and np.argmax, NaN first."""
     rng = np.random.default_rng(7)
@@ -278,3 +331,45 @@ def test_open_path_to_its_end_equal() -> None:
         assert a.success and len(a.series["s"]) == len(b.series["s"])
         for name in ("e_y", "e_psi", "v_cmd", "delta_cmd", "iterations"):
             _close(np.asarray(a.series[name], dtype=float), np.asarray(b.series[name], dtype=float), LOOP_TOL)
+
+
+@needs_numba
+@pytest.mark.parametrize("compiled", ["python", "numba"])
+@pytest.mark.parametrize("where, bad", [("A_data", np.nan), ("q", np.inf), ("q", -np.inf)])
+def test_non_finite_qp_data_is_not_solved_on_either_path(compiled: str, where: str, bad: float) -> None:
+    """The check before the solve (compiled: one pass over A's data and q) catches a non-finite entry anywhere."""
+    path = mt.load_path("oval", ds=0.5)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=15, v_max=12.0, compiled=compiled))
+    assert mpc.solve((3.0, 0.3, 0.0)).status == "solved"
+    build = mpc.build_qp
+
+    def poisoned(step: object) -> object:
+        d = build(step)  # type: ignore[arg-type]
+        getattr(d, where)[-1] = bad
+        return d
+
+    mpc.build_qp = poisoned  # type: ignore[method-assign]
+    sol = mpc.solve((3.3, 0.3, 0.0))
+    assert sol.status == "fallback" and sol.solver_status == "non-finite QP data"
+
+
+@needs_numba
+@pytest.mark.parametrize("compiled", ["python", "numba"])
+def test_a_non_finite_osqp_solution_is_not_used_on_either_path(compiled: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OSQP reporting "solved" with a NaN in its solution: the back end's finiteness check (compiled or numpy)."""
+    from mpc_tracking.mpc.backends import osqp as osqp_backend
+
+    path = mt.load_path("oval", ds=0.5)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=15, v_max=12.0, compiled=compiled))
+    assert (mpc.backend._all_finite is not None) == (compiled == "numba")  # type: ignore[attr-defined]
+    real = osqp_backend._solve_native
+
+    def nan_solution(*args: object) -> tuple:
+        code, x, iters, stime, text = real(*args)  # type: ignore[arg-type]
+        x = x.copy()
+        x[len(x) // 2] = np.nan
+        return code, x, iters, stime, text
+
+    monkeypatch.setattr(osqp_backend, "_solve_native", nan_solution)
+    res = mpc.backend.solve(mpc.build_qp(mpc._prepare((3.0, 0.3, 0.0))), *mpc.qp.dynamics[:2])
+    assert res.z is None and res.status is None and res.message == "solved"

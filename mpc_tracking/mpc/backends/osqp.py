@@ -12,6 +12,7 @@ import osqp
 from scipy import sparse
 
 from mpc_tracking.errors import SettingsError, SolverError
+from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.backends.base import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.layout import QPData
 from mpc_tracking.mpc.qp import INF
@@ -79,6 +80,9 @@ class OSQPBackend(QPBackend):
                 setup_data *= self._a_scale
                 self._q_buf, self._A_buf = np.empty(n), np.empty(setup_data.size)
         A = lay.A_matrix(setup_data)
+        # the solution's finiteness check in one compiled call (settings.compiled)
+        self._all_finite = kernels.load().all_finite if kernels.resolve(st.compiled) == "numba" else None
+        self._none = np.empty(0)
         self.solver = osqp.OSQP()
         try:
             self.solver.setup(
@@ -118,12 +122,19 @@ class OSQPBackend(QPBackend):
         if code == _S.OSQP_SIGINT and not _sigint_ignored():
             raise KeyboardInterrupt
         status = STATUS_TABLE.get(code)
-        if status is None or x is None or not np.isfinite(x).all():
+        if status is None or x is None or not self._finite(x):
             logger.warning("MPC step %d: OSQP status %s", step, text)
             return BackendResult(None, None, iters, stime, str(text))
         if scale is not None:
             x = x * scale
         return BackendResult(x, status, iters, stime, status.value)
+
+    def _finite(self, x: np.ndarray) -> bool:
+        """``np.isfinite(x).all()`` (compiled for a C-contiguous float64 ``x`` when the kernels are loaded)."""
+        fin = self._all_finite
+        if fin is not None and x.dtype == np.float64 and x.flags.c_contiguous and x.ndim == 1:
+            return bool(fin(x, self._none))
+        return bool(np.isfinite(x).all())
 
     def _solve_wrapper(self, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, Ax: np.ndarray,
                        warm_x: np.ndarray | None, step: int) -> tuple[int, np.ndarray | None, int, float, str]:
@@ -168,8 +179,8 @@ def _solve_native(native: object, q: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     Returns ``(status code, x or None, iterations, OSQP's run time [s], status text)``.
     """
     solver: Any = native
-    solver.update_data_vec(q=q, l=lo, u=hi)
-    solver.update_data_mat(P_x=None, P_i=None, A_x=Ax, A_i=None)
+    solver.update_data_vec(q, lo, hi)  # (positional: pybind11 skips matching keywords)
+    solver.update_data_mat(None, None, Ax, None)  # P_x, P_i, A_x, A_i
     if warm_x is not None:
         solver.warm_start(warm_x, None)
     solver.solve()
