@@ -13,7 +13,13 @@
 * the **steering offset and delay**: the steering the car turned with, from a steering feedback
   signal when the log has one, else from the yaw rate and speed with the kinematic relation
   ``delta = atan(L r / v)`` (``wheelbase`` L needed; samples above ``v_min``), against the commanded
-  angle: ``delta(t) = delta_cmd(t - d) + offset``.
+  angle: ``delta(t) = delta_cmd(t - d) + offset``;
+* the **steering rate limit** ``steering_rate_max`` (from a steering feedback signal only: the yaw-rate
+  angle lags the wheels through the car's own response): where the steering runs behind its delayed
+  command by more than :data:`STEER_CATCH_UP` and moves towards it, a servo with a rate limit turns at
+  one rate whatever the gap (a plateau of the rates), a lag at a rate proportional to it; a plateau
+  holding at least :data:`RATE_PLATEAU` of those samples is the limit (their median rate), otherwise the
+  steering is not rate limited up to the fastest rate it showed (``steering_rate_seen``).
 
 and reports the RMS errors of both on the rest of the log (hold-out), beside those of the trivial
 predictions (speed = command, steering = command). With a ``base`` vehicle (the geometry: mass,
@@ -45,7 +51,8 @@ from mpc_tracking.identification.fit import derivative, simulate_speed
 from mpc_tracking.identification.vehicle_file import VehicleFile, plain
 from mpc_tracking.logs.table import LogTable
 
-__all__ = ["identify_from_log", "LogIdentification", "SIGNALS", "simulate_speed_power", "V_POWER_FLOOR"]
+__all__ = ["identify_from_log", "LogIdentification", "SIGNALS", "simulate_speed_power", "V_POWER_FLOOR",
+           "STEER_CATCH_UP", "RATE_PLATEAU"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +68,12 @@ SIGNALS: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, ...]]] = {
     "vy": ((("Odometry", "vy"),), ("vy", "v_y", "lateral_velocity")),
 }
 _WINDOW = 5.0  # [s] the speed loop is simulated over windows of this length from the measured speed
+#: [rad] the steering runs this far behind its (delayed, offset) command: catching up, its rate tells a rate limit
+STEER_CATCH_UP = 0.01
+#: share of the catching-up samples turning within 10 % of the top rate (95th percentile) that reads as a
+#: rate limit; a first-order lag after a step spends ~0.1 tau / (tau ln(gap / STEER_CATCH_UP)), a few %, there
+RATE_PLATEAU = 0.4
+_RATE_WINDOW = 0.2  # [s] Savitzky-Golay window of the steering rate
 
 
 @dataclass
@@ -80,6 +93,11 @@ class LogIdentification:
         None when the drive does not show such a limit.
     steering_offset, steering_delay : float or None
         ``delta = delta_cmd(t - delay) + offset`` [rad], [s]; None when not excited.
+    steering_rate_max : float or None
+        Largest rate the steering turns at [rad/s] (a servo's rate limit); None: not rate limited
+        (up to ``steering_rate_seen``) or not excited (named in ``not_excited``).
+    steering_rate_seen : float or None
+        Fastest steering rate in the log [rad/s] (95th percentile while catching up with the command).
     tyre_B_f, tyre_B_r, mu : float or None
         Pacejka stiffness factors [1/rad] and friction coefficient [-] (None: not excited, or no
         ``base`` geometry); :mod:`mpc_tracking.logs.tyres`.
@@ -103,6 +121,8 @@ class LogIdentification:
     power_per_mass: float | None = None
     steering_offset: float | None = None
     steering_delay: float | None = None
+    steering_rate_max: float | None = None
+    steering_rate_seen: float | None = None
     tyre_B_f: float | None = None
     tyre_B_r: float | None = None
     mu: float | None = None
@@ -123,6 +143,8 @@ class LogIdentification:
                 ("accel_max", f(self.accel_max, "m/s^2")), ("decel_max", f(self.decel_max, "m/s^2")),
                 ("power/mass", f(self.power_per_mass, "W/kg")),
                 ("steering offset", f(self.steering_offset, "rad")), ("steering delay", f(self.steering_delay, "s")),
+                ("steering rate max", f(self.steering_rate_max, "rad/s") if self.steering_rate_max is not None
+                 or self.steering_rate_seen is None else f"not limited up to {self.steering_rate_seen:.3g} rad/s"),
                 ("tyre B front", f(self.tyre_B_f, "1/rad")), ("tyre B rear", f(self.tyre_B_r, "1/rad")),
                 ("C_alpha front", f(self.cornering_stiffness_f, "N/rad")),
                 ("C_alpha rear", f(self.cornering_stiffness_r, "N/rad")), ("mu", f(self.mu, ""))]
@@ -165,17 +187,22 @@ class LogIdentification:
         report = {"from_log": {"speed_lag": self.speed_lag, "speed_delay": self.speed_delay,
                                "accel_max": self.accel_max, "decel_max": self.decel_max,
                                "power_per_mass": self.power_per_mass, "steering_offset": self.steering_offset,
-                               "steering_delay": self.steering_delay, "tyre_B_f": self.tyre_B_f,
+                               "steering_delay": self.steering_delay,
+                               "steering_rate_max": self.steering_rate_max,
+                               "steering_rate_seen": self.steering_rate_seen, "tyre_B_f": self.tyre_B_f,
                                "tyre_B_r": self.tyre_B_r, "mu": self.mu,
                                "cornering_stiffness_f": self.cornering_stiffness_f,
                                "cornering_stiffness_r": self.cornering_stiffness_r,
                                "not_excited": self.not_excited, "holdout": self.holdout, "fitted": self.fitted,
                                "signals": self.signals}}
+        measured = self.steering_rate_max is not None or self.steering_rate_seen is not None
+        rate_max = self.steering_rate_max if measured or not isinstance(base, VehicleFile) else base.steering_rate_max
         prov = {"log": self.source, "base": getattr(base, "source", type(base).__name__ if base else None),
                 "assumed": assumed, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds")}
         return VehicleFile(params, float(lag), self.accel_max, self.decel_max, plain(report), plain(prov), "",
                            power_per_mass=self.power_per_mass,
+                           steering_rate_max=rate_max,
                            assumptions=tuple(f"{k} not identified from the log: a-priori value" for k in assumed))
 
 
@@ -537,29 +564,97 @@ def _steering(table: LogTable, found: dict[str, str | None], dt: float, split: i
             out.not_excited[k] = (f"the steering command hardly moves (std < 0.005 rad) above {v_min:g} m/s in the "
                                   "fitted part")
         return
-    costs = []
-    shifts = range(round(max_delay / dt) + 1)
-    for m in shifts:
-        e = _steer_err(actual, cmd, m, fit_ok)
-        costs.append(float(np.var(e)) if e.size > 10 else math.inf)
-    best = int(np.argmin(costs))
-    frac = 0.0
-    if 0 < best < len(costs) - 1:  # parabola through the three costs around the minimum
-        c0, c1, c2 = costs[best - 1], costs[best], costs[best + 1]
-        den = c0 - 2 * c1 + c2
-        frac = 0.5 * (c0 - c2) / den if den > 0 else 0.0
-    e = _steer_err(actual, cmd, best, fit_ok)
-    out.steering_delay, out.steering_offset = (best + frac) * dt, float(np.mean(e))
+    best, frac = _delay_fit(actual, cmd, dt, max_delay, fit_ok, None)
+    out.steering_delay = (best + frac) * dt
+    out.steering_offset = float(np.mean(_steer_err(actual, cmd, best, fit_ok, None, dt)))
+    rate = None
+    if found["steer"] is None:
+        out.not_excited["steering_rate_max"] = ("needs a steering feedback signal (the yaw-rate angle lags the "
+                                                "wheels through the car's own response)")
+    else:
+        _steering_rate(actual, _shift(cmd, best) + out.steering_offset, dt, fit_ok, out)
+        rate = out.steering_rate_max
+    if rate is not None:  # a rate limit read as delay: the delay and offset again, with the limit in the model
+        best, frac = _delay_fit(actual, cmd, dt, max_delay, fit_ok, rate)
+        out.steering_delay = (best + frac) * dt
+        out.steering_offset = float(np.mean(_steer_err(actual, cmd, best, fit_ok, rate, dt)))
     hold_ok = ok.copy()
     hold_ok[:split] = False
     for part, mask in (("fitted", fit_ok), ("holdout", hold_ok)):
-        err = _steer_err(actual, cmd, best, mask) - out.steering_offset
-        triv = _steer_err(actual, cmd, 0, mask)
+        err = _steer_err(actual, cmd, best, mask, rate, dt) - out.steering_offset
+        triv = _steer_err(actual, cmd, 0, mask, None, dt)
         getattr(out, part)["delta"] = float(np.sqrt(np.mean(err ** 2))) if err.size else math.nan
         getattr(out, part)["delta_trivial"] = float(np.sqrt(np.mean(triv ** 2))) if triv.size else math.nan
 
 
-def _steer_err(actual: np.ndarray, cmd: np.ndarray, m: int, mask: np.ndarray) -> np.ndarray:
-    shifted = np.concatenate([np.full(m, np.nan), cmd[: cmd.size - m]]) if m else cmd
+def _delay_fit(actual: np.ndarray, cmd: np.ndarray, dt: float, max_delay: float, mask: np.ndarray,
+               rate: float | None) -> tuple[int, float]:
+    """The command's delay [samples] minimizing the variance of ``actual - model(cmd shifted)``, and its
+    sub-sample part (a parabola through the three costs around the minimum)."""
+    costs = []
+    for m in range(round(max_delay / dt) + 1):
+        e = _steer_err(actual, cmd, m, mask, rate, dt)
+        costs.append(float(np.var(e)) if e.size > 10 else math.inf)
+    best = int(np.argmin(costs))
+    frac = 0.0
+    if 0 < best < len(costs) - 1:
+        c0, c1, c2 = costs[best - 1], costs[best], costs[best + 1]
+        den = c0 - 2 * c1 + c2
+        frac = 0.5 * (c0 - c2) / den if den > 0 else 0.0
+    return best, frac
+
+
+def _shift(cmd: np.ndarray, m: int) -> np.ndarray:
+    """``cmd`` delayed by ``m`` samples (NaN before the first)."""
+    return np.concatenate([np.full(m, np.nan), cmd[: cmd.size - m]]) if m else cmd
+
+
+def _rate_limited(u: np.ndarray, dt: float, rate: float) -> np.ndarray:
+    """A servo following ``u`` [rad] at most ``rate`` [rad/s], from the first finite sample; shape of ``u``."""
+    out = np.full_like(u, np.nan)
+    step = rate * dt
+    d = math.nan
+    for k, c in enumerate(u.tolist()):
+        if c != c:  # NaN: the delayed command has not started
+            continue
+        d = c if d != d else d + min(max(c - d, -step), step)
+        out[k] = d
+    return out
+
+
+def _steering_rate(actual: np.ndarray, target: np.ndarray, dt: float, mask: np.ndarray,
+                   out: LogIdentification) -> None:
+    """``steering_rate_max`` (a plateau of the catching-up rates) or ``steering_rate_seen`` (no plateau).
+
+    ``actual``, ``target``: the steering and its delayed, offset command [rad], shape (K,); ``mask``: the
+    samples fitted on."""
+    fin = np.isfinite(actual)
+    filled = actual.copy()
+    idx = np.arange(actual.size)
+    filled[~fin] = np.interp(idx[~fin], idx[fin], actual[fin])
+    rate = derivative(filled, dt, _RATE_WINDOW)
+    gap = target - actual
+    with np.errstate(invalid="ignore"):
+        catching = mask & fin & np.isfinite(gap) & (np.abs(gap) > STEER_CATCH_UP) & (rate * gap > 0)
+    if np.count_nonzero(catching) < max(5, round(_RATE_WINDOW / dt)):
+        out.not_excited["steering_rate_max"] = (
+            f"the steering never ran {STEER_CATCH_UP:g} rad behind its command for {_RATE_WINDOW:g} s in the "
+            "fitted part (steering steps too small, or a servo faster than the log's sampling)")
+        return
+    r = np.abs(rate[catching])
+    top = float(np.percentile(r, 95))
+    near_top = r >= 0.9 * top
+    if np.mean(near_top) >= RATE_PLATEAU:
+        out.steering_rate_max = float(np.median(r[near_top]))
+    else:
+        out.steering_rate_seen = top
+
+
+def _steer_err(actual: np.ndarray, cmd: np.ndarray, m: int, mask: np.ndarray, rate: float | None,
+               dt: float) -> np.ndarray:
+    """``actual - model`` on ``mask``: the command delayed ``m`` samples, through a ``rate`` limit (None: none)."""
+    shifted = _shift(cmd, m)
+    if rate is not None:
+        shifted = _rate_limited(shifted, dt, rate)
     sel = mask & np.isfinite(shifted)
     return actual[sel] - shifted[sel]

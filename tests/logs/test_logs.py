@@ -18,6 +18,7 @@ pytest.importorskip("mcap")
 
 from mpc_tracking.logs import read_log, write_run
 from mpc_tracking.logs.messages import typestore
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
 #: a real place (Munich) for the map origin
 ORIGIN = (48.137, 11.575)
@@ -340,7 +341,8 @@ def test_identify_from_log_recovers_the_plant(ident_bag):
     assert r.steering_offset == pytest.approx(STEER_OFFSET, abs=1e-3)
     assert r.steering_delay == pytest.approx(DEAD_TIME, abs=0.021)
     assert np.isinf(r.accel_max) and np.isinf(r.decel_max)
-    assert set(r.not_excited) == {"accel_max", "decel_max", "power_per_mass", "tyre_B_f", "tyre_B_r", "mu"}
+    assert set(r.not_excited) == {"accel_max", "decel_max", "power_per_mass", "tyre_B_f", "tyre_B_r", "mu",
+                                  "steering_rate_max"}  # no steering feedback: the rate needs it
     assert r.power_per_mass is None and "give base=" in r.not_excited["mu"]  # no geometry given: no tyre fit
     assert r.holdout["v"] < 0.1 * r.holdout["v_trivial"]
     assert r.holdout["delta"] < 0.1 * r.holdout["delta_trivial"]
@@ -612,3 +614,80 @@ def test_the_run_mcap_has_the_ros2_profile_foxglove_reads(bags):
     assert kinds["/footprint"][0] == "geometry_msgs/msg/PolygonStamped"
     assert kinds["/mpc/status"][0] == "diagnostic_msgs/msg/DiagnosticArray"
     assert {"/path", "/corridor/left", "/corridor/right", "/odom", "/cmd", "/gnss/fix"} <= set(kinds)
+
+
+# ---------------------------------------------------------------------- steering rate from a log
+def _steering_log(tmp_path, rate_max=np.inf, tau=0.0, delay=0.06, offset=0.004, noise=5e-4, seed=5):
+    """A drive at 10 m/s whose steering command steps every 1.5 s (0.04-0.25 rad, either side), and a
+    steering servo that turns the wheels at most ``rate_max`` [rad/s] with a lag ``tau`` [s], ``delay`` [s]
+    late, ``offset`` [rad] off; the feedback is read with ``noise`` [rad] of white noise (50 Hz)."""
+    rng = np.random.default_rng(seed)
+    dt, hold = 0.02, 75
+    levels = rng.uniform(0.04, 0.25, 40) * rng.choice([-1.0, 1.0], 40)
+    cmd = np.repeat(levels, hold)
+    m = round(delay / dt)
+    target = np.concatenate([np.full(m, cmd[0]), cmd[: cmd.size - m]]) + offset
+    steer = np.empty_like(cmd)
+    d = target[0]
+    for k, c in enumerate(target):
+        want = (c - d) / tau if tau > 0 else (c - d) / dt
+        d += dt * float(np.clip(want, -rate_max, rate_max))
+        steer[k] = d
+    steer = steer + noise * rng.standard_normal(steer.size)
+    t = np.arange(cmd.size) * dt
+    f = tmp_path / "steer.csv"
+    np.savetxt(f, np.column_stack([t, np.full(t.size, 10.0), np.full(t.size, 10.0), cmd, steer]), delimiter=",",
+               header="t,v_cmd,v,delta_cmd,steer", comments="")
+    return f
+
+
+def test_a_steering_rate_limit_from_a_log(tmp_path):
+    """A servo turning at most 0.4 rad/s behind 1.5 s steering steps (0.5 mrad feedback noise): the catching-up
+    rates sit on a plateau, whose median is the limit (measured 0.4003 rad/s; bound 3 %: with a 0.1 s rate
+    window, 0.415); read without the limit the ramps look like delay (0.42 s for the true 0.06 s), so the
+    delay is fitted again through the limit (measured 0.0604 s, offset 4.01 mrad); the vehicle file carries
+    the limit, so the controller's defaults limit the planned steering rate; the summary shows it."""
+    r = mt.identify_from_log(_steering_log(tmp_path, rate_max=0.4))
+    assert r.steering_rate_max == pytest.approx(0.4, rel=0.03)
+    assert r.steering_delay == pytest.approx(0.06, abs=0.01) and r.steering_offset == pytest.approx(0.004, abs=5e-4)
+    assert r.holdout["delta"] < 0.1 * r.holdout["delta_trivial"]
+    assert r.steering_rate_seen is None and "steering_rate_max" not in r.not_excited
+    assert re.search(r"steering rate max +0\.4\d* rad/s", r.summary())
+    assert r.vehicle_file(wheelbase=2.7).steering_rate_max == r.steering_rate_max
+
+
+def test_a_lagging_servo_with_a_rate_limit_reads_the_limit(tmp_path):
+    """A 60 ms lag in front of the 0.4 rad/s limit: steps above 0.024 rad still saturate the rate (to 5 %)."""
+    r = mt.identify_from_log(_steering_log(tmp_path, rate_max=0.4, tau=0.06))
+    assert r.steering_rate_max == pytest.approx(0.4, rel=0.05)
+
+
+def test_a_lag_alone_is_not_a_rate_limit(tmp_path):
+    """A 0.1 s lag without a rate limit: the catching-up rate is proportional to the gap, no plateau; the
+    steering is named not rate limited up to the fastest rate seen (95th percentile; measured 1.34 rad/s, the
+    largest 0.5 rad gap / 0.1 s would be 5 rad/s),
+    and the vehicle file carries no limit (a base file's limit does not survive a log that measured none)."""
+    r = mt.identify_from_log(_steering_log(tmp_path, tau=0.1))
+    assert r.steering_rate_max is None and r.steering_rate_seen > 1.0
+    assert "not limited up to" in r.summary()
+    base = mt.VehicleFile(DynamicParams.bmw_320i(), 0.3, 4.0, 7.0, steering_rate_max=0.4)
+    assert r.vehicle_file(base).steering_rate_max is None
+
+
+def test_steady_steering_and_no_feedback_name_the_rate_as_not_excited(tmp_path, ident_bag):
+    """No steps large enough: not excited, named, and a base vehicle file's limit is kept; a log without
+    steering feedback (the angle from the yaw rate) cannot show the servo's rate."""
+    r = mt.identify_from_log(_steering_log(tmp_path, rate_max=0.4, noise=0.0, seed=1))
+    assert r.steering_rate_max is not None  # the stepping log shows it ...
+    f = tmp_path / "small.csv"
+    t = np.arange(3000) * 0.02
+    cmd = 0.02 * np.sign(np.sin(t))  # a servo that follows within a sample
+    np.savetxt(f, np.column_stack([t, np.full(t.size, 10.0), np.full(t.size, 10.0), cmd, cmd]), delimiter=",",
+               header="t,v_cmd,v,delta_cmd,steer", comments="")
+    small = mt.identify_from_log(f)  # ... a servo that follows at once does not
+    assert small.steering_rate_max is None and "never ran 0.01 rad behind" in small.not_excited["steering_rate_max"]
+    base = mt.VehicleFile(DynamicParams.bmw_320i(), 0.3, 4.0, 7.0, steering_rate_max=0.4)
+    assert small.vehicle_file(base).steering_rate_max == 0.4
+    bag, wheelbase = ident_bag
+    yaw = mt.identify_from_log(bag, wheelbase=wheelbase)
+    assert "steering feedback" in yaw.not_excited["steering_rate_max"]
