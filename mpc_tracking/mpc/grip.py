@@ -146,9 +146,9 @@ class GripConfig:
         extrapolated above what the car reached does not bias them (see :meth:`GripLimits.for_controller`).
     grip_fraction : float
         Share of that limit the controller's limits ask for [-] (``settings.grip_fraction``; 1: the limits stand
-        at it). A tyre slide while the whole car holds at least the grip the plan asks for
-        (``grip_fraction`` times the plan's share of the reference) does not lower the estimate: the limits in
-        use are attainable, and the margin ``1 - grip_fraction`` is there for such a moment at the limit.
+        at it). A tyre past its curve while the whole car holds at least the grip the limits as set ask for
+        (``grip_fraction`` times the reference) does not lower the estimate: those limits are attainable, and
+        the margin ``1 - grip_fraction`` is there for such a moment at the limit.
     """
 
     mu_nominal: float = 1.0
@@ -418,8 +418,9 @@ class GripEstimator:
         del self._recent_car[:-GRIP_SUSTAIN_SAMPLES]
         car_g = min(c[0] for c in self._recent_car)
         car_shown = min(c[1] for c in self._recent_car)
-        # the grip the plan's limits ask for (|F| / F_z): a tyre slide while the car holds it is at the planned limit
-        planned = self.config.grip_fraction * self.estimate.plan_ratio() * self._ref_car
+        # the grip the limits as set ask for (|F| / F_z): a tyre past its curve while the car holds it is at the
+        # limit (not once the estimate is lower: then each slide reads the friction, however close to the plan)
+        planned = self.config.grip_fraction * self._ref_car
         for i, (axle, d) in enumerate(zip(self._axles, (p.tyre_D_f, p.tyre_D_r), strict=True)):
             d_fz = d * fz[i]
             shown = axle.sustained(math.hypot(fy[i], fx[i]) / d_fz)
