@@ -27,6 +27,17 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   shown (the most the axle held during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step), its
   standard deviation becomes :data:`GRIP_SIGMA_SLIDE` of it and the step is flagged
   (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
+
+  The split of the car's longitudinal force between the axles (brake balance, driven axle) is not measured:
+  the per-axle figures assume the split by the loads, and a slide must show whatever the split is -- the
+  slip test uses the saturation slip of the whole peak, the force test the curve with all of ``m a_x`` on
+  the axle (under trail braking the load split read the dry sedan's front axle 20 % of ``D F_z`` short of its
+  curve, and lowered its limits by 12 %). The grip a slide reads is at least the whole car's,
+  ``m |a| / sum(D F_z)``: every tyre holds at most ``mu D F_z``, so the road's friction is at least that,
+  whatever the split. And a tyre past its curve while the whole car holds at least the grip the limits as set
+  ask for (``grip_fraction`` of the reference, :attr:`GripConfig.grip_fraction`) is the car at its limit --
+  what the margin ``1 - grip_fraction`` is for --, not a slipperier road: the estimate holds (a grip shown
+  above it raises it, at the reference it confirms it).
 * **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
   reference below) without sliding confirms it: at the reference its uncertainty falls to
   :data:`GRIP_SIGMA_CONFIRMED` of it (below, after a slide, it keeps the slide's), and the estimate rises back

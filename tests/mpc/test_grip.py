@@ -170,6 +170,23 @@ def test_a_tyre_past_its_curve_at_the_planned_grip_keeps_the_limits(params, shar
     assert e.mu_front == pytest.approx(nominal * share if lowered else nominal, rel=1e-9)
 
 
+def test_after_a_wet_patch_the_dry_road_brings_the_estimate_back(params):
+    """A slide on a patch at half the reference lowers the estimate to half; back on the dry road the car corners
+    at 0.97 of the reference (more than the limits as set ask for, grip_fraction 0.95) at 0.6 of the dry
+    saturation slip -- past the low estimate's curve, yet the car holds the force: the estimate returns to the
+    grip shown within a few samples."""
+    ref, nominal = 0.8, 0.9
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, grip_fraction=0.95))
+    slid, e = _slid(est, 0.5 * ref * params.tyre_D_f * params.g, 3.0 * saturation_slip(shape), steps=8)
+    assert slid and e.mu_front == pytest.approx(0.5 * nominal, rel=1e-9)
+    a_y = 0.97 * ref * params.tyre_D_f * params.g
+    mus = [_turn(est, a_y, 0.6 * saturation_slip(shape), steps=1, t0=1.0 + k * T).mu_front for k in range(6)]
+    assert min(mus) >= 0.5 * nominal - 1e-12  # the step between the turns (a yaw jump) lowers nothing
+    assert mus[-1] == pytest.approx(0.97 * nominal, rel=1e-3)  # the grip shown (old rule: 0.45 until the slow
+    # recovery, GRIP_RECOVERY_RATE, brought it back)
+
+
 def test_bad_grip_fraction():
     with pytest.raises(SettingsError, match="grip_fraction"):
         GripConfig(grip_fraction=1.5)
