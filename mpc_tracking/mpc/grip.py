@@ -27,6 +27,17 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   shown (the most the axle held during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step), its
   standard deviation becomes :data:`GRIP_SIGMA_SLIDE` of it and the step is flagged
   (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
+
+  The split of the car's longitudinal force between the axles (brake balance, driven axle) is not measured:
+  the per-axle figures assume the split by the loads, and a slide must show whatever the split is -- the
+  slip test uses the saturation slip of the whole peak, the force test the curve with all of ``m a_x`` on
+  the axle (under trail braking the load split read the dry sedan's front axle 20 % of ``D F_z`` short of its
+  curve, and lowered its limits by 12 %). The grip a slide reads is at least the whole car's,
+  ``m |a| / sum(D F_z)``: every tyre holds at most ``mu D F_z``, so the road's friction is at least that,
+  whatever the split. And a tyre past its curve while the whole car holds at least the grip the limits as set
+  ask for (``grip_fraction`` of the reference, :attr:`GripConfig.grip_fraction`) is the car at its limit --
+  what the margin ``1 - grip_fraction`` is for --, not a slipperier road: the estimate holds (a grip shown
+  above it raises it, at the reference it confirms it).
 * **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
   reference below) without sliding confirms it: at the reference its uncertainty falls to
   :data:`GRIP_SIGMA_CONFIRMED` of it (below, after a slide, it keeps the slide's), and the estimate rises back
@@ -144,6 +155,11 @@ class GripConfig:
         limits stand for [-]; None: the model's ``mu`` (its tyre peak). The plan's share of the limits and the
         reported friction are the estimate relative to it, at most 1: an identified tyre peak that was
         extrapolated above what the car reached does not bias them (see :meth:`GripLimits.for_controller`).
+    grip_fraction : float
+        Share of that limit the controller's limits ask for [-] (``settings.grip_fraction``; 1: the limits stand
+        at it). A tyre past its curve while the whole car holds at least the grip the limits as set ask for
+        (``grip_fraction`` times the reference) does not lower the estimate: those limits are attainable, and
+        the margin ``1 - grip_fraction`` is there for such a moment at the limit.
     """
 
     mu_nominal: float = 1.0
@@ -153,6 +169,7 @@ class GripConfig:
     margin: float = 1.0
     slide_sideslip: float = 0.12
     mu_reference: float | None = None
+    grip_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("mu_nominal", "sigma0", "sigma_growth", "sigma_max", "margin", "slide_sideslip"):
@@ -161,6 +178,8 @@ class GripConfig:
                 raise SettingsError(f"GripConfig.{name}: expected a finite number >= 0, got {value!r}")
         if self.mu_nominal <= 0:
             raise SettingsError(f"GripConfig.mu_nominal: expected > 0, got {self.mu_nominal!r}")
+        if not 0.0 < self.grip_fraction <= 1.0:
+            raise SettingsError(f"GripConfig.grip_fraction: expected in (0, 1], got {self.grip_fraction!r}")
         ref = self.mu_reference
         if ref is not None and not (isinstance(ref, (int, float)) and math.isfinite(ref) and ref > 0):
             raise SettingsError(f"GripConfig.mu_reference: expected None or a finite number > 0, got {ref!r}")
@@ -277,6 +296,15 @@ class _Axle:
         confirmed = GRIP_SIGMA_CONFIRMED * reference
         self.var = min(GRIP_SIGMA_SLIDE * self.mu, max(confirmed, reference - self.mu)) ** 2
 
+    def held(self, shown: float, reference: float) -> None:
+        """The tyre is past its curve while the whole car holds the grip the plan asks for: at the limit, not a
+        slipperier road. ``shown`` is a lower bound (it may raise the estimate); at ``reference`` it confirms
+        the limits; otherwise the estimate holds (no recovery while a tyre is past its curve)."""
+        if shown > self.mu:
+            self.mu = min(shown, _MU_BOUNDS[1])
+        if self.mu >= reference:
+            self.var = min(self.var, (GRIP_SIGMA_CONFIRMED * reference) ** 2)
+
     def gripped(self, shown: float, dt: float, mu_max: float, reference: float) -> None:
         """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation (below
         ``reference``, the grip the limits stand for, a slide's uncertainty stays: the car has not shown more)."""
@@ -326,6 +354,8 @@ class GripEstimator:
         # the grip each axle shows at the limit the limits stand for (model units), and the factor to road units
         ref = p.mu if config.mu_reference is None else config.mu_reference
         self._ref = (min(p.mu, ref / p.tyre_D_f), min(p.mu, ref / p.tyre_D_r))
+        # the same for the whole car, as |F| / F_z (the plan's limits ask for grip_fraction of it)
+        self._ref_car = min(p.tyre_D_f * self._ref[0], p.tyre_D_r * self._ref[1])
         self.reset()
 
     def reset(self) -> None:
@@ -334,6 +364,7 @@ class GripEstimator:
         self._axles = tuple(_Axle(mu0, cfg.sigma0 * ref / cfg.mu_nominal) for ref in self._ref)
         self._last: tuple[float, float, float, float] | None = None  # t, v_x, v_y (CG), r
         self._sliding = False
+        self._recent_car: list[tuple[float, float]] = []  # the car's grip in the last samples: |F|/F_z, model
 
     @property
     def estimate(self) -> GripEstimate:
@@ -371,6 +402,7 @@ class GripEstimator:
         if delta is None or vx_m < GRIP_MIN_SPEED or not all(map(math.isfinite, (v_x, v_y, r, delta))):
             for axle in self._axles:
                 axle.recent.clear()
+            self._recent_car.clear()
             return self.estimate
         a_y = (v_y - last[2]) / dt + vx_m * r_m
         a_x = (v_x - last[1]) / dt - vy_m * r_m
@@ -389,20 +421,39 @@ class GripEstimator:
         alpha = (delta - math.atan((v_y + p.l_f * r) / v_x), -math.atan((v_y - p.l_r * r) / v_x))
         share = fz[0] / (fz[0] + fz[1])
         fx = (m * a_x * share, m * a_x * (1.0 - share))
+        # the whole car: every tyre holds at most mu D F_z, so the road's friction is at least the total force over
+        # sum(D F_z) -- whatever the split between the axles (the brake balance, the load transfer), which the
+        # per-axle forces above assume; held over GRIP_SUSTAIN_SAMPLES samples like an axle's
+        f_car = m * math.hypot(a_x, a_y)
+        self._recent_car.append((f_car / (fz[0] + fz[1]), f_car / (p.tyre_D_f * fz[0] + p.tyre_D_r * fz[1])))
+        del self._recent_car[:-GRIP_SUSTAIN_SAMPLES]
+        car_g = min(c[0] for c in self._recent_car)
+        car_shown = min(c[1] for c in self._recent_car)
+        # the grip the limits as set ask for (|F| / F_z): a tyre past its curve while the car holds it is at the
+        # limit (not once the estimate is lower: then each slide reads the friction, however close to the plan)
+        planned = self.config.grip_fraction * self._ref_car
         for i, (axle, d) in enumerate(zip(self._axles, (p.tyre_D_f, p.tyre_D_r), strict=True)):
             d_fz = d * fz[i]
             shown = axle.sustained(math.hypot(fy[i], fx[i]) / d_fz)
-            # the slip where the tyre saturates on this road (similarity: it scales with the lateral peak)
-            peak = lateral_peak(axle.mu, d_fz, fx[i])
-            slide = self._alpha_sat[i] * peak / (p.mu * d_fz)
+            # a slide must show whatever the split of the car's longitudinal force between the axles (the brake
+            # balance, the driven axle: the load split above is a guess; under braking it read the dry sedan's
+            # front axle short of its curve by 20 % of D F_z): the slip where the tyre saturates on this road
+            # (similarity: it scales with the lateral peak) with the whole lateral peak, the force the curve
+            # gives with the least lateral peak (all of m a_x on this axle)
+            slide = self._alpha_sat[i] * axle.mu / p.mu
+            peak = lateral_peak(axle.mu, d_fz, m * a_x)
             deficit = (abs(axle_force(alpha[i], self._shapes[i], peak, p.mu * d_fz)) - abs(fy[i])) / d_fz
             tyre_slides = (abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
                            or (abs(alpha[i]) > GRIP_DEFICIT_SLIP * slide and deficit > GRIP_FORCE_DEFICIT))
             axle.slide_samples = axle.slide_samples + 1 if tyre_slides else 0
             if tyre_slides and not body_slides and axle.slide_samples < GRIP_SLIDE_SAMPLES:
                 continue  # one sample is not yet a slide (a glitch in a command or an acceleration): hold
-            if body_slides or tyre_slides:
-                axle.slid(shown, self._ref[i])
+            if tyre_slides and not body_slides and car_g >= planned:
+                axle.held(shown, self._ref[i])
+                logger.debug("grip: %s axle past its curve while the car holds the planned grip (%.3f >= %.3f): "
+                             "at the limit, not a slipperier road", ("front", "rear")[i], car_g, planned)
+            elif body_slides or tyre_slides:
+                axle.slid(max(shown, car_shown), self._ref[i])
                 self._sliding = True
                 logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",
                              ("front", "rear")[i], alpha[i], slide, axle.mu)
@@ -441,7 +492,8 @@ class GripLimits:
         reference = st.a_y_max / (st.grip_fraction * params.g)
         cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
                          sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip,
-                         mu_reference=reference if math.isfinite(reference) and reference > 0 else None)
+                         mu_reference=reference if math.isfinite(reference) and reference > 0 else None,
+                         grip_fraction=st.grip_fraction)
         self.estimator = GripEstimator(params, cfg)
         sampler = mpc._sampler
         self._table0 = sampler.table.copy()
