@@ -168,7 +168,7 @@ def native_solver(solver: object) -> object | None:
     own = solver.__dict__
     if "update" in own or "solve" in own or "warm_start" in own:
         return None
-    cls = osqp.OSQP
+    cls: Any = osqp.OSQP
     if cls.update is not _UPDATE or cls.solve is not _SOLVE or cls.warm_start is not _WARM_START:
         return None  # the class's methods were replaced (a test counting the calls)
     return getattr(solver, "_solver", None)
