@@ -227,6 +227,35 @@ def _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s, e_ref):  # pra
         e_ref[k] = 0.5 * (low + high) if low > high else min(max(0.0, low), high)
 
 
+@nb.njit(nb.void(_A1, _A1, nb.float64, nb.float64, nb.float64, nb.float64, nb.int64, _F1, _F1, _F1, _F1),
+         cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _corridor_rows(lb, ub, half_w, inset_max, slope, inf, r_corr, s_off_x, lower, upper,
+                   e_ref):  # pragma: no cover - compiled
+    """The corridor rows of both models' QPs (front and rear alike) from the corridor bounds ``lb``, ``ub`` (K,)
+    [m] (before the half width ``half_w``), and the lateral reference ``e_ref`` (K,): 0 when it is inside every
+    inset bound, else :func:`_lateral_envelopes` (the numbers of ``StepQP.build``'s corridor block)."""
+    K = e_ref.shape[0]
+    lo_max, hi_min = -math.inf, math.inf
+    for k in range(K):
+        lo = max(lb[k] + half_w, -inf)
+        hi = min(ub[k] - half_w, inf)
+        if lo > hi:
+            mid = 0.5 * (lo + hi)
+            lo, hi = mid, mid
+        lower[r_corr + 2 * k] = lo
+        lower[r_corr + 2 * k + 1] = lo
+        upper[r_corr + 2 * k] = hi
+        upper[r_corr + 2 * k + 1] = hi
+        inset = min(0.5 * (hi - lo), inset_max)
+        lo_max = max(lo_max, lo + inset)
+        hi_min = min(hi_min, hi - inset)
+    if lo_max <= 0.0 <= hi_min:  # 0 is inside every bound: the envelopes hold it too
+        for k in range(K):
+            e_ref[k] = 0.0
+    else:
+        _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s_off_x, e_ref)
+
+
 
 @nb.njit(nb.void(_A1, _A2, _A1, _A1, _A2, _A1, _A1, _A1, _F1, _F1, _F2, _F2, _F2, _F2, _F1, _F1, _F1, _I1,
                  _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy", fastmath=False)
@@ -302,28 +331,8 @@ def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_o
         for j in range(NU):
             lower[r_rate + NU * k + j] = max(lower[r_rate + NU * k + j], -inf)
             upper[r_rate + NU * k + j] = min(upper[r_rate + NU * k + j], inf)
-    # corridor rows (front and rear alike) and the lateral reference's bounds
-    K = N + 1
-    half_w, inset_max, slope = prm[P_HALF_W], prm[P_INSET], prm[P_SLOPE]
-    lo_max, hi_min = -math.inf, math.inf
-    for k in range(K):
-        lo = max(lb[k] + half_w, -inf)
-        hi = min(ub[k] - half_w, inf)
-        if lo > hi:
-            mid = 0.5 * (lo + hi)
-            lo, hi = mid, mid
-        lower[r_corr + 2 * k] = lo
-        lower[r_corr + 2 * k + 1] = lo
-        upper[r_corr + 2 * k] = hi
-        upper[r_corr + 2 * k + 1] = hi
-        inset = min(0.5 * (hi - lo), inset_max)
-        lo_max = max(lo_max, lo + inset)
-        hi_min = min(hi_min, hi - inset)
-    if lo_max <= 0.0 <= hi_min:  # 0 is inside every bound: the envelopes hold it too
-        for k in range(K):
-            e_ref[k] = 0.0
-    else:
-        _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s_off_x, e_ref)
+    # corridor rows (front and rear alike) and the lateral reference
+    _corridor_rows(lb, ub, prm[P_HALF_W], prm[P_INSET], prm[P_SLOPE], inf, r_corr, s_off_x, lower, upper, e_ref)
     # cost vector: states 1..N (targets e_ref on e_y, 0 on e_psi and t) and inputs
     for k in range(1, N):
         for i in range(3):
@@ -444,28 +453,8 @@ def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb
         for j in range(NU):
             lower[r_rate + NU * k + j] = max(lower[r_rate + NU * k + j], -inf)
             upper[r_rate + NU * k + j] = min(upper[r_rate + NU * k + j], inf)
-    # corridor rows (front and rear alike) and the lateral reference's bounds
-    K = N + 1
-    half_w, inset_max, slope = prm[Q_HALF_W], prm[Q_INSET], prm[Q_SLOPE]
-    lo_max, hi_min = -math.inf, math.inf
-    for k in range(K):
-        lo = max(lb[k] + half_w, -inf)
-        hi = min(ub[k] - half_w, inf)
-        if lo > hi:
-            mid = 0.5 * (lo + hi)
-            lo, hi = mid, mid
-        lower[r_corr + 2 * k] = lo
-        lower[r_corr + 2 * k + 1] = lo
-        upper[r_corr + 2 * k] = hi
-        upper[r_corr + 2 * k + 1] = hi
-        inset = min(0.5 * (hi - lo), inset_max)
-        lo_max = max(lo_max, lo + inset)
-        hi_min = min(hi_min, hi - inset)
-    if lo_max <= 0.0 <= hi_min:
-        for k in range(K):
-            e_ref[k] = 0.0
-    else:
-        _lateral_envelopes(lower, upper, r_corr, inset_max, slope, s_off_x, e_ref)
+    # corridor rows (front and rear alike) and the lateral reference
+    _corridor_rows(lb, ub, prm[Q_HALF_W], prm[Q_INSET], prm[Q_SLOPE], inf, r_corr, s_off_x, lower, upper, e_ref)
     # cost vector: the state targets (e_ref on e_y, the steady cornering heading error with the slip reference,
     # the reference operating point's v_x, v_y, r) and the inputs
     slip = flg[G_SLIP] != 0
@@ -638,3 +627,44 @@ def clamp_op(x_op, u_op, kappa, lim, i_ey, i_epsi, speed_in_state, i_speed, v_mi
     if not speed_in_state:
         for k in range(u_op.shape[0]):
             u_op[k, i_speed] = max(u_op[k, i_speed], v_min)
+
+
+@nb.njit(nb.boolean(_F1, _F2, _F2, _F1, nb.boolean, nb.boolean, nb.float64, nb.float64, nb.float64, _F1, _F1,
+                    nb.int64, _F1, _F2, _F1, nb.boolean, nb.float64, _F1, nb.float64, _F1, _F2, _F2, _F2, _F2, _F1),
+         cache=True, nogil=True, error_model="numpy", fastmath=False)
+def kinematic_prepare(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, s0, s_off_x, s_off_u, cap_col,
+                      ref_prm, prev, s_prev, use_prev, ds, x0, v_min, s_grid, r, x_ref, u_ref, z_op,
+                      lim):  # pragma: no cover - compiled
+    """The kinematic model's step data from its start ``s0`` [m] and state ``x0`` (3,) in one call: the numbers of
+    ``SpatialMPC._prepare`` after the delay prediction (the grid, :func:`sample_path`, :func:`kinematic_reference`,
+    :func:`shift_plan` of the last plan or the reference, ``x_op[0] = x0`` and :func:`clamp_op`).
+
+    ``s_off_x`` (N+1,), ``s_off_u`` (N,): the grid's offsets [m]; ``cap_col``: the sample's column that caps the speed
+    reference (-1: none); ``ref_prm`` as in :func:`kinematic_reference`; ``prev`` (N+1, 5), ``s_prev`` (N+1,): the
+    last plan's table and grid (``use_prev``: shift it, else start from the reference). Outputs: ``s_grid`` (N+1,),
+    ``r`` (N+1, 10) the path sample's rows, ``x_ref`` (N+1, 3), ``u_ref`` (N, 2), ``z_op`` (N+1, 5) the operating
+    point (``x_op = z_op[:, :3]``, ``u_op = z_op[:-1, 3:]``), ``lim`` (N+1,) the ``|e_y|`` limits. False when the
+    last plan's grid is not uniform with this one (``z_op`` holds nothing then: the caller shifts and clamps).
+    """
+    K = s_off_x.shape[0]
+    N = K - 1
+    for k in range(K):
+        s = s0 + s_off_x[k]
+        s_grid[k] = s if closed else min(s, length)
+    sample_path(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, 6, s_grid, r)
+    kappa = r[:, 0]
+    kinematic_reference(kappa, r[:, max(cap_col, 0)], cap_col >= 0, s_off_u, ref_prm, x_ref, u_ref)
+    if use_prev:
+        if not shift_plan(prev, s_prev, s_grid, ds, closed, length, 3, 2, z_op):
+            return False
+    else:
+        for k in range(K):
+            for j in range(3):
+                z_op[k, j] = x_ref[k, j]
+            kk = min(k, N - 1)
+            for j in range(2):
+                z_op[k, 3 + j] = u_ref[kk, j]
+    for j in range(3):
+        z_op[0, j] = x0[j]
+    clamp_op(z_op[:, :3], z_op[:N, 3:], kappa, lim, 0, 1, False, 0, v_min)
+    return True

@@ -127,6 +127,11 @@ class SpatialMPC:
                          model)
         self.data = self.qp.data
         self._sampler.use_kernels(self.qp.kernels)  # settings.compiled: sample the path in compiled code
+        #: the constants of :meth:`_prepare_kinematic` (the kinematic model's step data in one compiled call), or None
+        self._prepare_args: tuple[int, np.ndarray, np.ndarray] | None = None
+        if self.qp.compiled_reference and type(model) is KinematicPrediction:
+            cap = 3 if st.mode != "time_optimal" and self._sampler.has_v_ref else 7 if self._sampler.has_v_box else -1
+            self._prepare_args = (cap, self.qp._ref_prm, np.zeros((N + 1, self.nx + self.nu)))
         self.P = self.qp.P
         self._s_offsets = self.ds * np.arange(N + 1)
         self._prev_table = np.empty((N + 1, self.nx + self.nu))  # last plan: x and u per grid point
@@ -352,34 +357,69 @@ class SpatialMPC:
         if not (math.isfinite(x0[0]) and math.isfinite(x0[1]) and math.isfinite(s0)):
             raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
         s0, x0 = self._predict_delay(s0, x0)
-        s_grid = self._grid(s0)
-        q = self._sampler.sample(s_grid)
-        kap = q.kappa
-        if x0[0] * kap[0] >= 1.0:
-            raise InputError(
-                f"state: outside the path's domain at horizon index 0 (s = {s0:.2f} m): "
-                f"e_y*kappa = {x0[0] * kap[0]:.3g} >= 1 (the car is beyond the centre of curvature)"
-            )
-        if abs(x0[1]) >= 0.5 * np.pi:
-            raise InputError(f"state: |e_psi| = {abs(x0[1]):.3f} rad >= pi/2; the car faces away from the path")
-        x_ref_op, u_ref = self._reference_op(q)
         prev = self.safeguards.last_plan
-        if self.linearization == "previous" and prev is not None:
-            x_op, u_op = self._shifted_op(prev, s_grid)
+        use_prev = self.linearization == "previous" and prev is not None
+        if self._prepare_args is not None:  # settings.compiled, kinematic model: the numbers below in one call
+            s_grid, q, x_ref_op, u_ref, x_op, u_op, lim = self._prepare_kinematic(s0, x0, prev if use_prev else None)
         else:
-            x_op, u_op = x_ref_op.copy(), u_ref.copy()
-        x_op[0] = x0
-        # keep the operating point inside the model's domain
-        kern = self.qp.kernels
-        if kern is not None:  # settings.compiled: the same numbers in one call
-            m, lim = self.model, np.empty(kap.size)
-            kern.clamp_op(x_op, u_op, kap, lim, m.I_EY, m.I_EPSI, m.SPEED_IN_STATE, m.I_SPEED, self.settings.v_min)
-        else:
-            lim = 0.95 / np.maximum(np.abs(kap), 1e-12)
-            self._clamp_op(x_op, u_op, lim)
+            s_grid = self._grid(s0)
+            q = self._sampler.sample(s_grid)
+            self._check_domain(s0, x0, q.kappa)
+            x_ref_op, u_ref = self._reference_op(q)
+            if use_prev:
+                x_op, u_op = self._shifted_op(prev, s_grid)  # type: ignore[arg-type]
+            else:
+                x_op, u_op = x_ref_op.copy(), u_ref.copy()
+            lim = self._start_op(x0, x_op, u_op, q.kappa)
         v_measured = float(measured["speed"]) if measured and "speed" in measured else None
         return StepInput(x0=x0, x_op=x_op, u_op=u_op, u_ref=u_ref, x_ref=x_ref_op, q=q, s_grid=s_grid, e_y_limit=lim,
                          s0=s0, t=float(t), s_measured=s_measured, x_measured=x_measured, v_measured=v_measured)
+
+    @staticmethod
+    def _check_domain(s0: float, x0: np.ndarray, kappa: np.ndarray) -> None:
+        """InputError when the state ``x0`` at ``s0`` [m] is outside the spatial model's domain (beyond the
+        centre of curvature ``kappa[0]``, or facing away from the path)."""
+        if x0[0] * kappa[0] >= 1.0:
+            raise InputError(
+                f"state: outside the path's domain at horizon index 0 (s = {s0:.2f} m): "
+                f"e_y*kappa = {x0[0] * kappa[0]:.3g} >= 1 (the car is beyond the centre of curvature)"
+            )
+        if abs(x0[1]) >= 0.5 * np.pi:
+            raise InputError(f"state: |e_psi| = {abs(x0[1]):.3f} rad >= pi/2; the car faces away from the path")
+
+    def _start_op(self, x0: np.ndarray, x_op: np.ndarray, u_op: np.ndarray, kappa: np.ndarray) -> np.ndarray:
+        """Start the operating point at ``x0`` and keep it inside the model's domain, in place; returns the
+        ``|e_y|`` limits (N+1,) [m]."""
+        x_op[0] = x0
+        kern = self.qp.kernels
+        if kern is not None:  # settings.compiled: the same numbers in one call
+            m, lim = self.model, np.empty(kappa.size)
+            kern.clamp_op(x_op, u_op, kappa, lim, m.I_EY, m.I_EPSI, m.SPEED_IN_STATE, m.I_SPEED, self.settings.v_min)
+        else:
+            lim = 0.95 / np.maximum(np.abs(kappa), 1e-12)
+            self._clamp_op(x_op, u_op, lim)
+        return lim
+
+    def _prepare_kinematic(self, s0: float, x0: np.ndarray, prev: MPCSolution | None) -> tuple[Any, ...]:
+        """The grid, path sample, reference and operating point of the kinematic model in one compiled call
+        (:func:`mpc_tracking.mpc._kernels.kinematic_prepare`): the numbers of the numpy path of :meth:`_prepare`.
+        Returns ``(s_grid, q, x_ref, u_ref, x_op, u_op, lim)``."""
+        N, sampler, (cap_col, ref_prm, dummy_table) = self.N, self._sampler, self._prepare_args  # type: ignore[misc]
+        s_grid, r, lim = np.empty(N + 1), np.empty((N + 1, sampler.table.shape[1])), np.empty(N + 1)
+        x_ref, u_ref, z_op = np.empty((N + 1, 3)), np.empty((N, 2)), np.empty((N + 1, 5))
+        v_start = self._speed_start()
+        ref_prm[6] = np.nan if v_start is None else v_start
+        kern: Any = self.qp.kernels
+        done = kern.kinematic_prepare(
+            *sampler.kernel_args(), s0, self._s_offsets, self.qp._s_offsets_u, cap_col, ref_prm,
+            self._prev_table if prev is not None else dummy_table, prev.s if prev is not None else s_grid,
+            prev is not None, self.ds, x0, self.settings.v_min, s_grid, r, x_ref, u_ref, z_op, lim)
+        q = sampler.packed(r)
+        self._check_domain(s0, x0, q.kappa)
+        if done:
+            return s_grid, q, x_ref, u_ref, z_op[:, :3], z_op[:-1, 3:], lim
+        x_op, u_op = self._shifted_op(prev, s_grid)  # type: ignore[arg-type]  # (a grid not uniform with the last)
+        return s_grid, q, x_ref, u_ref, x_op, u_op, self._start_op(x0, x_op, u_op, q.kappa)
 
     def _clamp_op(self, x_op: np.ndarray, u_op: np.ndarray, lim: np.ndarray) -> None:
         """Keep an operating point inside the model's domain, in place: |e_y| < 0.95/|kappa|,

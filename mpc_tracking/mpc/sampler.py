@@ -95,7 +95,7 @@ class PathSampler:
         self._linear = LinearTable(s, table)
         self.lap_turn = float(table[-1, 6] - table[0, 6])
         self._kernels: Any = None
-        self._kernel_tables: tuple[np.ndarray, ...] = ()
+        self._kernel_args: tuple[Any, ...] = ()
         self._kernel_source: LinearTable | None = None
 
     def use_kernels(self, kernels: Any) -> None:
@@ -104,15 +104,18 @@ class PathSampler:
         self._kernels = kernels
         self._kernel_source = None  # the table the kernel's arrays were taken from
 
-    def _tables(self) -> tuple[np.ndarray, ...]:
-        """The arrays of the compiled sample, taken again when the table was replaced (the grip estimate scales
-        its speed columns)."""
+    def kernel_args(self) -> tuple[Any, ...]:
+        """The leading arguments of the compiled sample (:func:`mpc_tracking.mpc._kernels.sample_path`): the
+        grid, table, its differences and inverse segment lengths (C-contiguous float64), whether it holds
+        infinities, closed, length, the heading's turn per lap; taken again when the table was replaced (the grip
+        estimate scales its speed columns)."""
         lin = self._linear
         if self._kernel_source is not lin:
-            self._kernel_tables = tuple(np.ascontiguousarray(a, dtype=np.float64)
-                                        for a in (self.s, self.table, lin.delta, lin._inv_len))
+            arrays = tuple(np.ascontiguousarray(a, dtype=np.float64) for a in (self.s, self.table, lin.delta,
+                                                                                lin._inv_len))
+            self._kernel_args = (*arrays, lin._has_inf, self.closed, self.length, self.lap_turn)
             self._kernel_source = lin
-        return self._kernel_tables
+        return self._kernel_args
 
     def wrap(self, s: np.ndarray) -> np.ndarray:
         if self.closed:
@@ -122,19 +125,22 @@ class PathSampler:
     def sample(self, s: np.ndarray) -> PathSample:
         """Quantities at arc lengths ``s`` (K,) [m]."""
         if self._kernels is not None and s.dtype == np.float64 and s.ndim == 1 and s.size:
-            grid, table, delta, inv_len = self._tables()
-            r = np.empty((s.size, table.shape[1]))
-            self._kernels.sample_path(grid, table, delta, inv_len, self._linear._has_inf, self.closed, self.length,
-                                      self.lap_turn, 6, s, r)
-            psi = r[:, 6]
-        else:
-            sw = self.wrap(s)
-            r = self._linear(sw)
-            psi = r[:, 6]
-            if self.closed and (s[-1] >= self.length or s[0] < 0):
-                psi = psi + np.floor(s / self.length) * self.lap_turn
+            r = np.empty((s.size, self.table.shape[1]))
+            self._kernels.sample_path(*self.kernel_args(), 6, s, r)
+            return self.packed(r)
+        sw = self.wrap(s)
+        r = self._linear(sw)
+        psi = r[:, 6]
+        if self.closed and (s[-1] >= self.length or s[0] < 0):
+            psi = psi + np.floor(s / self.length) * self.lap_turn
+        return self.packed(r, psi)
+
+    def packed(self, r: np.ndarray, psi: np.ndarray | None = None) -> PathSample:
+        """The :class:`PathSample` of the table's rows ``r`` (K, 10) at K arc lengths (views of its columns; ``psi``
+        replaces the heading column, e.g. unwrapped by laps)."""
         return PathSample(
-            r[:, 0], r[:, 1], r[:, 2], r[:, 3] if self.has_v_ref else None, r[:, 4], r[:, 5], psi,
+            r[:, 0], r[:, 1], r[:, 2], r[:, 3] if self.has_v_ref else None, r[:, 4], r[:, 5],
+            r[:, 6] if psi is None else psi,
             r[:, 7] if self.has_v_box else None,
             r[:, 8] if self.has_body else None,
             r[:, 9] if self.has_body else None,

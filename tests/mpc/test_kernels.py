@@ -315,6 +315,48 @@ def test_reference_operating_point_equal(changes: dict) -> None:
             mpc.solve((3.0, 0.2, 0.0))
 
 
+def _step_arrays(step: object) -> dict[str, np.ndarray]:
+    q = step.q  # type: ignore[attr-defined]
+    out = {name: getattr(step, name) for name in ("x0", "x_op", "u_op", "u_ref", "x_ref", "s_grid", "e_y_limit")}
+    out.update({f"q.{k}": v for k, v in q._asdict().items() if v is not None})
+    return out
+
+
+@needs_numba
+@pytest.mark.parametrize("changes", [{}, {"mode": "time_optimal"}, {"linearization": "reference"},
+                                     {"decel_max": float("inf"), "accel_max": 2.0}])
+@pytest.mark.parametrize("closed", [True, False])
+def test_compiled_prepare_equals_numpy(changes: dict, closed: bool) -> None:
+    """The kinematic model's step data in one compiled call (``_prepare_kinematic``: grid, path sample, reference,
+    shifted last plan, clamp) equal numpy's ``_prepare`` to 1e-12: the first step, later steps along the path (a
+    shift by a fraction of ``ds``, a lap's wrap), an open path's end (the grids are not uniform there: the shift
+    interpolates), a state far enough out to clamp the operating point; and the same domain errors."""
+    if closed:
+        path = mt.load_path("oval", ds=0.5)
+        starts = [0.2, 0.45, 3.0, path.length - 0.3, 0.1]
+    else:
+        th = np.linspace(0.0, 0.8 * np.pi, 200)
+        path = mt.ReferencePath(40 * np.cos(th), 40 * np.sin(th), closed=False, ds=0.5, width_left=3.0,
+                                width_right=3.0)
+        starts = [0.0, 1.3, path.length - 8.0, path.length - 5.1, path.length - 0.2]
+    st = mt.MPCSettings(horizon=25, v_max=12.0, **changes)
+    py, nb = (mt.SpatialMPC(path, mt.VehicleParams(), st.replace(compiled=c)) for c in ("python", "numba"))
+    assert nb._prepare_args is not None and py._prepare_args is None
+    for i, s0 in enumerate(starts):
+        state = (s0, (-1.0) ** i * 0.6, 0.1 * i)
+        a, b = _step_arrays(py._prepare(state)), _step_arrays(nb._prepare(state))
+        assert a.keys() == b.keys()
+        for name in a:
+            _close(b[name], a[name])
+        for mpc in (py, nb):
+            mpc.solve(state)
+    i = int(np.argmax(np.abs(path.kappa)))
+    for bad in ((10.0, 0.0, 1.7), (float(path.s[i]), 2.0 / float(path.kappa[i]), 0.0)):
+        for mpc in (py, nb):
+            with pytest.raises(mt.errors.InputError, match=r"e_psi|beyond the centre"):
+                mpc._prepare(bad)
+
+
 @needs_numba
 def test_open_path_to_its_end_equal() -> None:
     """An open path driven to its end (grids clamped there: the shift falls back to interpolation) and a dynamic

@@ -154,8 +154,7 @@ class OSQPBackend(QPBackend):
 
 
 #: wrapper methods whose replacement (on an instance or on the class) sends the solve through the wrapper
-_PATCHABLE = frozenset({"update", "solve", "warm_start"})
-_ORIGINAL = {name: getattr(osqp.OSQP, name) for name in _PATCHABLE}
+_UPDATE, _SOLVE, _WARM_START = osqp.OSQP.update, osqp.OSQP.solve, osqp.OSQP.warm_start
 
 
 def native_solver(solver: object) -> object | None:
@@ -164,9 +163,13 @@ def native_solver(solver: object) -> object | None:
     None for anything else: another object, a subclass, or ``update``, ``solve`` or ``warm_start``
     replaced on the instance or the class (those calls must go through the replacement).
     """
-    if type(solver) is not osqp.OSQP or not _PATCHABLE.isdisjoint(vars(solver)):
+    if type(solver) is not osqp.OSQP:
         return None
-    if any(getattr(osqp.OSQP, name) is not method for name, method in _ORIGINAL.items()):
+    own = solver.__dict__
+    if "update" in own or "solve" in own or "warm_start" in own:
+        return None
+    cls: Any = osqp.OSQP
+    if cls.update is not _UPDATE or cls.solve is not _SOLVE or cls.warm_start is not _WARM_START:
         return None  # the class's methods were replaced (a test counting the calls)
     return getattr(solver, "_solver", None)
 
