@@ -10,6 +10,7 @@ import pytest
 from mpc_tracking import ModelError, MPCSettings, ReferencePath, SpatialMPC, VehicleParams, simulate
 from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Ackermann3D, Ackermann3DBatch, Ackermann3DParams, create_model
+from mpc_tracking.models.plants.ackermann3d import batch_numba, scalar
 from mpc_tracking.models.plants.ackermann3d.batch import ackermann_angles
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "plants" / "ackermann3d"
@@ -297,3 +298,22 @@ def test_normal_loads_and_wheel_speeds_are_the_tire_forces_and_state(preset, ext
         car.state = st
         assert car.normal_loads() == car.tire_forces(rng.uniform(-0.5, 0.5))["Fz"].tolist()
         assert car.wheel_speeds == car.state[18:22].tolist()
+
+
+@pytest.mark.skipif(not batch_numba.numba_available(), reason="numba is not installed")
+@pytest.mark.parametrize("preset, extra", [("sedan", {}), ("sedan", {"contact_damping": "compression"}),
+                                           ("rc_car", {})])
+def test_compiled_normal_loads_after_steps_are_the_scalar_contact(preset, extra):
+    """With the numba backend ``normal_loads()`` is compiled and reads the array of the last step: after every
+    step it equals the pure-Python :func:`scalar.contact` of the state exactly, also when the caller changed the
+    returned state array, and after the state is set."""
+    car = create_model("ackermann3d", {"preset": preset, "backend": "numba", **extra}, {"speed": 3.0})
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        out = car.step(0.01 * k, 0.01, [rng.uniform(-0.4, 0.4), *rng.uniform(-30.0, 60.0, 4)])
+        out[:] = 0.0  # the caller's array: not what the car reads
+        assert car.normal_loads() == scalar.contact(car._st, car._K)[1]
+    st = car.state
+    st[2] -= 0.01
+    car.state = st
+    assert car.normal_loads() == scalar.contact(car._st, car._K)[1]

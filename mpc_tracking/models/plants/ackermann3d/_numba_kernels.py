@@ -283,3 +283,53 @@ def step_single(buf, nsub, h, prm, flg):  # pragma: no cover - compiled
     b0, b1, b2 = b0 * n, b1 * n, b2 * n
     x[3], x[4], x[5], x[6], x[7], x[8] = a0, a1, a2, b0, b1, b2
     x[9], x[10], x[11] = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@nb.njit(nb.void(_V, _V, nb.int64[::1], _V), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def normal_loads_single(x, prm, flg, out):  # pragma: no cover - compiled
+    """The normal force ``F_z`` [N] on each wheel (FL, FR, RL, RR) of one car at the state ``x`` (22,) (the flat
+    layout of :class:`~mpc_tracking.models.plants.ackermann3d.car.Ackermann3D`) into ``out`` (4,): the numbers of
+    :func:`~mpc_tracking.models.plants.ackermann3d.scalar.contact`, in its order of operations."""
+    kn, cn, z0, rz = prm[_KN], prm[_CN], prm[_Z0], prm[_RZ]
+    full, has_arb = flg[_FULL] != 0, flg[_ARB] != 0
+    pz = x[2]
+    R20, R21, R22 = x[9], x[10], x[11]
+    v0, v1, v2, wx, wy, wz = x[12], x[13], x[14], x[15], x[16], x[17]
+    vbx = x[3] * v0 + x[6] * v1 + R20 * v2
+    vby = x[4] * v0 + x[7] * v1 + R21 * v2
+    vbz = x[5] * v0 + x[8] * v1 + R22 * v2
+    depth = np.empty(4)
+    normal = np.empty(4)
+    for i in range(4):
+        rx, ry = prm[_RX + i], prm[_RY + i]
+        ux = vbx + (wy * rz - wz * ry)
+        uy = vby + (wz * rx - wx * rz)
+        uz = vbz + (wx * ry - wy * rx)
+        depth[i] = (z0 - pz) - (R20 * rx + R21 * ry + R22 * rz)
+        normal[i] = R20 * ux + R21 * uy + R22 * uz
+    bf = br = 0.0
+    if has_arb:
+        dp0 = depth[0] if depth[0] > 0.0 else 0.0
+        dp1 = depth[1] if depth[1] > 0.0 else 0.0
+        dp2 = depth[2] if depth[2] > 0.0 else 0.0
+        dp3 = depth[3] if depth[3] > 0.0 else 0.0
+        bf, br = prm[_ARB_F] * (dp0 - dp1), prm[_ARB_R] * (dp2 - dp3)
+    for i in range(4):
+        d = depth[i]
+        Fz = 0.0
+        if d > 0.0:
+            ddot = -normal[i]
+            bar = bf if i == 0 else (-bf if i == 1 else (br if i == 2 else -br))
+            if full:
+                Fz = kn * d + cn * ddot
+                if has_arb:
+                    Fz += bar
+                if Fz < 0.0:
+                    Fz = 0.0
+            else:
+                Fz = kn * d + (cn * ddot if ddot > 0.0 else 0.0)
+                if has_arb:
+                    Fz += bar
+                    if Fz < 0.0:
+                        Fz = 0.0
+        out[i] = Fz

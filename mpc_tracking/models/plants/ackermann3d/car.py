@@ -119,6 +119,9 @@ class Ackermann3D(MotionModel):
         self.backend = batch_numba.resolve_backend(p["backend"], self.name)
         self._numba = batch_numba.pack_constants(self._K.P) if self.backend == "numba" else None
         self._kernel: Any = None  # the compiled single-car step, loaded on the first step
+        self._loads_kernel: Any = None  # the compiled normal loads, loaded on the first call
+        self._st_array: tuple[list, np.ndarray] | None = None  # (state list, its array) after a compiled step
+        self._loads = np.empty(4)
         self.max_substep = self.vehicle.substep()
         self.reference_offset = self.vehicle.cg_to_rear
         self._mu_now = self.vehicle.mu  # the road friction the constants hold (mu_schedule, mu_patches)
@@ -195,6 +198,7 @@ class Ackermann3D(MotionModel):
             self._kernel(x, k, h, *self._numba)
             x = x[:22]
             self._st = st = x.tolist()
+            self._st_array = (st, x.copy())  # the state list and its array (normal_loads reads it; x goes out)
         else:
             x = None
             br = brake if any(brake) else None
@@ -244,7 +248,14 @@ class Ackermann3D(MotionModel):
     def normal_loads(self) -> list[float]:
         """Normal force ``F_z`` [N] on each wheel (FL, FR, RL, RR) at the current state: ``tire_forces()["Fz"]``
         (which does not depend on the steering) without the tire forces, as floats."""
-        return contact(self._st, self._K)[1]
+        if self._numba is None:
+            return contact(self._st, self._K)[1]
+        if self._loads_kernel is None:  # the same numbers compiled (to rounding: tests/models/plants)
+            self._loads_kernel = batch_numba.load_kernels().normal_loads_single
+        st, cached = self._st, self._st_array
+        x = cached[1] if cached is not None and cached[0] is st else np.array(st)
+        self._loads_kernel(x, *self._numba, self._loads)
+        return self._loads.tolist()
 
     @property
     def wheel_speeds(self) -> list[float]:
