@@ -100,10 +100,13 @@ def load() -> ModuleType:
 
 def warm_up() -> bool:
     """Load the kernels now when numba is installed (compiling them into the on-disk cache the first
-    time); True when they are loaded."""
+    time), and the kinematic bicycle plant's compiled substeps; True when they are loaded."""
     if not numba_available():
         return False
     load()
+    from mpc_tracking.models.plants.kinematic_bicycle import substep_kernel
+
+    substep_kernel()
     return True
 
 
