@@ -129,7 +129,12 @@ class KinematicBicycle(MotionModel):
 
     def step(self, t: float, dt: float, u: Any) -> np.ndarray:
         self._check_dt(dt)
-        u0, u1 = self.check_input(u).tolist()
+        if type(u) is np.ndarray and u.shape == (2,) and u.dtype == np.float64:  # (an actuator's output)
+            u0, u1 = u.tolist()
+            if not (math.isfinite(u0) and math.isfinite(u1)):
+                self.check_input(u)  # its error
+        else:
+            u0, u1 = self.check_input(u).tolist()
         p = self.params
         d_max = p["delta_max"]
         u1 = min(max(u1, -d_max), d_max)
@@ -143,21 +148,26 @@ class KinematicBicycle(MotionModel):
             u0, u1 = self._last_applied
         n = substeps(dt, self.max_substep)
         self._h = dt / n
-        if p["speed_time_constant"] == 0:
-            self._state[3] = u0
-        if not self._steer_dynamic:
-            self._state[4] = u1
         if type(self).xdot is not KinematicBicycle.xdot or self.integrator != "rk4":  # a subclass's own model
+            if p["speed_time_constant"] == 0:
+                self._state[3] = u0
+            if not self._steer_dynamic:
+                self._state[4] = u1
             return self._advance(t, dt, np.array([u0, u1]))
+        x0 = self._state.tolist()
+        if p["speed_time_constant"] == 0:  # the speed follows the command
+            x0[3] = u0
+        if not self._steer_dynamic:  # and so does the steering
+            x0[4] = u1
         if not self._kernel_ready:
             self._kernel, self._kernel_ready = substep_kernel(self._compiled, self.name), True
         kern = self._kernel
         x: list[float] | tuple[float, ...]
         if kern is not None:  # the same numbers in one compiled call
-            x = kern(*self._state.tolist(), u0, u1, self._h, n, p["wheelbase"], p["speed_time_constant"],
+            x = kern(*x0, u0, u1, self._h, n, p["wheelbase"], p["speed_time_constant"],
                      self._steer_dynamic, max(p["steering_time_constant"], self._h), p["steering_rate_max"])
         else:
-            x = self._rk4(self._state.tolist(), u0, u1, self._h, n)
+            x = self._rk4(x0, u0, u1, self._h, n)
         if not all(map(math.isfinite, x)):
             raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
         self._state = state = np.array(x)
