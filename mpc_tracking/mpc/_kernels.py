@@ -681,3 +681,13 @@ def kinematic_build(x_op, u_op, kappa, s_grid, L, x0, data, pos_A, pos_B, A, B, 
     kinematic_linearize_fill(x_op, u_op, kappa, s_grid, L, x0, data, pos_A, pos_B, lower, upper, A, B, f)
     kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_off_x, s_off_u, Q, QN, R, Rd, rate_dn,
                           rate_up, prm, flg, lower, upper, q, dt, e_ref)
+
+
+@nb.njit(nb.float64(_A1, _A1, _A1, _A1, _F2, _F1, nb.int64, _F2, _F2, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def finish_step(x, y, psi, e_y, xy, z, start, X, U, table):  # pragma: no cover - compiled
+    """The end of a solved step in one call: :func:`offset_points` into ``xy``, :func:`store_plan` of ``X``, ``U``
+    into ``table``; returns :func:`tail_max` of ``z`` from ``start`` (the largest corridor slack)."""
+    offset_points(x, y, psi, e_y, xy)
+    store_plan(X, U, table)
+    return tail_max(z, start)
