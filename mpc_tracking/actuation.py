@@ -78,6 +78,9 @@ class SteeringLimiter:
 
     def __call__(self, dt: float, delta_cmd: float) -> float:
         """Limited angle after ``dt`` [s] towards ``delta_cmd`` [rad]."""
+        if self.rate_max == math.inf and self.delta_max == math.inf:  # no limits: the numbers below, fewer calls
+            self.delta += float(delta_cmd) - self.delta
+            return self.delta
         target = min(max(float(delta_cmd), -self.delta_max), self.delta_max)
         step = self.rate_max * dt
         self.delta += min(max(target - self.delta, -step), step)

@@ -219,6 +219,7 @@ class _LapCounter:
 #: the order of a log row: the series of :data:`mpc_tracking.results.SERIES`
 _ROW = ("t", "x", "y", "yaw", "s", "e_y", "e_psi", "v", "v_cmd", "delta_cmd", "v_ref", "lb", "ub", "status",
         "solve_time", "step_time", "iterations", "corridor_violation")
+_I_STEP_TIME = _ROW.index("step_time")
 
 
 class _Log:
@@ -239,7 +240,7 @@ class _Log:
         """Replace the last row's ``step_time`` with the wall time of the whole loop step [s]."""
         if self.rows:
             row = self.rows[-1]
-            i = _ROW.index("step_time")
+            i = _I_STEP_TIME
             self.rows[-1] = (*row[:i], max(float(row[i]), seconds), *row[i + 1:])
 
     def series(self) -> dict[str, np.ndarray]:
@@ -408,11 +409,12 @@ class _Loop:
         step = plant.step
         t = self.t
         watch = self.watch
+        limited = watch.limit is not None
         try:
             for _ in range(self.timing.n_sub):
                 step(t, dt, act(t, dt, v, delta, plant))
                 t += dt
-                late = watch.over(t, "the plant's step") if watch.limit is not None else None
+                late = watch.over(t, "the plant's step") if limited else None
                 if late is not None:
                     self.t = t
                     logger.warning("run stopped: %s", late)

@@ -668,3 +668,26 @@ def kinematic_prepare(grid, table, delta, inv_len, has_inf, closed, length, lap_
         z_op[0, j] = x0[j]
     clamp_op(z_op[:, :3], z_op[:N, 3:], kappa, lim, 0, 1, False, 0, v_min)
     return True
+
+
+@nb.njit(nb.void(_A2, _A2, _A1, _A1, nb.float64, _A1, _F1, _I1, _I1, _F3, _F3, _F2, _A1, _A2, _A1, _A1, _A1, _F1,
+                 _F1, _F2, _F2, _F2, _F2, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def kinematic_build(x_op, u_op, kappa, s_grid, L, x0, data, pos_A, pos_B, A, B, f, v_box, u_ref, u_prev, lb, ub,
+                    s_off_x, s_off_u, Q, QN, R, Rd, rate_dn, rate_up, prm, flg, lower, upper, q, dt,
+                    e_ref):  # pragma: no cover - compiled
+    """The kinematic model's whole QP in one call: :func:`kinematic_linearize_fill`, then
+    :func:`kinematic_bounds_cost` (their arguments, shared ones once)."""
+    kinematic_linearize_fill(x_op, u_op, kappa, s_grid, L, x0, data, pos_A, pos_B, lower, upper, A, B, f)
+    kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_off_x, s_off_u, Q, QN, R, Rd, rate_dn,
+                          rate_up, prm, flg, lower, upper, q, dt, e_ref)
+
+
+@nb.njit(nb.float64(_A1, _A1, _A1, _A1, _F2, _F1, nb.int64, _F2, _F2, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def finish_step(x, y, psi, e_y, xy, z, start, X, U, table):  # pragma: no cover - compiled
+    """The end of a solved step in one call: :func:`offset_points` into ``xy``, :func:`store_plan` of ``X``, ``U``
+    into ``table``; returns :func:`tail_max` of ``z`` from ``start`` (the largest corridor slack)."""
+    offset_points(x, y, psi, e_y, xy)
+    store_plan(X, U, table)
+    return tail_max(z, start)

@@ -507,10 +507,9 @@ class SpatialMPC:
         kern: Any = self.qp.kernels
         # settings.compiled: the same numbers in compiled calls (X, U: C-contiguous float64 copies of z's then)
         fast = kern is not None and z.dtype == np.float64 and z.flags.c_contiguous
-        if fast:
+        if fast:  # (with the last plan's table for the next step's shift)
             xy = np.empty((e_y.size, 2))
-            kern.offset_points(q.x, q.y, q.psi, e_y, xy)
-            slack_max = kern.tail_max(z, self.layout.isl0)
+            slack_max = kern.finish_step(q.x, q.y, q.psi, e_y, xy, z, self.layout.isl0, X, U, self._prev_table)
         else:
             xy = offset_point(q.x, q.y, q.psi, e_y)
             slack_max = z[self.layout.isl0 :].max()
@@ -535,9 +534,7 @@ class SpatialMPC:
         )
         guard.solved(sol)
         table, NX = self._prev_table, self.nx
-        if fast:
-            kern.store_plan(X, U, table)
-        else:
+        if not fast:
             table[:, :NX] = X
             table[:-1, NX:] = U
             table[-1, NX:] = U[-1]

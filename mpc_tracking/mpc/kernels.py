@@ -16,7 +16,9 @@ on closed-loop runs of both prediction models, where OSQP's iterations amplify l
 today: the path sample (:meth:`PathSampler.sample <mpc_tracking.mpc.sampler.PathSampler.sample>`), the shift of
 the last plan and the clamp of the operating point (any model), the kinematic model's reference operating point,
 its Euler linearization and discretization written into the QP (:func:`kinematic_linearize_fill`), its speed
-bound, rates, corridor rows, lateral reference and cost vector (:func:`bounds_cost`), the solution check
+bound, rates, corridor rows, lateral reference and cost vector, in the same call (:func:`kinematic_build`), and
+the grid, path sample, reference and shifted operating point of its step in one call
+(``_kernels.kinematic_prepare``), the solution check
 (:func:`constraint_excess`), the finiteness checks of the QP data and of the solver's solution
 (``all_finite``), the largest corridor slack (``tail_max``) and the plan's points in the world (``offset_points``),
 and the dynamic model's step (:mod:`._kernels_dynamic`): its linearization and
@@ -49,7 +51,7 @@ from mpc_tracking.errors import SettingsError
 
 __all__ = ["CHOICES", "numba_available", "resolve", "load", "warm_up", "compile_seconds",
            "kinematic_linearize_fill", "constraint_excess", "BoundsCostConstants", "bounds_cost_constants",
-           "bounds_cost", "dynamic_params", "DYNAMIC_PARAM_NAMES"]
+           "kinematic_build", "dynamic_params", "DYNAMIC_PARAM_NAMES"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,10 +102,13 @@ def load() -> ModuleType:
 
 def warm_up() -> bool:
     """Load the kernels now when numba is installed (compiling them into the on-disk cache the first
-    time); True when they are loaded."""
+    time), and the kinematic bicycle plant's compiled substeps; True when they are loaded."""
     if not numba_available():
         return False
     load()
+    from mpc_tracking.models.plants.kinematic_bicycle import substep_kernel
+
+    substep_kernel()
     return True
 
 
@@ -142,7 +147,7 @@ def constraint_excess(kern: ModuleType, indptr: np.ndarray, indices: np.ndarray,
 
 
 class BoundsCostConstants(NamedTuple):
-    """What :func:`bounds_cost` passes to the kernel besides the step's arrays (packed once per controller)."""
+    """What :func:`kinematic_build` passes to the kernel besides the step's arrays (packed once per controller)."""
 
     prm: np.ndarray
     flg: np.ndarray
@@ -155,6 +160,13 @@ class BoundsCostConstants(NamedTuple):
     rate_dn: np.ndarray
     rate_up: np.ndarray
     no_v_box: np.ndarray
+    wheelbase: float
+    #: the QP's matrix data, the positions of the model's entries in it and the arrays that receive the model
+    #: ``(A_data, pos_A, pos_B, A, B, f)``
+    dynamics: tuple[np.ndarray, ...]
+    #: the constant arrays and the outputs after the step's arrays: offsets, weights, rate limits, prm, flg, then
+    #: ``l``, ``u``, ``q``, the step durations and the lateral reference
+    out: tuple[np.ndarray, ...]
 
 
 #: positions in ``prm`` and ``flg`` (the same literals as in :mod:`._kernels`, checked by the tests)
@@ -163,11 +175,14 @@ PRM_NAMES = ("inv_wheelbase", "a_y_max", "v_min", "v_max", "control_period", "ac
 FLG_NAMES = ("r_box", "r_rate", "r_corr", "nX", "has_v_box", "has_u_prev", "finite_accel", "finite_decel")
 
 
-def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray], inf: float) -> BoundsCostConstants:
-    """Pack the constants of a :class:`~mpc_tracking.mpc.qp.StepQP` (kinematic model) for :func:`bounds_cost`.
+def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray], inf: float,
+                          buffers: tuple[np.ndarray, ...]) -> BoundsCostConstants:
+    """Pack the constants of a :class:`~mpc_tracking.mpc.qp.StepQP` (kinematic model) for :func:`kinematic_build`.
 
     ``rates`` are the model's input rate limits ``(down, up)`` (nu,) per second, ``inf`` the solver's infinity
-    (:data:`mpc_tracking.mpc.qp.INF`).
+    (:data:`mpc_tracking.mpc.qp.INF`), ``buffers = (pos_A, pos_B, A, B, f, dt, e_ref)`` the positions of the model's
+    entries in the QP's matrix data and the arrays that receive the model, the step durations and the lateral
+    reference.
     """
     st, lay = qp.settings, qp.layout
     values = {"inv_wheelbase": qp.inv_L, "a_y_max": st.a_y_max, "v_min": st.v_min, "v_max": st.v_max,
@@ -181,29 +196,40 @@ def bounds_cost_constants(qp: Any, rates: tuple[np.ndarray, np.ndarray], inf: fl
     def f64(a: Any) -> np.ndarray:
         return np.ascontiguousarray(a, dtype=np.float64)
 
+    prm, flg = np.array([float(values[k]) for k in PRM_NAMES]), np.array([int(flags[k]) for k in FLG_NAMES])
+    s_off_x, s_off_u, Q, QN, R, Rd = (f64(a) for a in (qp._s_offsets_x, qp._s_offsets_u, qp._Q, qp._QN, qp._R,
+                                                       qp._Rd))
+    rate_dn, rate_up = f64(rates[0]), f64(rates[1])
+    pos_A, pos_B, A, B, f, dt, e_ref = buffers
+    d = qp.data
     return BoundsCostConstants(
-        prm=np.array([float(values[k]) for k in PRM_NAMES]), flg=np.array([int(flags[k]) for k in FLG_NAMES]),
-        s_off_x=f64(qp._s_offsets_x), s_off_u=f64(qp._s_offsets_u), Q=f64(qp._Q), QN=f64(qp._QN), R=f64(qp._R),
-        Rd=f64(qp._Rd), rate_dn=f64(rates[0]), rate_up=f64(rates[1]), no_v_box=np.zeros(1))
+        prm=prm, flg=flg, s_off_x=s_off_x, s_off_u=s_off_u, Q=Q, QN=QN, R=R, Rd=Rd, rate_dn=rate_dn, rate_up=rate_up,
+        no_v_box=np.zeros(1), wheelbase=float(qp.model.wheelbase), dynamics=(d.A_data, pos_A, pos_B, A, B, f),
+        out=(s_off_x, s_off_u, Q, QN, R, Rd, rate_dn, rate_up, prm, flg, d.l, d.u, d.q, dt, e_ref))
 
 
-def bounds_cost(kern: ModuleType, c: BoundsCostConstants, u_op: np.ndarray, q: Any, s_grid: np.ndarray,
-                u_ref: np.ndarray, u_prev: np.ndarray, has_u_prev: bool, v_now: float | None, lb: np.ndarray,
-                ub: np.ndarray, data: Any, dt: np.ndarray, e_ref: np.ndarray) -> None:
-    """Speed bound, rates, corridor rows, lateral reference and cost of the kinematic model's QP in one call.
+def kinematic_build(kern: ModuleType, c: BoundsCostConstants, x_op: np.ndarray, u_op: np.ndarray, q: Any,
+                    s_grid: np.ndarray, x0: np.ndarray, u_prev: np.ndarray, has_u_prev: bool, v_now: float | None,
+                    lb: np.ndarray, ub: np.ndarray, u_ref: np.ndarray) -> None:
+    """The kinematic model's QP in one compiled call (``_kernels.kinematic_build``): its Euler linearization and
+    discretization written into the QP (:func:`kinematic_linearize_fill`), then the speed bound, rates, corridor
+    rows, lateral reference and cost (``_kernels.kinematic_bounds_cost``): the numbers of :meth:`StepQP.build
+    <mpc_tracking.mpc.qp.StepQP.build>`.
 
-    The numbers of :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` after the dynamics, written into
-    ``data.l``, ``data.u``, ``data.q`` (a :class:`~mpc_tracking.mpc.layout.QPData`); ``dt`` (N,) receives the
-    step durations [s], ``e_ref`` (N+1,) the lateral reference [m]. ``q`` is the step's
-    :class:`~mpc_tracking.mpc.sampler.PathSample`, ``lb``, ``ub`` (N+1,) the corridor bounds [m].
+    ``x_op`` (N+1, 3), ``u_op`` (N, 2) are the operating point, ``x0`` (3,) the state, ``q`` the step's
+    :class:`~mpc_tracking.mpc.sampler.PathSample` on ``s_grid`` (N+1,), ``u_prev`` (2,) the last command
+    (``has_u_prev``), ``v_now`` the measured speed [m/s] or None, ``lb``, ``ub`` (N+1,) the corridor bounds [m],
+    ``u_ref`` (N, 2) the input reference. The results go to the arrays packed in ``c.out``
+    (:func:`bounds_cost_constants`): the QP data (``A_data``, ``l``, ``u``, ``q``), the model ``A``, ``B``, ``f``,
+    the step durations [s] and the lateral reference [m].
     """
     c.prm[12] = np.nan if v_now is None else float(v_now)
     c.flg[4] = q.v_box is not None
     c.flg[5] = has_u_prev
-    kern.kinematic_bounds_cost(q.kappa, u_op, q.v_box if q.v_box is not None else c.no_v_box, s_grid, u_ref,
-                               u_prev, np.asarray(lb, dtype=np.float64), np.asarray(ub, dtype=np.float64),
-                               c.s_off_x, c.s_off_u, c.Q, c.QN, c.R, c.Rd, c.rate_dn, c.rate_up, c.prm, c.flg,
-                               data.l, data.u, data.q, dt, e_ref)
+    if lb.dtype != np.float64 or ub.dtype != np.float64:
+        lb, ub = np.asarray(lb, dtype=np.float64), np.asarray(ub, dtype=np.float64)
+    kern.kinematic_build(x_op, u_op, q.kappa, s_grid, c.wheelbase, x0, *c.dynamics,
+                         q.v_box if q.v_box is not None else c.no_v_box, u_ref, u_prev, lb, ub, *c.out)
 
 
 #: the dynamic model's parameters in the order of :mod:`._kernels_dynamic`'s ``D_*`` positions (checked by the tests)

@@ -153,8 +153,10 @@ class StepQP:
         # ... and so do the bounds, the corridor rows and the cost (speed as an input, no friction ellipse)
         self._compiled_rest = self._compiled_dynamics and not self._ellipse and not self._speed_in_state
         if self._compiled_rest:
-            self._kernel_consts = kernels.bounds_cost_constants(self, model.input_rates(st), _INF)
             self._e_ref_buf = np.empty(N + 1)
+            self._kernel_consts = kernels.bounds_cost_constants(
+                self, model.input_rates(st), _INF, (self._pos_A, self._pos_B, *self._lin_buf, self._dt_buf,
+                                                    self._e_ref_buf))
         # the dynamic model: its linearization (euler or rk4, substeps) and fill in one compiled call
         self._compiled_dynamic_model = self.kernels is not None and type(model) is DynamicPrediction
         if self._compiled_dynamic_model:
@@ -269,6 +271,8 @@ class StepQP:
         st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
         NX, model = self.nx, self.model
         kern = self.kernels
+        if self._compiled_rest and kern is not None:  # the whole QP in one compiled call
+            return self._build_rest_compiled(kern, x0, x_op, u_op, u_ref, q, s_grid, t_now, u_prev_cmd, v_now)
         if self._compiled_dynamics and kern is not None:  # the same numbers in one compiled call
             # (kernels.kinematic_linearize_fill, called directly)
             kern.kinematic_linearize_fill(x_op, u_op, q.kappa, s_grid, float(model.wheelbase), x0, d.A_data,
@@ -286,8 +290,6 @@ class StepQP:
             d.l[:NX] = x0
             d.l[NX : lay.nX] = -f.reshape(-1)
             d.u[: lay.nX] = d.l[: lay.nX]
-        if self._compiled_rest and kern is not None:
-            return self._build_rest_compiled(kern, x0, x_op, u_op, u_ref, q, s_grid, t_now, u_prev_cmd, v_now)
         if self._compiled_dynamic_model and kern is not None and x_ref is not None:
             return self._build_rest_dynamic(kern, x0, x_op, u_ref, q, s_grid, t_now, u_prev_cmd, x_ref)
         # speed bound from path and planned curvature: on the inputs 0..N-1 or the states 1..N
@@ -413,13 +415,14 @@ class StepQP:
     def _build_rest_compiled(self, kern: Any, x0: np.ndarray, x_op: np.ndarray, u_op: np.ndarray, u_ref: np.ndarray,
                              q: PathSample, s_grid: np.ndarray, t_now: float, u_prev_cmd: np.ndarray | None,
                              v_now: float | None) -> QPData:
-        """The part of :meth:`build` after the dynamics in one compiled call (the kinematic model: speed as
-        an input, no friction ellipse): the same numbers (:func:`mpc_tracking.mpc.kernels.bounds_cost`)."""
+        """:meth:`build` of the kinematic model (Euler, speed as an input, no friction ellipse) in one compiled
+        call, the linearization included: the same numbers (:func:`mpc_tracking.mpc.kernels.kinematic_build`)."""
         model = self.model
         u_prev = u_prev_cmd if u_prev_cmd is not None else u_ref[0]
         lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
-        kernels.bounds_cost(kern, self._kernel_consts, u_op, q, s_grid, u_ref, u_prev, u_prev_cmd is not None,
-                            v_now, lb, ub, self.data, self._dt_buf, self._e_ref_buf)
+        kernels.kinematic_build(kern, self._kernel_consts, x_op, u_op, q, s_grid, x0, u_prev, u_prev_cmd is not None,
+                                v_now, lb, ub, u_ref)
+        self._lin = self._lin_buf
         self.lb, self.ub = lb, ub
         self._e_ref = self._e_ref_buf
         self._u_ref_used, self._u_prev_used = u_ref, u_prev

@@ -209,6 +209,22 @@ def test_store_plan_equals_numpy() -> None:
 
 
 @needs_numba
+def test_finish_step_equals_its_parts() -> None:
+    """The end of a solved step in one call: the plan's points in the world, the stored table, the largest slack."""
+    from mpc_tracking.paths.geometry import offset_point
+
+    kern = kernels.load()
+    rng = np.random.default_rng(8)
+    X, U = rng.normal(size=(13, 3)), rng.normal(size=(12, 2))
+    x, y, psi, z = rng.normal(size=13), rng.normal(size=13), rng.normal(size=13), rng.normal(size=60)
+    xy, table, ref = np.empty((13, 2)), np.empty((13, 5)), np.empty((13, 5))
+    ref[:, :3], ref[:-1, 3:], ref[-1, 3:] = X, U, U[-1]
+    assert kern.finish_step(x, y, psi, X[:, 0], xy, z, 51, X, U, table) == z[51:].max()
+    assert np.array_equal(table, ref)
+    np.testing.assert_allclose(xy, offset_point(x, y, psi, X[:, 0]), rtol=TOL, atol=TOL)
+
+
+@needs_numba
 def test_offset_points_equal_numpy() -> None:
     """The plan's points in the world: the numbers of ``paths.geometry.offset_point`` on strided columns."""
     from mpc_tracking.paths.geometry import offset_point

@@ -12,8 +12,11 @@ dead time on both commands (``dead_time``).
 """
 from __future__ import annotations
 
+import importlib.util
+import logging
 import math
 from collections import deque
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,7 +25,34 @@ from mpc_tracking.errors import ModelError, NonFiniteStateError
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
 from mpc_tracking.models.integrators import substeps
 
-__all__ = ["KinematicBicycle"]
+__all__ = ["KinematicBicycle", "COMPILED_CHOICES", "substep_kernel"]
+
+logger = logging.getLogger(__name__)
+
+#: the values of :attr:`KinematicBicycle.compiled`
+COMPILED_CHOICES = ("auto", "numba", "python")
+_KERNEL: Any = None  # the compiled substeps once looked for (False: numba is not installed)
+
+
+def substep_kernel(choice: str = "auto", where: str = "kinematic_bicycle") -> Callable[..., tuple[float, ...]] | None:
+    """The compiled RK4 substeps (:func:`._kinematic_kernels.rk4_substeps`) for ``compiled = choice``, or None
+    (``"python"``, or ``"auto"`` without numba); compiled or loaded from numba's cache on the first call."""
+    global _KERNEL
+    if choice not in COMPILED_CHOICES:
+        raise ModelError(f"{where}.compiled: expected one of {COMPILED_CHOICES}, got {choice!r}")
+    if choice == "python":
+        return None
+    if _KERNEL is None:
+        _KERNEL = False
+        if importlib.util.find_spec("numba") is not None:
+            from mpc_tracking.models.plants import _kinematic_kernels
+
+            _KERNEL = _kinematic_kernels.rk4_substeps
+            logger.debug("%s: RK4 substeps in compiled code (numba)", where)
+    if _KERNEL is False and choice == "numba":
+        raise ModelError(f'{where}.compiled: "numba" needs numba, which is not installed; '
+                         'pip install "mpc_tracking[fast]" or use "auto"')
+    return _KERNEL or None
 
 
 class KinematicBicycle(MotionModel):
@@ -44,6 +74,22 @@ class KinematicBicycle(MotionModel):
     }
     #: always a number here (set from the parameter ``max_substep`` in :meth:`_check_params`)
     max_substep: float = 0.01
+    _compiled = "auto"
+    _kernel: Callable[..., tuple[float, ...]] | None = None
+    _kernel_ready = False
+
+    @property
+    def compiled(self) -> str:
+        """Where the RK4 substeps run: ``"auto"`` (default: compiled with numba when it is installed, the optional
+        extra ``mpc_tracking[fast]``, else Python), ``"numba"`` (a :class:`~mpc_tracking.errors.ModelError` at the
+        first step without numba) or ``"python"``; the same numbers (1e-12)."""
+        return self._compiled
+
+    @compiled.setter
+    def compiled(self, choice: str) -> None:
+        if choice not in COMPILED_CHOICES:
+            raise ModelError(f"{self.name}.compiled: expected one of {COMPILED_CHOICES}, got {choice!r}")
+        self._compiled, self._kernel_ready = choice, False
 
     def _check_params(self, p: dict[str, Any]) -> None:
         super()._check_params(p)
@@ -83,7 +129,12 @@ class KinematicBicycle(MotionModel):
 
     def step(self, t: float, dt: float, u: Any) -> np.ndarray:
         self._check_dt(dt)
-        u0, u1 = self.check_input(u).tolist()
+        if type(u) is np.ndarray and u.shape == (2,) and u.dtype == np.float64:  # (an actuator's output)
+            u0, u1 = u.tolist()
+            if not (math.isfinite(u0) and math.isfinite(u1)):
+                self.check_input(u)  # its error
+        else:
+            u0, u1 = self.check_input(u).tolist()
         p = self.params
         d_max = p["delta_max"]
         u1 = min(max(u1, -d_max), d_max)
@@ -97,13 +148,26 @@ class KinematicBicycle(MotionModel):
             u0, u1 = self._last_applied
         n = substeps(dt, self.max_substep)
         self._h = dt / n
-        if p["speed_time_constant"] == 0:
-            self._state[3] = u0
-        if not self._steer_dynamic:
-            self._state[4] = u1
         if type(self).xdot is not KinematicBicycle.xdot or self.integrator != "rk4":  # a subclass's own model
+            if p["speed_time_constant"] == 0:
+                self._state[3] = u0
+            if not self._steer_dynamic:
+                self._state[4] = u1
             return self._advance(t, dt, np.array([u0, u1]))
-        x = self._rk4(self._state.tolist(), u0, u1, self._h, n)
+        x0 = self._state.tolist()
+        if p["speed_time_constant"] == 0:  # the speed follows the command
+            x0[3] = u0
+        if not self._steer_dynamic:  # and so does the steering
+            x0[4] = u1
+        if not self._kernel_ready:
+            self._kernel, self._kernel_ready = substep_kernel(self._compiled, self.name), True
+        kern = self._kernel
+        x: list[float] | tuple[float, ...]
+        if kern is not None:  # the same numbers in one compiled call
+            x = kern(*x0, u0, u1, self._h, n, p["wheelbase"], p["speed_time_constant"],
+                     self._steer_dynamic, max(p["steering_time_constant"], self._h), p["steering_rate_max"])
+        else:
+            x = self._rk4(x0, u0, u1, self._h, n)
         if not all(map(math.isfinite, x)):
             raise NonFiniteStateError(f"{self.name}.step: the state became non-finite at t = {t + dt:.3f} s")
         self._state = state = np.array(x)

@@ -162,3 +162,43 @@ def test_kinematic_step_rejects_bad_dt():
     for dt in (0.0, -0.1, float("nan"), float("inf")):
         with pytest.raises(ModelError, match="dt must be a positive"):
             car.step(0.0, dt, [1.0, 0.0])
+
+
+@pytest.mark.parametrize("params", [{}, {"speed_time_constant": 0.4, "steering_time_constant": 0.1},
+                                    {"steering_rate_max": 0.3, "max_substep": 0.004}])
+def test_compiled_substeps_equal_python(params):
+    """The RK4 substeps in compiled code (numba) give the Python substeps' states to 1e-12, with and without the
+    actuator dynamics (speed and steering lags, rate limit, several substeps per step)."""
+    pytest.importorskip("numba", reason="numba is not installed (extra 'fast')")
+    cars = []
+    for compiled in ("python", "numba"):
+        car = create_model("kinematic_bicycle", params, info={"speed": 4.0, "yaw": 0.3})
+        car.compiled = compiled
+        cars.append(car)
+    rng = np.random.default_rng(5)
+    for k in range(300):
+        u = [rng.uniform(0.0, 15.0), rng.uniform(-0.7, 0.7)]
+        a, b = (car.step(0.01 * k, 0.01, u) for car in cars)
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+    assert cars[1]._kernel is not None and cars[0]._kernel is None
+
+
+def test_compiled_choice_is_checked(monkeypatch):
+    """A bad choice is a ModelError naming the attribute; ``"auto"`` runs in Python without numba, ``"numba"`` then
+    says how to install it."""
+    import importlib.util
+
+    from mpc_tracking.models.plants import kinematic_bicycle as kb
+
+    car = create_model("kinematic_bicycle")
+    with pytest.raises(ModelError, match="compiled: expected one of"):
+        car.compiled = "fast"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numba" else real(name, *a))
+    monkeypatch.setattr(kb, "_KERNEL", None)
+    car.compiled = "auto"
+    car.step(0.0, 0.01, [1.0, 0.0])
+    assert car._kernel is None
+    car.compiled = "numba"
+    with pytest.raises(ModelError, match="needs numba"):
+        car.step(0.01, 0.01, [1.0, 0.0])
