@@ -4,12 +4,14 @@ The sedan of ``bench_closed_loop.py`` (``ackermann3d`` plant, dynamic prediction
 ``--n`` generated circuits (``circuits.py``, seed ``--seed``) for ``--t-max`` simulated seconds, three times each:
 ``scaled`` (the default: OSQP solves in the variables ``z / scale``, ``PredictionModel.variable_scale``),
 ``unscaled`` (the model's scale replaced by ones on the instance: the QP as before issue 23's scaling) and
-``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with). Per run: the
-median, mean and 90th percentile of OSQP's iterations, the median solve and step times, RMS e_y and the outcome;
-then the distribution over circuits (median and worst of each figure). Prints JSON with a ``provenance`` block;
+``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with); ``--passes``
+adds ``passes10``: the default QP with OSQP's own 10 Ruiz equilibration passes instead of the back end's
+``SCALING_PASSES`` (each pass is paid on every matrix update). Per run: the median, mean and 90th percentile of
+OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the outcome; then the
+distribution over circuits (median and worst of each figure). Prints JSON with a ``provenance`` block;
 ``--out FILE`` writes it.
 
-    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--out FILE]
+    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--out FILE]
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from bench_closed_loop import scenario
 from circuits import generate_circuits
 
 import mpc_tracking as mt
+from mpc_tracking.mpc.backends import osqp as osqp_backend
 from mpc_tracking.scenario.build import build
 
 VARIANTS = ("scaled", "unscaled", "kinematic")
@@ -37,13 +40,20 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
         settings, model = settings.replace(prediction_model="kinematic"), None
     elif variant == "unscaled":
         model.variable_scale = lambda st, ds: (np.ones(model.nx), np.ones(model.nu))  # type: ignore[method-assign]
-    mpc = mt.SpatialMPC(path, mpc0.vehicle, settings, prediction=model)
+    passes = osqp_backend.SCALING_PASSES
+    if variant == "passes10":  # OSQP's default equilibration, set up with the controller's back end
+        osqp_backend.SCALING_PASSES = 10
+    try:
+        mpc = mt.SpatialMPC(path, mpc0.vehicle, settings, prediction=model)
+    finally:
+        osqp_backend.SCALING_PASSES = passes
     res = mt.simulate(path, mpc, plant, actuator, **kw)
     it = np.asarray(res.series["iterations"], dtype=float)
     return {"iterations": {"median": float(np.median(it)), "mean": float(it.mean()),
                            "p90": float(np.percentile(it, 90))},
             "solve_ms_median": 1e3 * float(np.median(res.series["solve_time"])),
             "step_ms_median": 1e3 * float(np.median(res.series["step_time"])),
+            "step_ms_mean": 1e3 * float(np.mean(res.series["step_time"])),
             "rms_e_y_m": float(res.metrics["rms_e_y"]), "infeasible_steps": int(res.metrics["infeasible_steps"]),
             "outcome": str(res.reason), "steps": len(it)}
 
@@ -53,25 +63,28 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=6, help="generated circuits")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--t-max", type=float, default=60.0, help="simulated seconds per run")
+    ap.add_argument("--passes", action="store_true", help="add OSQP's default 10 equilibration passes (passes10)")
     ap.add_argument("--out", type=Path, help="write the JSON to this file")
     args = ap.parse_args()
+    variants = (*VARIANTS, "passes10") if args.passes else VARIANTS
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
     rows = []
     for i, path in enumerate(generate_circuits(args.n, seed=args.seed)):
         rows.append({"circuit": i, "length_m": float(path.length),
-                     **{v: run(path, v, args.t_max) for v in VARIANTS}})
+                     **{v: run(path, v, args.t_max) for v in variants}})
     summary: dict[str, Any] = {}
-    for v in VARIANTS:
+    for v in variants:
         per = {"iterations_median": [r[v]["iterations"]["median"] for r in rows],
                "iterations_mean": [r[v]["iterations"]["mean"] for r in rows],
                "iterations_p90": [r[v]["iterations"]["p90"] for r in rows],
                "solve_ms_median": [r[v]["solve_ms_median"] for r in rows],
                "step_ms_median": [r[v]["step_ms_median"] for r in rows],
+               "step_ms_mean": [r[v]["step_ms_mean"] for r in rows],
                "rms_e_y_m": [r[v]["rms_e_y_m"] for r in rows]}
         summary[v] = {k: {"median": float(np.median(a)), "worst": float(np.max(a))} for k, a in per.items()}
     out = {"provenance": finish(prov), "benchmark": "qp_scaling", "n": args.n, "seed": args.seed,
-           "t_max_s": args.t_max, "rows": rows, "summary": summary}
+           "t_max_s": args.t_max, "scaling_passes": osqp_backend.SCALING_PASSES, "rows": rows, "summary": summary}
     print(dumps(out))
     if args.out:
         save_json(args.out, out)

@@ -122,6 +122,7 @@ class Ackermann3D(MotionModel):
         self._loads_kernel: Any = None  # the compiled normal loads, loaded on the first call
         self._st_array: tuple[list, np.ndarray] | None = None  # (state list, its array) after a compiled step
         self._loads = np.empty(4)
+        self._buf = np.empty(38)  # the compiled step's argument; holds the state between steps
         self.max_substep = self.vehicle.substep()
         self.reference_offset = self.vehicle.cg_to_rear
         self._mu_now = self.vehicle.mu  # the road friction the constants hold (mu_schedule, mu_patches)
@@ -194,11 +195,17 @@ class Ackermann3D(MotionModel):
         if self._numba is not None:  # the compiled kernel: k substeps and the re-orthonormalization, in place on x
             if self._kernel is None:
                 self._kernel = batch_numba.load_kernels().step_single
-            x = np.array(st + self._cs_flat + tau + brake)  # state, wheel directions, torques (step_single)
-            self._kernel(x, k, h, *self._numba)
-            x = x[:22]
+            buf = self._buf  # state, wheel directions, torques (step_single's layout)
+            cached = self._st_array
+            if cached is None or cached[0] is not st:  # the state was set since the last step
+                buf[:22] = st
+            buf[22:30] = self._cs_flat
+            buf[30:34] = tau
+            buf[34:38] = brake
+            self._kernel(buf, k, h, *self._numba)
+            x = buf[:22].copy()  # the caller's
             self._st = st = x.tolist()
-            self._st_array = (st, x.copy())  # the state list and its array (normal_loads reads it; x goes out)
+            self._st_array = (st, buf[:22])  # the state list and its array (the next step, normal_loads)
         else:
             x = None
             br = brake if any(brake) else None

@@ -63,8 +63,9 @@ class ScalarConstants:
     def split(self, tau) -> tuple[list, list]:
         """(drive, brake) torques per wheel [N m] from the four requests (see ``Ackermann3DParams.split_torque``)."""
         mask = self.mask
-        if min(tau) >= 0.0:  # no brake request (the common case, same result in every mode)
-            return [m * t for t, m in zip(tau, mask, strict=True)], [0.0, 0.0, 0.0, 0.0]
+        t0, t1, t2, t3 = tau
+        if min(t0, t1, t2, t3) >= 0.0:  # no brake request (the common case, same result in every mode)
+            return [mask[0] * t0, mask[1] * t1, mask[2] * t2, mask[3] * t3], [0.0, 0.0, 0.0, 0.0]
         if not self.friction_brakes:
             return [t if (self.brake_all and t < 0.0) else m * t for t, m in zip(tau, mask, strict=True)], [0.0] * 4
         drive = [m * t if t > 0.0 else 0.0 for t, m in zip(tau, mask, strict=True)]
