@@ -34,10 +34,11 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   the axle (under trail braking the load split read the dry sedan's front axle 20 % of ``D F_z`` short of its
   curve, and lowered its limits by 12 %). The grip a slide reads is at least the whole car's,
   ``m |a| / sum(D F_z)``: every tyre holds at most ``mu D F_z``, so the road's friction is at least that,
-  whatever the split; under power (``a_x > 0``) it is at least the axle's grip with all of ``m a_x`` on it (an
-  axle sliding under power is the driven one: a rear axle spinning up on a wet straight shows no lateral force
-  while the drive uses its grip). And a tyre past its curve while the whole car holds at least the grip the limits as set
-  ask for (``grip_fraction`` of the reference, :attr:`GripConfig.grip_fraction`) is the car at its limit --
+  whatever the split; an axle sliding under power (``a_x > 0``) with less lateral force than ``m a_x`` is the
+  driven one spinning up (nothing else uses its grip: a rear axle spinning up on a wet straight shows no lateral
+  force), and its grip is read with all of ``m a_x`` on it. And a tyre past its curve while the whole car
+  holds at least the grip the limits as set ask for (``grip_fraction`` of the reference,
+  :attr:`GripConfig.grip_fraction`) is the car at its limit --
   what the margin ``1 - grip_fraction`` is for --, not a slipperier road: the estimate holds (a grip shown
   above it raises it, at the reference it confirms it).
 * **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
@@ -444,9 +445,12 @@ class GripEstimator:
         for i, (axle, d) in enumerate(zip(self._axles, (p.tyre_D_f, p.tyre_D_r), strict=True)):
             d_fz = d * fz[i]
             shown = axle.sustained(math.hypot(fy[i], fx[i]) / d_fz)
-            # driving (a_x > 0): an axle sliding under power is the driven one, carrying all of m a_x (a rear-drive
-            # car spinning up its rear axle on a wet straight shows no lateral force and a tenth of the load split)
-            driving = axle.sustained(math.hypot(fy[i], m * a_x) / d_fz if a_x > 0.0 else 0.0, axle.recent_driving)
+            # spinning up: an axle sliding under power with less lateral force than the drive has its grip used by
+            # the drive -- it is the driven one, carrying all of m a_x (a rear-drive car spinning up its rear axle on
+            # a wet straight shows no lateral force and a tenth of the load split's grip). Not an axle with more
+            # lateral force than that (a front axle understeering under power in a rear-drive car: it carries none)
+            spin = a_x > 0.0 and abs(fy[i]) < m * a_x
+            driving = axle.sustained(math.hypot(fy[i], m * a_x) / d_fz if spin else 0.0, axle.recent_driving)
             # a slide must show whatever the split of the car's longitudinal force between the axles (the brake
             # balance, the driven axle: the load split above is a guess; under braking it read the dry sedan's
             # front axle short of its curve by 20 % of D F_z): the slip where the tyre saturates on this road
