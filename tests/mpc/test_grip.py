@@ -253,6 +253,29 @@ def test_an_axle_spinning_up_slides_before_its_saturation_slip(params):
     assert not e.sliding and e.mu_front == params.mu
 
 
+def test_a_driven_axle_spinning_up_on_a_straight_slides_and_reads_its_drive(params):
+    """Accelerating at 3 m/s^2 on a straight, the rear axle at 0.2 of its saturation slip shows no lateral force (a
+    driven axle spinning up on a wet road: the drive takes its grip): a slide within GRIP_SLIDE_SAMPLES samples,
+    long before the slip nears the saturation slip, and the grip it reads is the drive's force over its load,
+    ``m a_x / (D F_zr)`` (an axle sliding under power carries the drive), not the load split's share of it."""
+    p = params
+    shape_r = (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
+    a_x, alpha_r = 3.0, 0.2 * saturation_slip(shape_r)
+    L = p.l_f + p.l_r
+    d_fz_r = p.tyre_D_r * p.mass * (p.g * p.l_f + a_x * p.h_cg) / L
+    drive = p.mass * a_x / d_fz_r
+    assert a_x / p.g < 0.6 * drive < p.mu  # the load split (and the whole car) would read about half of it
+    est = GripEstimator(p, GripConfig(mu_nominal=p.mu))
+    flags = []
+    for k in range(10):
+        v = V + a_x * k * T
+        v_y = -math.tan(alpha_r) * v  # the rear axle's lateral velocity: slip alpha_r, no yaw, no lateral force
+        flags.append(est.update(k * T, {"v_x": v, "v_y": v_y, "r": 0.0}, -alpha_r).sliding)  # front: no slip
+    e = est.estimate
+    assert any(flags[:1 + grip.GRIP_SLIDE_SAMPLES]) and e.mu_rear == pytest.approx(drive, rel=1e-3)
+    assert e.mu_front == p.mu  # the front axle showed nothing
+
+
 def test_linear_range_neither_lowers_nor_confirms(params):
     """Gentle cornering (0.3 mu g, slip in the linear range): no slide, no change, no confirmation."""
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu, sigma0=0.02))
