@@ -75,6 +75,7 @@ class KinematicBicycle(MotionModel):
     #: always a number here (set from the parameter ``max_substep`` in :meth:`_check_params`)
     max_substep: float = 0.01
     _compiled = "auto"
+    _substeps_of: tuple[float, int] = (math.nan, 1)  # (dt, its substeps), for the last dt
     _kernel: Callable[..., tuple[float, ...]] | None = None
     _kernel_ready = False
 
@@ -106,7 +107,7 @@ class KinematicBicycle(MotionModel):
         #: what the compiled substeps read: wheelbase, speed lag, steering dynamics, steering lag, rate limit
         self._kernel_params = (float(p["wheelbase"]), float(p["speed_time_constant"]), self._steer_dynamic,
                                float(p["steering_time_constant"]), float(p["steering_rate_max"]))
-        self._substeps_of: tuple[float, int] = (math.nan, 1)  # (dt, its substeps), for the last dt
+        self._substeps_of = (math.nan, 1)  # max_substep may have changed
 
     def _err(self, msg: str) -> ModelError:
         return ModelError(f"{self.name}: {msg}")
