@@ -340,7 +340,7 @@ def _step_arrays(step: object) -> dict[str, np.ndarray]:
 
 @needs_numba
 @pytest.mark.parametrize("changes", [{}, {"mode": "time_optimal"}, {"linearization": "reference"},
-                                     {"decel_max": float("inf"), "accel_max": 2.0}])
+                                     {"decel_max": float("inf"), "accel_max": 2.0}, {"delay": 0.08}])
 @pytest.mark.parametrize("closed", [True, False])
 def test_compiled_prepare_equals_numpy(changes: dict, closed: bool) -> None:
     """The kinematic model's step data in one compiled call (``_prepare_kinematic``: grid, path sample, reference,

@@ -75,6 +75,7 @@ class KinematicBicycle(MotionModel):
     #: always a number here (set from the parameter ``max_substep`` in :meth:`_check_params`)
     max_substep: float = 0.01
     _compiled = "auto"
+    _substeps_of: tuple[float, int] = (math.nan, 1)  # (dt, its substeps), for the last dt
     _kernel: Callable[..., tuple[float, ...]] | None = None
     _kernel_ready = False
 
@@ -103,6 +104,10 @@ class KinematicBicycle(MotionModel):
         # steering has its own dynamics (lag or rate limit); the substep bounds the lag's stiffness
         self._steer_dynamic = bool(p["steering_time_constant"] > 0 or np.isfinite(p["steering_rate_max"]))
         self._h = self.max_substep
+        #: what the compiled substeps read: wheelbase, speed lag, steering dynamics, steering lag, rate limit
+        self._kernel_params = (float(p["wheelbase"]), float(p["speed_time_constant"]), self._steer_dynamic,
+                               float(p["steering_time_constant"]), float(p["steering_rate_max"]))
+        self._substeps_of = (math.nan, 1)  # max_substep may have changed
 
     def _err(self, msg: str) -> ModelError:
         return ModelError(f"{self.name}: {msg}")
@@ -146,7 +151,10 @@ class KinematicBicycle(MotionModel):
             if applied is not None:
                 self._last_applied = applied
             u0, u1 = self._last_applied
-        n = substeps(dt, self.max_substep)
+        last_dt, n = self._substeps_of
+        if dt != last_dt:
+            n = substeps(dt, self.max_substep)
+            self._substeps_of = (dt, n)
         self._h = dt / n
         if type(self).xdot is not KinematicBicycle.xdot or self.integrator != "rk4":  # a subclass's own model
             if p["speed_time_constant"] == 0:
@@ -164,8 +172,8 @@ class KinematicBicycle(MotionModel):
         kern = self._kernel
         x: list[float] | tuple[float, ...]
         if kern is not None:  # the same numbers in one compiled call
-            x = kern(*x0, u0, u1, self._h, n, p["wheelbase"], p["speed_time_constant"],
-                     self._steer_dynamic, max(p["steering_time_constant"], self._h), p["steering_rate_max"])
+            L, tau_v, steer, tau_d, r_max = self._kernel_params
+            x = kern(*x0, u0, u1, self._h, n, L, tau_v, steer, max(tau_d, self._h), r_max)
         else:
             x = self._rk4(x0, u0, u1, self._h, n)
         if not all(map(math.isfinite, x)):
