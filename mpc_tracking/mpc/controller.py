@@ -198,7 +198,8 @@ class SpatialMPC:
         A, B, _f = self.qp.linearize(x_op, u_op, q.kappa, s_grid)
         self.layout.fill_dynamics(self.data.A_data, A, B)
         scale = self.layout.column_scale(*self.model.variable_scale(self.settings, self.ds))
-        return cls(QPStructure(self.layout, self.P, self.data.A_data.copy(), self.qp.slack_quad, scale), self.settings)
+        return cls(QPStructure(self.layout, self.P, self.data.A_data.copy(), self.qp.slack_quad, scale,
+                               self.model.CHECK_DUALITY_GAP), self.settings)
 
     @property
     def solver(self) -> Any:

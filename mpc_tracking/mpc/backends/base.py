@@ -55,6 +55,10 @@ class QPStructure:
         Typical magnitude of each variable (:meth:`PredictionModel.variable_scale
         <mpc_tracking.models.prediction.PredictionModel.variable_scale>`): a back end may solve for ``z / scale``
         (the same QP in other units; OSQP does); None: ones.
+    check_duality_gap : bool
+        Whether an iterative back end also waits for the duality gap before it stops (OSQP's ``check_dualgap``),
+        besides the primal and dual residuals (:attr:`PredictionModel.CHECK_DUALITY_GAP
+        <mpc_tracking.models.prediction.PredictionModel.CHECK_DUALITY_GAP>`).
     """
 
     layout: QPLayout
@@ -62,6 +66,7 @@ class QPStructure:
     A_data: np.ndarray
     slack_quad: float
     scale: np.ndarray | None = None
+    check_duality_gap: bool = True
 
 
 @dataclass(eq=False, slots=True)

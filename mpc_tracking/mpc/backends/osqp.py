@@ -97,6 +97,7 @@ class OSQPBackend(QPBackend):
                 self.P, np.zeros(n), A, np.full(m, -INF), np.full(m, INF),
                 verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
                 warm_starting=st.warm_start != "none", check_termination=10, scaling=SCALING_PASSES,
+                check_dualgap=bool(structure.check_duality_gap),
                 time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
             )
         except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
