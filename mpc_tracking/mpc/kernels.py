@@ -27,7 +27,7 @@ the QP, and its reference operating point (the speed reference and the steady co
 parameters packed by :func:`dynamic_params`.
 
 Loading is lazy: the first controller that uses the kernels imports numba (about 0.5 s) and compiles the kernels
-(15-30 s on a busy 2-core machine, half of it the dynamic model's; once per installation, about 2.4 MB of cache) or
+(15-30 s on a busy 2-core machine, half of it the dynamic model's; once per installation, about 3 MB of cache) or
 loads them from numba's on-disk cache (about 0.6 s) (``cache=True``: ``__pycache__``
 beside :mod:`._kernels`, else numba's user cache or ``NUMBA_CACHE_DIR``). The time is logged (level INFO) and kept
 in :func:`compile_seconds`; :func:`warm_up` does it ahead (e.g. in a sweep's parent process, so that its workers
