@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"mpc_tracking.paths"},
     {"mpc_tracking.environment", "mpc_tracking.models"},
     {"mpc_tracking.fileio"},
-    {"mpc_tracking.errors", "mpc_tracking._startup", "mpc_tracking._lazy"},
+    {"mpc_tracking.errors", "mpc_tracking._startup", "mpc_tracking._lazy", "mpc_tracking._optional"},
 ]
 
 

@@ -47,6 +47,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from mpc_tracking._optional import numba_available
 from mpc_tracking.errors import SettingsError
 
 __all__ = ["CHOICES", "numba_available", "resolve", "load", "warm_up", "compile_seconds",
@@ -62,9 +63,6 @@ _MODULE: ModuleType | None = None
 _SECONDS: float | None = None
 
 
-def numba_available() -> bool:
-    """True when numba can be imported (checked without importing it)."""
-    return importlib.util.find_spec("numba") is not None
 
 
 def resolve(choice: str) -> str:

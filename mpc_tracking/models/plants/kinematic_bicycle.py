@@ -12,7 +12,6 @@ dead time on both commands (``dead_time``).
 """
 from __future__ import annotations
 
-import importlib.util
 import logging
 import math
 from collections import deque
@@ -21,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mpc_tracking._optional import numba_available
 from mpc_tracking.errors import ModelError, NonFiniteStateError
 from mpc_tracking.models.base import MotionModel, Pose, Velocity
 from mpc_tracking.models.integrators import substeps
@@ -44,7 +44,7 @@ def substep_kernel(choice: str = "auto", where: str = "kinematic_bicycle") -> Ca
         return None
     if _KERNEL is None:
         _KERNEL = False
-        if importlib.util.find_spec("numba") is not None:
+        if numba_available():
             from mpc_tracking.models.plants import _kinematic_kernels
 
             _KERNEL = _kinematic_kernels.rk4_substeps

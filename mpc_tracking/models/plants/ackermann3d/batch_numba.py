@@ -38,6 +38,7 @@ from types import ModuleType
 
 import numpy as np
 
+from mpc_tracking._optional import numba_available
 from mpc_tracking.errors import ModelError
 from mpc_tracking.models.plants.ackermann3d.params import Ackermann3DParams
 
@@ -67,9 +68,6 @@ _KERNELS: ModuleType | None = None
 _COMPILE_S: float | None = None
 
 
-def numba_available() -> bool:
-    """True when numba can be imported (checked without importing it)."""
-    return importlib.util.find_spec("numba") is not None
 
 
 def resolve_backend(backend: str, where: str) -> str:
