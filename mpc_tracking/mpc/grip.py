@@ -306,8 +306,8 @@ class _Axle:
         self.var = min(GRIP_SIGMA_SLIDE * self.mu, max(confirmed, reference - self.mu)) ** 2
 
     def held(self, shown: float, reference: float) -> None:
-        """The tyre is past its curve while the whole car holds the grip the plan asks for: at the limit, not a
-        slipperier road. ``shown`` is a lower bound (it may raise the estimate); at ``reference`` it confirms
+        """The tyre is past its curve while the whole car holds the grip the limits as set ask for: at the limit,
+        not a slipperier road. ``shown`` is a lower bound (it may raise the estimate); at ``reference`` it confirms
         the limits; otherwise the estimate holds (no recovery while a tyre is past its curve)."""
         if shown > self.mu:
             self.mu = min(shown, _MU_BOUNDS[1])
