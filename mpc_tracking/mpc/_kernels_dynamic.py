@@ -30,6 +30,10 @@ _A2 = nb.float64[:, :]
 N_PARAMS = 23
 
 _NX, _NU, _NZ = 6, 2, 8
+#: steady_cornering stops its Newton steps early once the step in v_y [m/s], delta [rad] and the correction of
+#: a_x [m/s^2] are all below this: the steps left would move the result by less than 1e-12
+#: (tests/mpc/test_kernels_dynamic.py)
+NEWTON_STOP = 1e-13
 _VX, _VY, _R, _AX, _D = 3, 4, 5, 6, 7
 
 
@@ -412,6 +416,8 @@ def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover
                 dd = (-jv1 * res0 + jv0 * res1) / det
                 v_y = v_y - min(max(dv, -2.0), 2.0)
                 delta = delta - min(max(dd, -0.05), 0.05)
+                if abs(dv) <= NEWTON_STOP and abs(dd) <= NEWTON_STOP and abs(ar - xdot[3]) <= NEWTON_STOP:
+                    break  # converged: the remaining steps would move nothing beyond rounding
         _cornering_state(v_y, v, kap, lr, x)
         _evaluate(x, a_x, delta, kap, p, False, False, xdot, D, s1, s2, s3)
         res0, res1 = xdot[4], xdot[5]

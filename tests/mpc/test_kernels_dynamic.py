@@ -97,6 +97,31 @@ def test_steady_cornering_equals_numpy() -> None:
     assert linear[-3] and not linear.all()
 
 
+def test_steady_cornering_early_stop_equals_the_fixed_newton_steps() -> None:
+    """The compiled Newton solve stops once its steps are below ``NEWTON_STOP``; over a wide grid of curvatures,
+    speeds and accelerations (straights, corners, beyond grip) it still equals the numpy solve's four fixed steps
+    to 1e-12, and where more steps move nothing (converged) it equals eight of them too."""
+    from mpc_tracking.mpc import _kernels_dynamic as kd
+
+    kern = kernels.load()
+    params = sd.DynamicParams.bmw_320i()
+    p = kernels.dynamic_params(params)
+    rng = np.random.default_rng(3)
+    K = 4000
+    kappa = rng.uniform(-0.08, 0.08, K)
+    kappa[::4] = 0.0
+    v = rng.uniform(0.1, 45.0, K)
+    a = rng.uniform(-9.0, 4.0, K)
+    got = np.empty((K, 5))
+    kern.steady_cornering(kappa, v, a, p, 4, got)
+    _close(got, np.column_stack(sd.steady_cornering(kappa, v, params, a)))
+    more = np.column_stack(sd.steady_cornering(kappa, v, params, a, iterations=8))
+    four = np.column_stack(sd.steady_cornering(kappa, v, params, a, iterations=4))
+    converged = np.all(np.abs(more - four) <= 1e-14 * np.maximum(1.0, np.abs(four)), axis=1)
+    assert converged.mean() > 0.5 and kd.NEWTON_STOP < 1e-12
+    _close(got[converged], more[converged])
+
+
 def _pair(**changes: object) -> tuple[mt.SpatialMPC, mt.SpatialMPC]:
     path = mt.load_path("oval", ds=0.5)
     st = mt.MPCSettings(horizon=25, v_max=14.0, prediction_model="dynamic", decel_max=6.0, accel_max=3.0,
