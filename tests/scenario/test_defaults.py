@@ -64,7 +64,10 @@ def test_auto_picks_the_model_from_the_car(vehicle_file, sedan):
     assert st.prediction_model == "dynamic"
     # the dynamic model gets what holds at the limit; without a vehicle file a_y_max stays
     assert st.friction_ellipse and st.discretization == "rk4" and st.a_y_max == 4.0
-    assert grip_defaults(mt.MPCSettings(), sedan, path_ds=0.5).ds == 1.0
+    assert grip_defaults(mt.MPCSettings(), sedan, path_ds=0.5).ds == 1.0  # 10 m/s x 50 ms = 0.5 m: the floor
+    # at 40 m/s one 50 ms period covers 2 m: the step is that long (a shorter one makes the steering ring)
+    assert grip_defaults(mt.MPCSettings(v_max=40.0), sedan, path_ds=1.0).ds == pytest.approx(2.0)
+    assert grip_defaults(mt.MPCSettings(v_max=40.0, control_period=0.02), sedan, path_ds=0.5).ds == 1.0
     assert grip_defaults(mt.MPCSettings(ds=0.5), sedan, path_ds=0.5).ds == 0.5  # explicit wins
 
 
