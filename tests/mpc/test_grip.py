@@ -254,13 +254,13 @@ def test_an_axle_spinning_up_slides_before_its_saturation_slip(params):
 
 
 def test_a_driven_axle_spinning_up_on_a_straight_slides_and_reads_its_drive(params):
-    """Accelerating at 3 m/s^2 on a straight, the rear axle at 0.2 of its saturation slip shows no lateral force (a
-    driven axle spinning up on a wet road: the drive takes its grip): a slide within GRIP_SLIDE_SAMPLES samples,
-    long before the slip nears the saturation slip, and the grip it reads is the drive's force over its load,
+    """Accelerating at 3 m/s^2 on a straight, the rear axle just past GRIP_DEFICIT_SLIP of its saturation slip shows no
+    lateral force (a driven axle spinning up on a wet road: the drive takes its grip): a slide within
+    GRIP_SLIDE_SAMPLES samples, before the slip reaches the saturation slip, and the grip it reads is the drive's force over its load,
     ``m a_x / (D F_zr)`` (an axle sliding under power carries the drive), not the load split's share of it."""
     p = params
     shape_r = (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
-    a_x, alpha_r = 3.0, 0.2 * saturation_slip(shape_r)
+    a_x, alpha_r = 3.0, (grip.GRIP_DEFICIT_SLIP + 0.1) * saturation_slip(shape_r)
     L = p.l_f + p.l_r
     d_fz_r = p.tyre_D_r * p.mass * (p.g * p.l_f + a_x * p.h_cg) / L
     drive = p.mass * a_x / d_fz_r
