@@ -564,9 +564,9 @@ def _steering(table: LogTable, found: dict[str, str | None], dt: float, split: i
             out.not_excited[k] = (f"the steering command hardly moves (std < 0.005 rad) above {v_min:g} m/s in the "
                                   "fitted part")
         return
-    best, frac = _delay_fit(actual, cmd, dt, max_delay, fit_ok, None)
+    best, frac = _delay_fit(actual, cmd, dt, max_delay, fit_ok)
     out.steering_delay = (best + frac) * dt
-    out.steering_offset = float(np.mean(_steer_err(actual, cmd, best, fit_ok, None, dt)))
+    out.steering_offset = float(np.mean(_steer_err(actual, cmd, best, fit_ok)))
     rate = None
     if found["steer"] is None:
         out.not_excited["steering_rate_max"] = ("needs a steering feedback signal (the yaw-rate angle lags the "
@@ -574,26 +574,28 @@ def _steering(table: LogTable, found: dict[str, str | None], dt: float, split: i
     else:
         _steering_rate(actual, _shift(cmd, best) + out.steering_offset, dt, fit_ok, out)
         rate = out.steering_rate_max
+    model = cmd
     if rate is not None:  # a rate limit read as delay: the delay and offset again, with the limit in the model
-        best, frac = _delay_fit(actual, cmd, dt, max_delay, fit_ok, rate)
+        model = _rate_limited(cmd, dt, rate)  # time-invariant: limiting, then delaying = delaying, then limiting
+        best, frac = _delay_fit(actual, model, dt, max_delay, fit_ok)
         out.steering_delay = (best + frac) * dt
-        out.steering_offset = float(np.mean(_steer_err(actual, cmd, best, fit_ok, rate, dt)))
+        out.steering_offset = float(np.mean(_steer_err(actual, model, best, fit_ok)))
     hold_ok = ok.copy()
     hold_ok[:split] = False
     for part, mask in (("fitted", fit_ok), ("holdout", hold_ok)):
-        err = _steer_err(actual, cmd, best, mask, rate, dt) - out.steering_offset
-        triv = _steer_err(actual, cmd, 0, mask, None, dt)
+        err = _steer_err(actual, model, best, mask) - out.steering_offset
+        triv = _steer_err(actual, cmd, 0, mask)
         getattr(out, part)["delta"] = float(np.sqrt(np.mean(err ** 2))) if err.size else math.nan
         getattr(out, part)["delta_trivial"] = float(np.sqrt(np.mean(triv ** 2))) if triv.size else math.nan
 
 
-def _delay_fit(actual: np.ndarray, cmd: np.ndarray, dt: float, max_delay: float, mask: np.ndarray,
-               rate: float | None) -> tuple[int, float]:
-    """The command's delay [samples] minimizing the variance of ``actual - model(cmd shifted)``, and its
-    sub-sample part (a parabola through the three costs around the minimum)."""
+def _delay_fit(actual: np.ndarray, cmd: np.ndarray, dt: float, max_delay: float,
+               mask: np.ndarray) -> tuple[int, float]:
+    """The delay [samples] of the (modelled) command ``cmd`` minimizing the variance of ``actual - cmd shifted``,
+    and its sub-sample part (a parabola through the three costs around the minimum)."""
     costs = []
     for m in range(round(max_delay / dt) + 1):
-        e = _steer_err(actual, cmd, m, mask, rate, dt)
+        e = _steer_err(actual, cmd, m, mask)
         costs.append(float(np.var(e)) if e.size > 10 else math.inf)
     best = int(np.argmin(costs))
     frac = 0.0
@@ -650,11 +652,8 @@ def _steering_rate(actual: np.ndarray, target: np.ndarray, dt: float, mask: np.n
         out.steering_rate_seen = top
 
 
-def _steer_err(actual: np.ndarray, cmd: np.ndarray, m: int, mask: np.ndarray, rate: float | None,
-               dt: float) -> np.ndarray:
-    """``actual - model`` on ``mask``: the command delayed ``m`` samples, through a ``rate`` limit (None: none)."""
+def _steer_err(actual: np.ndarray, cmd: np.ndarray, m: int, mask: np.ndarray) -> np.ndarray:
+    """``actual - cmd`` on ``mask``, the command delayed ``m`` samples."""
     shifted = _shift(cmd, m)
-    if rate is not None:
-        shifted = _rate_limited(shifted, dt, rate)
     sel = mask & np.isfinite(shifted)
     return actual[sel] - shifted[sel]
