@@ -64,15 +64,17 @@ def test_flat_fields_are_the_groups_fields_with_their_defaults():
 
 def test_a_flat_list_out_of_step_with_the_groups_is_an_import_error(monkeypatch):
     """Adding a field to a group without its flat line in MPCSettings (or the reverse) is caught at import."""
-    real = ms.settings_fields
+    from mpc_tracking.mpc.settings import mpc_settings
+
+    real = mpc_settings.settings_fields
 
     def one_more():
         yield from real()
         yield "limits", dataclasses.field(default=1.0)
 
-    monkeypatch.setattr(ms, "settings_fields", one_more)
+    monkeypatch.setattr(mpc_settings, "settings_fields", one_more)
     with pytest.raises(TypeError, match="flat fields must list the groups' fields"):
-        ms._check_flat_fields()
+        mpc_settings._check_flat_fields()
 
 
 def test_docstrings_are_generated_from_the_declarations():

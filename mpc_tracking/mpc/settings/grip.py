@@ -1,0 +1,40 @@
+"""The grip group: online grip estimation and noticing lost grip."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mpc_tracking.mpc.settings.fields import documented, setting
+from mpc_tracking.mpc.settings.group import SettingsGroup
+
+__all__ = ["GripSettings"]
+
+@documented
+@dataclass(frozen=True)
+class GripSettings(SettingsGroup):
+    """Online grip estimation and what the controller does with it (:mod:`mpc_tracking.mpc.grip`)."""
+
+    grip_estimation: bool = setting(
+        True, "Estimate the road's friction online and scale the limits with it", "-",
+        notes="On by default; it works with the dynamic prediction model on a car that reports v_x, v_y, r (its "
+              "tyres and the measured response). With the kinematic model it is off (one info message), and "
+              "without v_y, r in the measurements the limits stay as set. Every step the per-axle estimate "
+              "(:class:`~mpc_tracking.mpc.grip.GripEstimator`) scales a_y_max, decel_max, accel_max, the friction "
+              "ellipse, the whole-path speed ceilings, the prediction model's tyre peak and the safe stop's "
+              "braking by the share of the nominal friction the estimate's lower confidence bound leaves "
+              "(at most 1); a slide lowers them within the step. On a dry road it costs 0.3-0.4 % lap time "
+              "(the sedan at 0.95 of its limits, 12 generated circuits: +0.32 % median, +0.38 % worst, "
+              "benchmarks/results/grip_dry_cost_circuits_*.json); False: the limits exactly as set.")
+    grip_mu: float | None = setting(
+        None, "Friction the limits and the prediction model were set for (null: the prediction model's mu)", "-",
+        gt=0)
+    grip_margin: float = setting(1.0, "Confidence margin of the plan: it uses mu - margin sigma", "-", ge=0)
+    grip_sigma_max: float = setting(
+        0.015, "Largest standard deviation of the estimate (where nothing informs it), as a share of grip_mu", "-",
+        ge=0, notes="With ``grip_margin`` it bounds how far the plan stays below a confirmed grip without cause: "
+                    "``grip_margin * grip_sigma_max`` of the limits (1.5 % by default).")
+    grip_sigma_growth: float = setting(
+        0.005, "Growth of the estimate's standard deviation without information, as a share of grip_mu per "
+               "square root of a second", "1/sqrt(s)", ge=0)
+    grip_slide_sideslip: float = setting(0.12, "Body sideslip angle beyond which the car counts as sliding", "rad",
+                                         gt=0)
+
