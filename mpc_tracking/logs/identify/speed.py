@@ -25,8 +25,8 @@ def simulate_speed_power(v0: float, v_cmd: np.ndarray, dt: float, tau: float, a_
     """Speed [m/s] of the clipped first-order loop with a power limit, shape of ``v_cmd``.
 
     ``v' = clip((v_cmd - v) / tau, -d_max, min(a_max, P/m / max(v, V_POWER_FLOOR)))``, RK4 per sample
-    with the command held; with ``power_per_mass`` inf it is
-    :func:`mpc_tracking.identification.fit.simulate_speed`.
+    with the command held: :func:`mpc_tracking.identification.fit.simulate_speed` with the power limit
+    evaluated at no less than :data:`V_POWER_FLOOR`.
 
     Examples
     --------
@@ -37,24 +37,7 @@ def simulate_speed_power(v0: float, v_cmd: np.ndarray, dt: float, tau: float, a_
     >>> round(float(v[-1]), 2)
     11.83
     """
-    if not math.isfinite(power_per_mass):
-        return simulate_speed(v0, v_cmd, dt, tau, a_max, d_max)
-    out = np.empty_like(v_cmd)
-    v = float(v0)
-    inv = 1.0 / tau
-
-    def f(v_: float, c: float) -> float:
-        top = min(a_max, power_per_mass / max(v_, V_POWER_FLOOR))
-        return min(max((c - v_) * inv, -d_max), top)
-
-    for k, c in enumerate(v_cmd):
-        out[k] = v
-        k1 = f(v, c)
-        k2 = f(v + 0.5 * dt * k1, c)
-        k3 = f(v + 0.5 * dt * k2, c)
-        k4 = f(v + dt * k3, c)
-        v += dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-    return out
+    return simulate_speed(v0, v_cmd, dt, tau, a_max, d_max, power_per_mass, v_floor=V_POWER_FLOOR)
 
 
 def _windows(n: int, dt: float, lo: int, hi: int) -> list[tuple[int, int]]:
