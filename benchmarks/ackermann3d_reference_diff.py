@@ -23,14 +23,14 @@ Our preset raises eps to 0.2 m/s, which brings that mode within reach of the aut
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
+from _shared import shared_dir
 
 import mpc_tracking as mt
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "plants" / "ackermann3d"
+SHARED = shared_dir("plants", "ackermann3d")
 SCENARIOS = {  # file: (initial CG z [m], delta [rad], torque on each rear wheel [N m], duration [s])
     "ref_settle.csv": (0.08, 0.0, 0.0, 2.0),
     "ref_straight_accel_freefront.csv": (0.058160625, 0.0, 0.05, 3.0),

@@ -16,11 +16,12 @@ import time
 from pathlib import Path
 
 from _provenance import RESULTS, dumps, finish, provenance, save_json
+from _shared import shared_dir
 
 import mpc_tracking as mt
 from mpc_tracking.viz.animation import available_formats
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "tracks"
+SHARED = shared_dir("tracks")
 
 
 def bench(name: str, overrides: dict, t_max: float) -> dict:

@@ -21,15 +21,15 @@ import argparse
 import logging
 import math
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
+from _shared import shared_dir
 
 import mpc_tracking as mt
 
-TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
+TRACKS = shared_dir("tracks")
 #: bundled paths (waypoint spacing 0.5 m) at moderate limits
 BUNDLED = ("oval", "figure_eight", "double_lane_change", "hairpin_slalom", "circuit")
 SMALL = {"v_max": 10.0, "a_y_max": 4.0, "accel_max": 2.5, "decel_max": 5.0, "delta_rate_max": 0.8}

@@ -41,13 +41,13 @@ from typing import Any
 
 import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
+from _shared import shared_dir
 
 import mpc_tracking as mt
 from mpc_tracking.models.prediction import DynamicPrediction
 
-#: the shared tracks beside the checkout (../shared; a worktree under a folder: ../../shared)
-TRACKS = next((d / "shared" / "tracks" for d in Path(__file__).resolve().parents[2:4]
-               if (d / "shared" / "tracks").is_dir()), Path(__file__).resolve().parents[2] / "shared" / "tracks")
+#: the shared tracks ($MPC_TRACKING_SHARED, ../shared or ../../shared: benchmarks/_shared.py)
+TRACKS = shared_dir("tracks")
 SEDAN_BODY = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
 MU_DRY, MU_WET, MU_PATCH = 0.9, 0.6, 0.5
 RAIN_AT = 30.0  # [s]

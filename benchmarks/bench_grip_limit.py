@@ -51,13 +51,13 @@ from typing import Any
 
 import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
+from _shared import shared_dir
 
 import mpc_tracking as mt
 from mpc_tracking.models.prediction import DynamicPrediction, dynamic_params_from_ackermann3d
 
-#: the shared tracks beside the checkout (../shared; a worktree under a folder: ../../shared)
-TRACKS = next((d / "shared" / "tracks" for d in Path(__file__).resolve().parents[2:4]
-               if (d / "shared" / "tracks").is_dir()), Path(__file__).resolve().parents[2] / "shared" / "tracks")
+#: the shared tracks ($MPC_TRACKING_SHARED, ../shared or ../../shared: benchmarks/_shared.py)
+TRACKS = shared_dir("tracks")
 G = 9.81
 #: the sedan's body as the controller sees it (matches the ``sedan`` preset: wheelbase 2.68 m)
 SEDAN_BODY = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)

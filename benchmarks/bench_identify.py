@@ -34,6 +34,7 @@ import time
 from typing import Any
 
 from _provenance import REPO, RESULTS, dumps, finish, provenance, save_json
+from _shared import shared_dir
 
 sys.path.insert(0, str(REPO))
 
@@ -114,9 +115,7 @@ def _lap_paths(tracks: list[str], circuits: int, seed: int, length_km: tuple[flo
     import numpy as np
     from circuits import generate_circuit
 
-    # the shared tracks beside the checkout (../shared; a worktree under a folder: ../../shared)
-    dirs = [d / "shared" / "tracks" for d in (REPO.parent, REPO.parent.parent)]
-    where = next((d for d in dirs if d.is_dir()), dirs[0])
+    where = shared_dir("tracks")  # $MPC_TRACKING_SHARED, ../shared or ../../shared (benchmarks/_shared.py)
     out = [mt.read_tum(where / f"{t}.csv", ds=1.0, smoothing=0.25) for t in tracks]
     for t, p in zip(tracks, out, strict=True):
         p.name = t

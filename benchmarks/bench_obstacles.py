@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
 
-from mpc_tracking.mpc.settings import SOLVERS
+from mpc_tracking.mpc.backends import available as available_solvers
 from mpc_tracking.scenario.core import load_scenario, run_scenario
 
 DEMOS = Path(__file__).resolve().parents[1] / "demos"
@@ -106,7 +106,7 @@ def _blas_modes(args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/obstacles.json")
-    ap.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=SOLVERS,
+    ap.add_argument("--solvers", nargs="+", default=list(available_solvers()), choices=available_solvers(),
                     help="QP solvers to compare (controller.solver), each on every scenario")
     ap.add_argument("--blas", action="store_true", help="compare the BLAS thread limit's modes on a busy machine")
     ap.add_argument("--busy", type=int, default=2, help="spinning background processes during --blas")

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
+from _shared import shared_dir
 
 import mpc_tracking as mt
 
-TRACKS = Path(__file__).resolve().parents[2] / "shared" / "tracks"
+TRACKS = shared_dir("tracks")
 SMOOTHING = 0.25  # m RMS: default for GPS-derived full-size centre lines
 NOISE_WINDOW = 10.0  # m: curvature varying faster than this counts as noise
 

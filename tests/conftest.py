@@ -8,11 +8,12 @@ from pathlib import Path
 import matplotlib
 import pytest
 
+from tests._shared import SHARED, SKIP_TRACKS
+
 matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 
 
 @pytest.fixture(autouse=True)
@@ -31,9 +32,9 @@ def _logging_levels_unchanged():
 
 @pytest.fixture
 def shared_dir() -> Path:
-    """The read-only shared folder beside the project root; skips when absent."""
+    """The read-only shared folder (``tests/_shared.py``); skips when its tracks are absent."""
     if not (SHARED / "tracks").is_dir():
-        pytest.skip("../shared/tracks not found: real-track tests need the shared data folder")
+        pytest.skip(SKIP_TRACKS)
     return SHARED
 
 

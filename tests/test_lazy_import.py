@@ -6,6 +6,7 @@ and asserts which modules are *not* loaded afterwards -- no timing threshold.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import os
 import subprocess
@@ -63,10 +64,32 @@ def test_a_closed_loop_run_does_not_load_the_optional_stacks():
     assert _loaded_after(run, NOT_FOR_A_RUN) == []
 
 
+#: what the MPC's settings (and the types of a step's answer) do without: the controller, its QP machinery,
+#: SciPy and the solvers (checking ``prediction_model`` reads the registry of ``mpc_tracking.models``)
+NOT_FOR_THE_SETTINGS = ("scipy", "osqp", "daqp", "numba", "cvxpy", "mpc_tracking.mpc.controller",
+                        "mpc_tracking.mpc.backends", "mpc_tracking.mpc.qp", "mpc_tracking.mpc.kernels",
+                        "mpc_tracking.paths")
+
+
+def test_the_settings_do_not_import_the_controller_or_a_solver():
+    """``mpc_tracking.mpc.settings`` is read by the scenario schema, the CLI's key listing and the result types:
+    importing it (or its package, ``mpc_tracking.mpc``), or checking settings, must not set up the controller
+    stack."""
+    statement = ("import mpc_tracking.mpc.settings\nfrom mpc_tracking.mpc import MPCSettings, MPCSolution, Status\n"
+                 "MPCSettings(solver='daqp', prediction_model='dynamic')")
+    assert _loaded_after(statement, NOT_FOR_THE_SETTINGS) == []
+
+
+def test_the_controller_name_loads_the_controller_stack():  # the check above can fail
+    loaded = _loaded_after("import mpc_tracking.mpc as m\nm.SpatialMPC", NOT_FOR_THE_SETTINGS)
+    assert {"mpc_tracking.mpc.controller", "mpc_tracking.mpc.backends", "osqp", "scipy"} <= set(loaded)
+
+
 def test_lazy_names_match_the_type_checking_imports():
     """``_LAZY`` (run time) and the ``if TYPE_CHECKING:`` imports (type checkers, docs) name the same objects."""
     for package, path in ((mt, ROOT / "mpc_tracking" / "__init__.py"),
-                          (mt.paths, ROOT / "mpc_tracking" / "paths" / "__init__.py")):
+                          (mt.paths, ROOT / "mpc_tracking" / "paths" / "__init__.py"),
+                          (mt.mpc, ROOT / "mpc_tracking" / "mpc" / "__init__.py")):
         tree = ast.parse(path.read_text())
         typed: dict[str, str] = {}
         for node in tree.body:
@@ -85,6 +108,10 @@ def test_every_lazy_name_resolves_to_its_module_object():
     assert set(mt._LAZY) <= set(mt.__all__)
     assert set(mt.__all__) <= set(dir(mt))
     assert mt.paths is sys.modules["mpc_tracking.paths"]
+    for name, module in mt.mpc._LAZY.items():
+        assert getattr(mt.mpc, name) is getattr(sys.modules[module], name)
+    assert set(mt.mpc.__all__) <= set(dir(mt.mpc))
+    assert mt.mpc.rejoin is importlib.import_module("mpc_tracking.mpc.rejoin")  # a module, as an attribute
 
 
 def test_speed_profile_stays_the_function_after_its_module_is_imported():

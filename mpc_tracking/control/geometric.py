@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from mpc_tracking.paths.projection import Projection
 
 __all__ = ["TrackingLimits", "GeometricController"]
+
+_P = TypeVar("_P")
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,14 @@ def check_gain(value: Any, name: str, *, allow_zero: bool = False, allow_inf: bo
         want = ">= 0" if allow_zero else "> 0"
         raise SettingsError(f"{name}: expected a {'' if allow_inf else 'finite '}number {want}, got {value!r}")
     return float(value)
+
+
+def params_or_default(params: Any, cls: type[_P]) -> _P:
+    """``params`` when it is a ``cls``, ``cls()`` when it is None, else a :class:`SettingsError` naming ``cls``."""
+    params = cls() if params is None else params
+    if not isinstance(params, cls):
+        raise SettingsError(f"params: expected {cls.__name__}, got {type(params).__name__}")
+    return params
 
 
 class GeometricController:

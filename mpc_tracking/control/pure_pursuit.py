@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpc_tracking.control.geometric import GeometricController, TrackingLimits, check_gain
+from mpc_tracking.control.geometric import GeometricController, TrackingLimits, check_gain, params_or_default
 from mpc_tracking.errors import SettingsError
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.paths.reference_path import ReferencePath
@@ -98,10 +98,7 @@ class PurePursuit(GeometricController):
 
     def __init__(self, path: ReferencePath, vehicle: VehicleParams | None = None,
                  params: PurePursuitParams | None = None, limits: TrackingLimits | None = None) -> None:
-        params = PurePursuitParams() if params is None else params
-        if not isinstance(params, PurePursuitParams):
-            raise SettingsError(f"params: expected PurePursuitParams, got {type(params).__name__}")
-        self.params = params
+        self.params = params = params_or_default(params, PurePursuitParams)
         super().__init__(path, vehicle, limits)
         L = self.vehicle.wheelbase
         self._offset = L + 1.0 if params.lookahead_offset is None else params.lookahead_offset

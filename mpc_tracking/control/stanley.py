@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpc_tracking.control.geometric import GeometricController, TrackingLimits, check_gain
-from mpc_tracking.errors import SettingsError
+from mpc_tracking.control.geometric import GeometricController, TrackingLimits, check_gain, params_or_default
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.paths.projection import wrap_angle
 from mpc_tracking.paths.reference_path import ReferencePath
@@ -88,10 +87,7 @@ class Stanley(GeometricController):
 
     def __init__(self, path: ReferencePath, vehicle: VehicleParams | None = None,
                  params: StanleyParams | None = None, limits: TrackingLimits | None = None) -> None:
-        params = StanleyParams() if params is None else params
-        if not isinstance(params, StanleyParams):
-            raise SettingsError(f"params: expected StanleyParams, got {type(params).__name__}")
-        self.params = params
+        self.params = params_or_default(params, StanleyParams)
         super().__init__(path, vehicle, limits)
 
     @property

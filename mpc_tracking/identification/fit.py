@@ -57,25 +57,26 @@ def derivative(y: np.ndarray, dt: float, window: float) -> np.ndarray:
 
 
 def simulate_speed(v0: float, v_cmd: np.ndarray, dt: float, tau: float, a_max: float, d_max: float,
-                   power_per_mass: float = math.inf) -> np.ndarray:
+                   power_per_mass: float = math.inf, v_floor: float = 0.1) -> np.ndarray:
     """Speed [m/s] of the clipped first-order loop, RK4 per sample with the command held, shape of ``v_cmd``.
 
-    ``v' = clip((v_cmd - v) / tau, -d_max, min(a_max, power_per_mass / v))`` (``power_per_mass`` P/m
-    [W/kg]; inf: no power limit)."""
+    ``v' = clip((v_cmd - v) / tau, -d_max, min(a_max, power_per_mass / max(v, v_floor)))`` (``power_per_mass``
+    P/m [W/kg]; inf: no power limit; ``v_floor`` [m/s]: the power limit has no bound at standstill)."""
     out = np.empty_like(v_cmd)
     v = float(v0)
     inv = 1.0 / tau if tau > 0 else math.inf
     pm = float(power_per_mass)
 
-    def f(v_: float, c: float) -> float:
-        if math.isinf(inv):
-            return 0.0
-        top = a_max if math.isinf(pm) else min(a_max, pm / max(v_, 0.1))
-        return min(max((c - v_) * inv, -d_max), top)
+    if math.isinf(pm):
+        def f(v_: float, c: float) -> float:
+            return min(max((c - v_) * inv, -d_max), a_max)
+    else:
+        def f(v_: float, c: float) -> float:
+            return min(max((c - v_) * inv, -d_max), min(a_max, pm / max(v_, v_floor)))
 
     for k, c in enumerate(v_cmd):
         out[k] = v
-        if math.isinf(inv):
+        if math.isinf(inv):  # no lag: the speed is the command
             v = float(c)
             continue
         k1 = f(v, c)

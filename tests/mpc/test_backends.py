@@ -28,7 +28,9 @@ def _step_qp(settings=BASE):
 
 
 def test_the_registry_lists_gets_and_refuses_by_name():
-    assert backends.available() == ("osqp", "daqp")
+    from mpc_tracking.mpc.settings import SOLVERS
+
+    assert backends.available() == ("osqp", "daqp") == tuple(SOLVERS)  # the settings' list of the built-in ones
     assert backends.get("osqp") is backends.OSQPBackend and backends.get("daqp") is backends.DAQPBackend
     with pytest.raises(SettingsError, match=r"MPCSettings.solver: expected one of \('osqp', 'daqp'\), got 'qpoases'"):
         backends.get("qpoases")
@@ -40,17 +42,19 @@ def test_the_registry_lists_gets_and_refuses_by_name():
 
 def test_register_adds_a_back_end_by_name(monkeypatch):
     import mpc_tracking.mpc.settings as settings_module
+    from mpc_tracking.mpc.settings import qp as qp_settings
 
     monkeypatch.setattr(backends_base, "_REGISTRY", dict(backends_base._REGISTRY))
     names = list(settings_module.SOLVERS)  # the names the settings accept: restored after the test
-    monkeypatch.setattr(backends_base, "SOLVERS", names)
-    monkeypatch.setattr(settings_module, "SOLVERS", names)
+    for module in (backends_base, settings_module, qp_settings):
+        monkeypatch.setattr(module, "SOLVERS", names)
 
     class Mine(backends.OSQPBackend):
         name = "mine"
 
     backends.register("mine", Mine)
     assert backends.available() == ("osqp", "daqp", "mine") and backends.get("mine") is Mine
+    assert mt.MPCSettings(solver="mine").solver == "mine"
 
 
 def test_the_controller_uses_the_registered_class_and_never_its_name(monkeypatch):

@@ -1,16 +1,14 @@
 """path_io: readers, writer round trip, load_path dispatch, malformed files, YAML courses, real tracks."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from mpc_tracking import PathError, PathFormatError
 from mpc_tracking.paths.bundled import list_bundled
 from mpc_tracking.paths.io import load_path, read_raceline, read_tum, read_waypoints, read_xy, write_path
+from tests._shared import SKIP_TRACKS, TRACKS
 
-TRACKS = Path(__file__).resolve().parents[3] / "shared" / "tracks"
 TUM_HEADER = "# x_m,y_m,w_tr_right_m,w_tr_left_m\n"
 
 
@@ -149,7 +147,7 @@ def test_unknown_source():
 
 def test_real_tracks_load():
     if not TRACKS.is_dir() or not list(TRACKS.glob("*.csv")):
-        pytest.skip("../shared/tracks not found: real-track tests need the shared data folder")
+        pytest.skip(SKIP_TRACKS)
     for f in sorted(TRACKS.glob("*.csv")):
         p = load_path(f, ds=5.0)
         assert p.closed and p.has_widths and 3000 < p.length < 8000, f.name

@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mpc_tracking import PathError, ReferencePath, wrap_angle
 from mpc_tracking.paths.io import load_path, read_tum
-
-TRACKS = Path(__file__).resolve().parents[3] / "shared" / "tracks"
-SKIP = "../shared/tracks not found: real-track tests need the shared data folder"
+from tests._shared import SKIP_TRACKS as SKIP
+from tests._shared import TRACKS
 
 
 def circle(R=10.0, n=200, ds=0.1, start=0.3):

@@ -13,8 +13,10 @@ __all__ = ["QPSettings", "SOLVERS", "WARM_STARTS"]
 WARM_STARTS = ("solver", "shift", "none")
 
 #: the names ``MPCSettings.solver`` takes: the registered QP back ends, in registration order
-#: (:func:`mpc_tracking.mpc.backends.register` adds to it; "osqp" and "daqp" are built in)
-SOLVERS: list[str] = []
+#: (:func:`mpc_tracking.mpc.backends.register` adds to it). The built-in ones, which
+#: :mod:`mpc_tracking.mpc.backends` registers under these names, are listed from the start, so that the
+#: settings are checked without importing the solvers (``tests/mpc/test_backends.py`` holds the two equal).
+SOLVERS: list[str] = ["osqp", "daqp"]
 
 
 def _qp_backends() -> Sequence[str]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +11,9 @@ from mpc_tracking.actuation import make_actuator
 from mpc_tracking.models import Ackermann3D, Ackermann3DBatch, Ackermann3DParams, create_model
 from mpc_tracking.models.plants.ackermann3d import batch_numba, scalar
 from mpc_tracking.models.plants.ackermann3d.batch import ackermann_angles
+from tests._shared import SHARED as _SHARED_ROOT
 
-SHARED = Path(__file__).resolve().parents[4] / "shared" / "plants" / "ackermann3d"
+SHARED = _SHARED_ROOT / "plants" / "ackermann3d"
 
 
 def _run(car: Ackermann3D, u, T: float, dt: float, log_every: int = 1) -> np.ndarray:
