@@ -75,6 +75,11 @@ class OSQPBackend(QPBackend):
     present (zeros of the representative linearization kept as 1e-12), with the settings'
     tolerances, limits and warm start; ``q, l, u`` and the matrix data come with each step.
 
+    OSQP solves the QP in the model's scaled variables (``QPStructure.scale``) and, for a QP that also stops on
+    the duality gap, equilibrated once at set-up (:data:`FIXED_EQUILIBRATION`, :attr:`equilibration`): the
+    ``osqp.OSQP`` object (:attr:`solver`) holds that problem, and its ``solution.x`` is ``z / equilibration.D``;
+    :meth:`solve` returns ``z`` in the QP's own variables. OSQP's tolerances apply to the problem it holds.
+
     OSQP catches Ctrl-C during a solve and returns: that is handed back as ``KeyboardInterrupt``
     (the CLI ends with exit 130, keeping what was written), except in a process that ignores
     Ctrl-C (a sweep worker, which got the group's Ctrl-C meant for its parent), which solves again.
