@@ -7,8 +7,8 @@ loop, by fresh OSQP solvers:
 
 * ``osqp_scaling``: OSQP equilibrating itself on every update (``SCALING_PASSES`` passes, the back end before
   issue 23's SPEED-K2),
-* ``fixed``: equilibrated once at set-up on the first QP (``mpc.backends.equilibration.ruiz``, the same passes), OSQP's
-  own scaling off, each step's numbers scaled with the fixed factors,
+* ``fixed``: equilibrated once at set-up on the first QP (``mpc.backends.equilibration.ruiz``, the same passes, as
+  the back end does), OSQP's own scaling off, each step's numbers scaled with the fixed factors,
 
 each with termination checks every ``c`` iterations for ``c`` in ``--intervals`` (1 gives the true iteration
 counts). Per variant: OSQP's update and solve times (medians, us), iterations (mean, median, p90, p99), and the

@@ -120,7 +120,7 @@ def test_osqp_equilibration_passes_keep_the_answer(params, prediction_model: str
                                   mpc.backend.scale, mpc.model.CHECK_DUALITY_GAP)
     tight = backends.get("osqp")(struct, st.replace(eps_abs=1e-10, eps_rel=1e-10, max_iter=200000))
     monkeypatch.setattr(osqp_backend, "SCALING_PASSES", 10)
-    ten = backends.get("osqp")(struct, st)
+    ten = backends.get("osqp")(struct, st)  # the same equilibration (once or by OSQP) with 10 passes
     assert ten.solver.settings.scaling == (0 if fixed else 10)
     rng = np.random.default_rng(3)
     err = {"passes": 0.0, "ten": 0.0}

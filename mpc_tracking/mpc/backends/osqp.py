@@ -51,17 +51,21 @@ SCALING_PASSES = 3
 #: same iterations and the same distance of the first input to a tight solve (99th percentile 2.6e-5 m/s both). OSQP
 #: measures its residuals in the problem it is given (``scaled_termination`` off), so with the residuals alone
 #: deciding, equilibrating once moves the stopping point: the same QPs without the gap check stopped 2-3x further
-#: from the tight solve (speed 0.024 vs 0.013 m/s; the sedan's dynamic QP, a_x 0.016 vs 0.004 m/s^2).
+#: from the tight solve (speed 0.024 vs 0.013 m/s; the sedan's dynamic QP, a_x 0.016 vs 0.004 m/s^2). Nor in the
+#: time-optimal mode: the cost factor (1e-3, from the slack weight) loosens OSQP's absolute tolerance on the dual
+#: residual in the cost's units, which there decides the speed plan (the regression case ``time_optimal``: distance
+#: 55.482 m vs 55.503 m of a tight solve, 55.497 m with OSQP equilibrating); without the cost factor the tracking
+#: QPs' solutions moved further from cvxpy's (8.8e-5 vs 5e-5 m).
 FIXED_EQUILIBRATION = True
-#: OSQP checks its stopping criteria every this many iterations (its ``check_termination``; its default 25, was 10
-#: here). A check costs about one iteration (7 us against 6 us per iteration, kinematic QP, N = 30), so checking every
-#: iteration doubles the cost; checking every 10 wastes up to 9 iterations on the many QPs that converge in 1-15
-#: (closed loops of the kinematic model on the bundled circuit at N = 10..100 and on 4 generated circuits: solves
-#: that need 1 iteration on straights, 8-15 in corners). Modelled from the true iteration counts of those 8 runs, 5
-#: costs 0.93x the OSQP time of 10 on average (0.72-1.06x per run; 3: 0.97x, 4: 0.94x, 6: 0.95x, 8: 0.97x). Replayed
-#: with OSQP equilibrating: the bundled circuit's kinematic QPs 21.9 -> 17.1 mean iterations, the sedan's dynamic
-#: QPs (1201, N = 30) 32.6 -> 25.4, each as close to a tight solve (first input, 99th percentile: 1.2e-5 -> 2.6e-5
-#: m/s, 0.0039 -> 0.0028 m/s^2).
+#: OSQP checks its stopping criteria every this many iterations (its ``check_termination``; its default 25) in the
+#: QPs equilibrated once; the others keep 10 (a time-optimal instance of ``test_controller``'s random set reached the
+#: iteration limit with OSQP's own equilibration and 5). A check costs about one iteration (7 us against 6 us per
+#: iteration, kinematic QP, N = 30), so checking every iteration doubles the cost; checking every 10 wastes up to 9
+#: iterations on the many QPs that converge in 1-15 (closed loops of the kinematic model on the bundled circuit at
+#: N = 10..100 and on 4 generated circuits: 1 iteration on straights, 8-15 in corners). Modelled from the true
+#: iteration counts of those 8 runs, 5 costs 0.93x the OSQP time of 10 on average (0.72-1.06x per run; 3: 0.97x,
+#: 4: 0.94x, 6: 0.95x, 8: 0.97x); replayed (``benchmarks/study_osqp_replay.py``): the bundled circuit's QPs 20.8 -> 16.1
+#: mean iterations, the first input's 99th-percentile distance to a tight solve 4.8e-6 -> 1.2e-5 m/s.
 CHECK_INTERVAL = 5
 
 
@@ -103,12 +107,14 @@ class OSQPBackend(QPBackend):
                 raise SettingsError(f"QPStructure.scale: expected {n} finite numbers > 0, got shape {scale.shape}")
             if not (scale == 1.0).all():
                 self.scale = var_scale = scale
+        # the slack weights in the linear cost set the cost factor (the controller's q at set-up)
         q_rep = np.zeros(n) if structure.q is None else np.asarray(structure.q, dtype=float)
         if q_rep.shape != (n,) or not np.isfinite(q_rep).all():
             raise SettingsError(f"QPStructure.q: expected {n} finite numbers, got shape {q_rep.shape}")
         # fixed: equilibrated once, in the model's scaled variables z / scale (the same QP in other units); else
         # OSQP equilibrates on every update (see FIXED_EQUILIBRATION)
-        self.fixed_equilibration = FIXED_EQUILIBRATION and bool(structure.check_duality_gap)
+        self.fixed_equilibration = (FIXED_EQUILIBRATION and bool(structure.check_duality_gap)
+                                    and st.mode != "time_optimal")
         if self.fixed_equilibration:
             S = sparse.diags(var_scale)
             in_scaled = equilibration.Equilibration(var_scale, np.ones(m), 1.0).entry_factors(lay.A_indptr,
@@ -136,7 +142,8 @@ class OSQPBackend(QPBackend):
         #: OSQP's settings at set-up (what a replay of the same QPs needs)
         self.osqp_settings: dict[str, Any] = dict(
             verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
-            warm_starting=st.warm_start != "none", check_termination=CHECK_INTERVAL,
+            warm_starting=st.warm_start != "none",
+            check_termination=CHECK_INTERVAL if self.fixed_equilibration else 10,
             scaling=0 if self.fixed_equilibration else SCALING_PASSES,
             check_dualgap=bool(structure.check_duality_gap),
             time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none

@@ -125,6 +125,7 @@ def test_equilibrated_once_or_by_osqp_the_same_solution(compiled: str, monkeypat
     assert fixed.fixed_equilibration and not own.fixed_equilibration
     assert fixed.solver.settings.scaling == 0 and own.solver.settings.scaling == osqp_backend.SCALING_PASSES
     assert not (fixed.equilibration.E == 1).all() and (own.equilibration.E == 1).all()
+    assert fixed.equilibration.c == pytest.approx(1e-3)  # the slack weight (1000) sets the cost factor
     a, b = fixed.solve(mpc.data, A, B), own.solve(mpc.data, A, B)
     assert a.success and b.success
     np.testing.assert_allclose(a.z, b.z, atol=1e-7, rtol=0)
@@ -137,6 +138,14 @@ def test_the_dynamic_qp_keeps_osqp_s_equilibration() -> None:
     from dataclasses import replace
 
     be = backends.get("osqp")(replace(structure, check_duality_gap=False), mpc.settings)
+    assert not be.fixed_equilibration and be.solver.settings.scaling == osqp_backend.SCALING_PASSES
+
+
+def test_the_time_optimal_qp_keeps_osqp_s_equilibration() -> None:
+    """In time-optimal mode OSQP equilibrates on every update (the cost factor would loosen the dual tolerance
+    that decides the speed plan)."""
+    mpc, structure = _controller_qp()
+    be = backends.get("osqp")(structure, mpc.settings.replace(mode="time_optimal"))
     assert not be.fixed_equilibration and be.solver.settings.scaling == osqp_backend.SCALING_PASSES
 
 
