@@ -46,9 +46,10 @@ _SIGINT_RETRIES = 3  # re-solves after OSQP caught a Ctrl-C that this process ig
 #: with the same iterations from 2 passes on (1 pass: 46 instead of 35) and the same distance to a tight solve.
 SCALING_PASSES = 3
 #: Equilibrate once at set-up (on the representative QP, OSQP's own scaling off) where the QP's stopping rule includes
-#: the duality gap (``QPStructure.check_duality_gap``: the kinematic model); else OSQP equilibrates on every update.
-#: The kinematic plant's closed loop on the bundled circuit (N = 30, 1201 QPs replayed): update 48 -> 22 us, the
-#: same iterations and the same distance of the first input to a tight solve (99th percentile 2.6e-5 m/s both). OSQP
+#: the duality gap (``QPStructure.check_duality_gap``: the kinematic model) and the mode is tracking; else OSQP
+#: equilibrates on every update. The kinematic plant's closed loop on the bundled circuit (N = 30, 2400 QPs replayed,
+#: ``benchmarks/study_osqp_replay.py``): update 49 -> 24 us, the same iterations and the same distance of the first
+#: input to a tight solve (99th percentile 2.6e-5 m/s both). OSQP
 #: measures its residuals in the problem it is given (``scaled_termination`` off), so with the residuals alone
 #: deciding, equilibrating once moves the stopping point: the same QPs without the gap check stopped 2-3x further
 #: from the tight solve (speed 0.024 vs 0.013 m/s; the sedan's dynamic QP, a_x 0.016 vs 0.004 m/s^2). Nor in the
