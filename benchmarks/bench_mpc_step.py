@@ -35,7 +35,6 @@ from _provenance import RESULTS, dumps, finish, provenance, save_json
 
 import mpc_tracking as mt
 from mpc_tracking.mpc import kernels
-from mpc_tracking.mpc.backends.osqp import SCALING_PASSES
 
 
 def _stats(a: np.typing.ArrayLike) -> dict:
@@ -93,9 +92,9 @@ def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True
     floor = osqp.OSQP()
     lay = mpc.layout
     P_osqp = getattr(mpc.backend, "P", mpc.P)  # the cost matrix OSQP was set up with (scaled variables)
+    osqp_settings = mpc.backend.osqp_settings  # the back end's own (equilibration, termination checks, ...)
     floor.setup(P_osqp, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"], recorded[0]["u"],
-                verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel, max_iter=settings.max_iter,
-                polishing=False, warm_starting=warm_start != "none", check_termination=10, scaling=SCALING_PASSES)
+                **osqp_settings)
     bare = []
     for rec in recorded:
         t = time.perf_counter()
@@ -105,9 +104,7 @@ def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True
     # the same replay on OSQP's extension object (what the back end calls): the lowest floor
     native_floor = osqp.OSQP()
     native_floor.setup(P_osqp, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"], recorded[0]["u"],
-                       verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel, max_iter=settings.max_iter,
-                       polishing=False, warm_starting=warm_start != "none", check_termination=10,
-                       scaling=SCALING_PASSES)
+                       **osqp_settings)
     ext = native_floor._solver
     recs = [{k: np.ascontiguousarray(v, dtype=float) for k, v in rec.items()} for rec in recorded]
     bare_native = []
@@ -121,9 +118,7 @@ def run(N: int, warm_start: str = "solver", laps: int = 1, variants: bool = True
     if evict_mb > 0:  # the native replay again, a buffer streamed between solves as the closed loop's plant does
         native_cold = osqp.OSQP()
         native_cold.setup(P_osqp, recorded[0]["q"], lay.A_matrix(recorded[0]["Ax"]), recorded[0]["l"],
-                          recorded[0]["u"], verbose=False, eps_abs=settings.eps_abs, eps_rel=settings.eps_rel,
-                          max_iter=settings.max_iter, polishing=False, warm_starting=warm_start != "none",
-                          check_termination=10, scaling=SCALING_PASSES)
+                          recorded[0]["u"], **osqp_settings)
         ext_cold = native_cold._solver
         junk = np.ones(int(evict_mb * 2**20) // 8)
         for rec in recs:

@@ -114,7 +114,7 @@ def test_shift_warm_start_passes_the_shifted_previous_plan(warm, expect_shift):
         assert spy.warm == []
         return
     assert len(spy.warm) == 1
-    z = spy.warm[0]["x"]
+    z = spy.warm[0]["x"] * mpc.backend.equilibration.D  # OSQP's (equilibrated) variables -> the QP's
     nx, nu = _nx_nu(mpc)
     X, U = z[:nx].reshape(-1, 3), z[nx : nx + nu].reshape(-1, 2)
     # the previous plan, 0.4 m further on: its inputs interpolated at the new grid

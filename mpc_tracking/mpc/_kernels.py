@@ -150,6 +150,35 @@ def all_finite(a, b):  # pragma: no cover - compiled
     return True
 
 
+@nb.njit(nb.void(_F1, _F1, _F1, _F1, _F1, _F1, _F1, nb.float64, _F1, _F1, _F1, _F1), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def equilibrate_step(q, lo, hi, Ax, cD, E, fA, inf, q_out, l_out, u_out, a_out):  # pragma: no cover - compiled
+    """One step's QP numbers in the equilibrated problem (:func:`mpc_tracking.mpc.backends.equilibration.apply`):
+    ``q_out = q cD``, ``a_out = Ax fA``, ``l_out = lo E``, ``u_out = hi E``, bounds at or beyond ``inf`` kept
+    at ``-inf`` / ``inf``."""
+    for i in range(q.shape[0]):
+        q_out[i] = q[i] * cD[i]
+    for i in range(Ax.shape[0]):
+        a_out[i] = Ax[i] * fA[i]
+    for i in range(lo.shape[0]):
+        a = lo[i]
+        l_out[i] = -inf if a <= -inf else a * E[i]
+        b = hi[i]
+        u_out[i] = inf if b >= inf else b * E[i]
+
+
+@nb.njit(nb.boolean(_F1, _F1, _F1), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def unscale_finite(x, D, out):  # pragma: no cover - compiled
+    """``out = x D`` (the solver's solution in the QP's variables) and whether every entry of ``x`` is finite."""
+    ok = True
+    for i in range(x.shape[0]):
+        v = x[i]
+        if not math.isfinite(v):
+            ok = False
+        out[i] = v * D[i]
+    return ok
+
+
 @nb.njit(nb.void(_F2, _F2, _F2), cache=True, nogil=True, error_model="numpy", fastmath=False)
 def store_plan(X, U, table):  # pragma: no cover - compiled
     """The last plan's table (N+1, nx+nu) for the next step's shift: ``X`` (N+1, nx) in the first columns, ``U``

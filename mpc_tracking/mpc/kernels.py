@@ -21,6 +21,8 @@ the grid, path sample, reference and shifted operating point of its step in one 
 (``_kernels.kinematic_prepare``), the solution check
 (:func:`constraint_excess`), the finiteness checks of the QP data and of the solver's solution
 (``all_finite``), the largest corridor slack (``tail_max``) and the plan's points in the world (``offset_points``),
+the OSQP back end's equilibration of each step's numbers and the solution's way back (``equilibrate_step``,
+``unscale_finite``; :mod:`mpc_tracking.mpc.backends.equilibration` is their numpy path),
 and the dynamic model's step (:mod:`._kernels_dynamic`): its linearization and
 discretization (Euler or RK4 with exact sensitivities, substeps composed along the nonlinear rollout) written into
 the QP, and its reference operating point (the speed reference and the steady cornering state), with its

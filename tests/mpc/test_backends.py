@@ -23,7 +23,8 @@ def _step_qp(settings=BASE):
     """A controller whose QP holds one built step (``prepare_qp``), and its structure."""
     mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), settings)
     mpc.prepare_qp(STATE)
-    structure = backends.QPStructure(mpc.layout, mpc.P, mpc.data.A_data.copy(), mpc.qp.slack_quad)
+    structure = backends.QPStructure(mpc.layout, mpc.P, mpc.data.A_data.copy(), mpc.qp.slack_quad,
+                                     q=mpc.data.q.copy())  # the representative cost, as the controller's
     return mpc, structure
 
 

@@ -273,7 +273,7 @@ def test_solution_check_equal(value: float) -> None:
     py, nb = _controllers("kinematic")
     for mpc in (py, nb):
         mpc.solve((3.0, 0.5, 0.1))
-    z = py.backend.solver._solver.solution.x.copy()
+    z = py.backend.solve(py.data, *py.qp.dynamics[:2]).z.copy()  # the last QP's solution in its variables
     results = []
     for mpc in (py, nb):
         results.append(mpc.safeguards.check_solution(mpc.data, z))
@@ -419,7 +419,7 @@ def test_a_non_finite_osqp_solution_is_not_used_on_either_path(compiled: str, mo
 
     path = mt.load_path("oval", ds=0.5)
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=15, v_max=12.0, compiled=compiled))
-    assert (mpc.backend._all_finite is not None) == (compiled == "numba")  # type: ignore[attr-defined]
+    assert (mpc.backend._kern is not None) == (compiled == "numba")  # type: ignore[attr-defined]
     real = osqp_backend._solve_native
 
     def nan_solution(*args: object) -> tuple:

@@ -1,5 +1,6 @@
 """OSQP's ADMM on the sparse QP (``MPCSettings.solver = "osqp"``, the default): set up once on the
-full sparsity pattern, then ``update(q, l, u, Ax)`` and a warm-started ``solve()`` per step."""
+full sparsity pattern, equilibrated once (:mod:`.equilibration`), then ``update(q, l, u, Ax)`` and a warm-started
+``solve()`` per step."""
 from __future__ import annotations
 
 import logging
@@ -13,6 +14,7 @@ from scipy import sparse
 
 from mpc_tracking.errors import SettingsError, SolverError
 from mpc_tracking.mpc import kernels
+from mpc_tracking.mpc.backends import equilibration
 from mpc_tracking.mpc.backends.base import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.layout import QPData
 from mpc_tracking.mpc.qp import INF
@@ -38,14 +40,34 @@ STATUS_TABLE: dict[int, Status | None] = {
     _S.OSQP_UNSOLVED: None,
 }
 _SIGINT_RETRIES = 3  # re-solves after OSQP caught a Ctrl-C that this process ignores
-#: OSQP's Ruiz equilibration passes (its ``scaling``; OSQP's default 10). OSQP equilibrates again on every
-#: ``update`` of the matrix, so each pass costs every step. Replaying 1201 QPs of the sedan's closed loop (dynamic
-#: model, N = 30): the update took 158 us at 10 passes, 79 us at 3, 68 us at 2, 57 us at 1, with the same
-#: iterations from 2 passes on (1 pass: 46 instead of 35) and the same distance to a tight solve; the kinematic
-#: model's update 101 -> 47 us. In the sedan's closed loop (bundled circuit and 3 generated ones, 60 s each) the
-#: mean iterations were 34.8 / 17.5 / 19.6 / 23.6 at 10 passes, 32.1 / 17.3 / 19.7 / 23.4 at 3 and
-#: 42.8 / 16.4 / 19.7 / 23.1 at 2 (the bundled circuit's few slow steps moved): 3 keeps every track's count.
+#: Ruiz equilibration passes (:func:`.equilibration.ruiz`, or OSQP's own ``scaling``; its default 10). OSQP
+#: equilibrates again on every ``update`` of the matrix, paying every pass every step: replaying 1201 QPs of the
+#: sedan's closed loop (dynamic model, N = 30) the update took 158 us at 10 passes, 79 us at 3, 68 us at 2, 57 us at 1,
+#: with the same iterations from 2 passes on (1 pass: 46 instead of 35) and the same distance to a tight solve.
 SCALING_PASSES = 3
+#: Equilibrate once at set-up (on the representative QP, OSQP's own scaling off) where the QP's stopping rule includes
+#: the duality gap (``QPStructure.check_duality_gap``: the kinematic model) and the mode is tracking; else OSQP
+#: equilibrates on every update. The kinematic plant's closed loop on the bundled circuit (N = 30, 2400 QPs replayed,
+#: ``benchmarks/study_osqp_replay.py``): update 49 -> 24 us, the same iterations and the same distance of the first
+#: input to a tight solve (99th percentile 2.6e-5 m/s both). OSQP
+#: measures its residuals in the problem it is given (``scaled_termination`` off), so with the residuals alone
+#: deciding, equilibrating once moves the stopping point: the same QPs without the gap check stopped 2-3x further
+#: from the tight solve (speed 0.024 vs 0.013 m/s; the sedan's dynamic QP, a_x 0.016 vs 0.004 m/s^2). Nor in the
+#: time-optimal mode: the cost factor (1e-3, from the slack weight) loosens OSQP's absolute tolerance on the dual
+#: residual in the cost's units, which there decides the speed plan (the regression case ``time_optimal``: distance
+#: 55.482 m vs 55.503 m of a tight solve, 55.497 m with OSQP equilibrating); without the cost factor the tracking
+#: QPs' solutions moved further from cvxpy's (8.8e-5 vs 5e-5 m).
+FIXED_EQUILIBRATION = True
+#: OSQP checks its stopping criteria every this many iterations (its ``check_termination``; its default 25) in the
+#: QPs equilibrated once; the others keep 10 (a time-optimal instance of ``test_controller``'s random set reached the
+#: iteration limit with OSQP's own equilibration and 5). A check costs about one iteration (7 us against 6 us per
+#: iteration, kinematic QP, N = 30), so checking every iteration doubles the cost; checking every 10 wastes up to 9
+#: iterations on the many QPs that converge in 1-15 (closed loops of the kinematic model on the bundled circuit at
+#: N = 10..100 and on 4 generated circuits: 1 iteration on straights, 8-15 in corners). Modelled from the true
+#: iteration counts of those 8 runs, 5 costs 0.93x the OSQP time of 10 on average (0.72-1.06x per run; 3: 0.97x,
+#: 4: 0.94x, 6: 0.95x, 8: 0.97x); replayed (``benchmarks/study_osqp_replay.py``): the bundled circuit's QPs 20.8 -> 16.1
+#: mean iterations, the first input's 99th-percentile distance to a tight solve 4.8e-6 -> 1.2e-5 m/s.
+CHECK_INTERVAL = 5
 
 
 def _sigint_ignored() -> bool:
@@ -57,6 +79,11 @@ class OSQPBackend(QPBackend):
     """OSQP set up once on the cost ``P`` and the constraint matrix with every structural entry
     present (zeros of the representative linearization kept as 1e-12), with the settings'
     tolerances, limits and warm start; ``q, l, u`` and the matrix data come with each step.
+
+    OSQP solves the QP in the model's scaled variables (``QPStructure.scale``) and, for a QP that also stops on
+    the duality gap, equilibrated once at set-up (:data:`FIXED_EQUILIBRATION`, :attr:`equilibration`): the
+    ``osqp.OSQP`` object (:attr:`solver`) holds that problem, and its ``solution.x`` is ``z / equilibration.D``;
+    :meth:`solve` returns ``z`` in the QP's own variables. OSQP's tolerances apply to the problem it holds.
 
     OSQP catches Ctrl-C during a solve and returns: that is handed back as ``KeyboardInterrupt``
     (the CLI ends with exit 130, keeping what was written), except in a process that ignores
@@ -72,36 +99,73 @@ class OSQPBackend(QPBackend):
         tiny = setup_data[dyn] == 0.0
         setup_data[dyn[tiny]] = 1e-12  # keep structural zeros through set-up
         n, m = lay.n, lay.m
-        #: the variables' scale (n,) OSQP solves in (``z = scale * z_osqp``), or None (ones)
+        #: the variables' scale (n,) of the model (``structure.scale``), or None (ones)
         self.scale: np.ndarray | None = None
-        #: the cost matrix OSQP was set up with (``diag(scale) P diag(scale)``)
-        self.P = structure.P
+        var_scale = np.ones(n)
         if structure.scale is not None:
             scale = np.asarray(structure.scale, dtype=float)
             if scale.shape != (n,) or not (np.isfinite(scale).all() and (scale > 0).all()):
                 raise SettingsError(f"QPStructure.scale: expected {n} finite numbers > 0, got shape {scale.shape}")
             if not (scale == 1.0).all():
-                self.scale = scale
-                D = sparse.diags(scale)
-                self.P = sparse.triu(D @ structure.P @ D, format="csc")
-                self._a_scale = scale[np.repeat(np.arange(n), np.diff(lay.A_indptr))]  # per CSC entry
-                setup_data *= self._a_scale
-                self._q_buf, self._A_buf = np.empty(n), np.empty(setup_data.size)
-        A = lay.A_matrix(setup_data)
-        # the solution's finiteness check in one compiled call (settings.compiled)
-        self._all_finite = kernels.load().all_finite if kernels.resolve(st.compiled) == "numba" else None
-        self._none = np.empty(0)
+                self.scale = var_scale = scale
+        # the slack weights in the linear cost set the cost factor (the controller's q at set-up)
+        q_rep = np.zeros(n) if structure.q is None else np.asarray(structure.q, dtype=float)
+        if q_rep.shape != (n,) or not np.isfinite(q_rep).all():
+            raise SettingsError(f"QPStructure.q: expected {n} finite numbers, got shape {q_rep.shape}")
+        # fixed: equilibrated once, in the model's scaled variables z / scale (the same QP in other units); else
+        # OSQP equilibrates on every update (see FIXED_EQUILIBRATION)
+        self.fixed_equilibration = (FIXED_EQUILIBRATION and bool(structure.check_duality_gap)
+                                    and st.mode != "time_optimal")
+        if self.fixed_equilibration:
+            S = sparse.diags(var_scale)
+            in_scaled = equilibration.Equilibration(var_scale, np.ones(m), 1.0).entry_factors(lay.A_indptr,
+                                                                                              lay.A_indices)
+            eq = equilibration.ruiz(S @ structure.P @ S, lay.A_matrix(setup_data * in_scaled), q_rep * var_scale,
+                                    SCALING_PASSES)
+        else:
+            eq = equilibration.Equilibration(np.ones(n), np.ones(m), 1.0)
+        #: the equilibration the back end applies itself, with the model's scale: ``D`` (n,) on the QP's variables
+        #: (``z = D z_osqp``), ``E`` (m,) on its rows, ``c`` on its cost (without the fixed one: the scale alone)
+        self.equilibration = equilibration.Equilibration(var_scale * eq.D, eq.E, eq.c)
+        col = self.equilibration.D
+        self._cD = eq.c * col
+        self._E = eq.E
+        self._fA = self.equilibration.entry_factors(lay.A_indptr, lay.A_indices)
+        Dc = sparse.diags(col)
+        #: the cost matrix OSQP was set up with (``c D P D``, upper triangle)
+        self.P = sparse.triu(eq.c * (Dc @ structure.P @ Dc), format="csc")
+        A = lay.A_matrix(setup_data * self._fA)
+        # the step's numbers in OSQP's problem, and the solution in the QP's variables (reused every step)
+        self._bufs = (np.empty(n), np.empty(m), np.empty(m), np.empty(setup_data.size))
+        self._x = np.empty(n)
+        # the equilibration and the solution's check in one compiled call each (settings.compiled)
+        self._kern: Any = kernels.load() if kernels.resolve(st.compiled) == "numba" else None
+        #: OSQP's settings at set-up (what a replay of the same QPs needs)
+        self.osqp_settings: dict[str, Any] = dict(
+            verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
+            warm_starting=st.warm_start != "none",
+            check_termination=CHECK_INTERVAL if self.fixed_equilibration else 10,
+            scaling=0 if self.fixed_equilibration else SCALING_PASSES,
+            check_dualgap=bool(structure.check_duality_gap),
+            time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
+        )
         self.solver = osqp.OSQP()
         try:
-            self.solver.setup(
-                self.P, np.zeros(n), A, np.full(m, -INF), np.full(m, INF),
-                verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
-                warm_starting=st.warm_start != "none", check_termination=10, scaling=SCALING_PASSES,
-                check_dualgap=bool(structure.check_duality_gap),
-                time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
-            )
+            self.solver.setup(self.P, np.zeros(n), A, np.full(m, -INF), np.full(m, INF), **self.osqp_settings)
         except Exception as exc:  # pragma: no cover - OSQP set-up errors are bugs or bad weights
             raise SolverError(f"OSQP set-up failed: {exc}") from exc
+
+    def equilibrated(self, data: QPData) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, l, u, A data)`` of one step in the problem OSQP solves (buffers, overwritten at the next call)."""
+        bufs, kern = self._bufs, self._kern
+        if kern is not None:
+            try:
+                kern.equilibrate_step(data.q, data.l, data.u, data.A_data, self._cD, self._E, self._fA, INF, *bufs)
+                return bufs
+            except TypeError:  # not C-contiguous float64 arrays (a caller's own QPData): numpy below
+                pass
+        equilibration.apply(data.q, data.l, data.u, data.A_data, self._cD, self._E, self._fA, INF, bufs)
+        return bufs
 
     def solve(self, data: QPData, A: np.ndarray, B: np.ndarray, *, warm_x: np.ndarray | None = None,
               step: int = 0) -> BackendResult:
@@ -114,36 +178,34 @@ class OSQPBackend(QPBackend):
         """
         t0 = time.perf_counter()
         native = native_solver(self.solver)
-        q, Ax, scale = data.q, data.A_data, self.scale
-        if scale is not None:  # the same QP in the scaled variables z / scale
-            q = np.multiply(q, scale, out=self._q_buf)
-            Ax = np.multiply(Ax, self._a_scale, out=self._A_buf)
-            if warm_x is not None:
-                warm_x = warm_x / scale
+        q, lo, hi, Ax = self.equilibrated(data)
+        if warm_x is not None:
+            warm_x = warm_x / self.equilibration.D
         try:
             if native is not None:
-                code, x, iters, stime, text = _solve_native(native, q, data.l, data.u, Ax, warm_x, step)
+                code, x, iters, stime, text = _solve_native(native, q, lo, hi, Ax, warm_x, step)
             else:
-                code, x, iters, stime, text = self._solve_wrapper(q, data.l, data.u, Ax, warm_x, step)
+                code, x, iters, stime, text = self._solve_wrapper(q, lo, hi, Ax, warm_x, step)
         except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
             logger.warning("MPC step %d: the solver raised %s: %s", step, type(exc).__name__, exc)
             return BackendResult(None, None, 0, time.perf_counter() - t0, f"solver exception ({type(exc).__name__})")
         if code == _S.OSQP_SIGINT and not _sigint_ignored():
             raise KeyboardInterrupt
         status = STATUS_TABLE.get(code)
-        if status is None or x is None or not self._finite(x):
+        z = None if status is None or x is None else self._unscaled(x)
+        if status is None or z is None:
             logger.warning("MPC step %d: OSQP status %s", step, text)
             return BackendResult(None, None, iters, stime, str(text))
-        if scale is not None:
-            x = x * scale
-        return BackendResult(x, status, iters, stime, status.value)
+        return BackendResult(z, status, iters, stime, status.value)
 
-    def _finite(self, x: np.ndarray) -> bool:
-        """``np.isfinite(x).all()`` (compiled for a C-contiguous float64 ``x`` when the kernels are loaded)."""
-        fin = self._all_finite
-        if fin is not None and x.dtype == np.float64 and x.flags.c_contiguous and x.ndim == 1:
-            return bool(fin(x, self._none))
-        return bool(np.isfinite(x).all())
+    def _unscaled(self, x: np.ndarray) -> np.ndarray | None:
+        """The solver's solution in the QP's variables (``D x``, a buffer reused every step), None when not finite."""
+        kern, out, D = self._kern, self._x, self.equilibration.D
+        if kern is not None and x.dtype == np.float64 and x.flags.c_contiguous and x.ndim == 1:
+            return out if kern.unscale_finite(x, D, out) else None
+        if not np.isfinite(x).all():
+            return None
+        return np.multiply(x, D, out=out)
 
     def _solve_wrapper(self, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, Ax: np.ndarray,
                        warm_x: np.ndarray | None, step: int) -> tuple[int, np.ndarray | None, int, float, str]:
