@@ -1,17 +1,18 @@
 """OSQP iterations of the dynamic model's QP with and without its variable scaling, on generated circuits.
 
 The sedan of ``bench_closed_loop.py`` (``ackermann3d`` plant, dynamic prediction model, N = 30, 50 ms) drives
-``--n`` generated circuits (``circuits.py``, seed ``--seed``) for ``--t-max`` simulated seconds, three times each:
-``scaled`` (the default: OSQP solves in the variables ``z / scale``, ``PredictionModel.variable_scale``),
-``unscaled`` (the model's scale replaced by ones on the instance: the QP as before issue 23's scaling) and
-``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with); ``--passes``
-adds ``passes10``: the default QP with OSQP's own 10 Ruiz equilibration passes instead of the back end's
-``SCALING_PASSES`` (each pass is paid on every matrix update). Per run: the median, mean and 90th percentile of
-OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the outcome; then the
-distribution over circuits (median and worst of each figure). Prints JSON with a ``provenance`` block;
-``--out FILE`` writes it.
+``--n`` generated circuits (``circuits.py``, seed ``--seed``) for ``--t-max`` simulated seconds, once per variant:
+``scaled`` (the default: OSQP solves in the variables ``z / scale``, ``PredictionModel.variable_scale``, with the
+rows equilibrated once, ``PredictionModel.EQUILIBRATE_ONCE``), ``each`` (the same variables, OSQP's own
+``SCALING_PASSES`` Ruiz passes at every matrix update instead of the once-computed rows: the default before
+SPEED-D2), ``unscaled`` (the model's scale replaced by ones on the instance and OSQP's passes: the QP as before
+issue 23's scaling) and ``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare
+with); ``--passes`` adds ``passes10``: OSQP's own 10 passes at every update (each pass is paid on every matrix
+update); ``--variants`` picks some. Per run: the median, mean and 90th percentile of OSQP's iterations, the median
+solve and step times, the mean step time, RMS e_y and the outcome; then the distribution over circuits (median and
+worst of each figure). Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
 
-    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--out FILE]
+    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...] [--out FILE]
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import mpc_tracking as mt
 from mpc_tracking.mpc.backends import osqp as osqp_backend
 from mpc_tracking.scenario.build import build
 
-VARIANTS = ("scaled", "unscaled", "kinematic")
+VARIANTS = ("scaled", "each", "unscaled", "kinematic")
 
 
 def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
@@ -40,6 +41,9 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
         settings, model = settings.replace(prediction_model="kinematic"), None
     elif variant == "unscaled":
         model.variable_scale = lambda st, ds: (np.ones(model.nx), np.ones(model.nu))  # type: ignore[method-assign]
+        model.EQUILIBRATE_ONCE = False  # type: ignore[misc]
+    elif variant in ("each", "passes10"):  # OSQP's own equilibration at every update (not the rows' once-computed)
+        model.EQUILIBRATE_ONCE = False  # type: ignore[misc]
     passes = osqp_backend.SCALING_PASSES
     if variant == "passes10":  # OSQP's default equilibration, set up with the controller's back end
         osqp_backend.SCALING_PASSES = 10
@@ -64,9 +68,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--t-max", type=float, default=60.0, help="simulated seconds per run")
     ap.add_argument("--passes", action="store_true", help="add OSQP's default 10 equilibration passes (passes10)")
+    ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10"), help="run only these")
     ap.add_argument("--out", type=Path, help="write the JSON to this file")
     args = ap.parse_args()
-    variants = (*VARIANTS, "passes10") if args.passes else VARIANTS
+    variants = tuple(args.variants or ((*VARIANTS, "passes10") if args.passes else VARIANTS))
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
     rows = []
