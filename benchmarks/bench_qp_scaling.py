@@ -8,16 +8,22 @@ rows equilibrated once, ``PredictionModel.EQUILIBRATE_ONCE``), ``each`` (the sam
 SPEED-D2), ``unscaled`` (the model's scale replaced by ones on the instance and OSQP's passes: the QP as before
 issue 23's scaling) and ``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare
 with); ``--passes`` adds ``passes10``: OSQP's own 10 passes at every update (each pass is paid on every matrix
-update); ``--variants`` picks some. Per run: the median, mean and 90th percentile of OSQP's iterations, the median
-solve and step times, the mean step time, RMS e_y and the outcome; then the distribution over circuits (median and
-worst of each figure). Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
+update); ``--variants`` picks some. ``--replay`` instead records the QPs of closed loops (the oval loop of
+``bench_mpc_step.py`` at N = 10, 30, 50 and the sedan on ``--n`` circuits) and replays them on fresh back ends with the
+rows equilibrated once and with OSQP's passes at every update: iterations, update + solve time and the first
+input's distance to a tight solve of the same QPs. Per run: the median, mean and 90th percentile of OSQP's
+iterations, the median solve and step times, the mean step time, RMS e_y and the outcome; then the distribution
+over circuits (median and worst of each figure). Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
 
-    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...] [--out FILE]
+    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...] [--replay]
+        [--out FILE]
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,8 @@ from bench_closed_loop import scenario
 from circuits import generate_circuits
 
 import mpc_tracking as mt
+import mpc_tracking.mpc.backends
+import mpc_tracking.mpc.layout
 from mpc_tracking.mpc.backends import osqp as osqp_backend
 from mpc_tracking.scenario.build import build
 
@@ -62,6 +70,77 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
             "outcome": str(res.reason), "steps": len(it)}
 
 
+def _record(path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: Any, **kw: Any) -> list[tuple]:
+    """Every step's QP of a closed loop: copies of (q, l, u, A data) and the dynamics (A, B) the back end got."""
+    recs: list[tuple] = []
+    solve = mpc.backend.solve
+
+    def recording(data: Any, A: np.ndarray, B: np.ndarray, **kws: Any) -> Any:
+        recs.append((data.q.copy(), data.l.copy(), data.u.copy(), data.A_data.copy(), A.copy(), B.copy()))
+        return solve(data, A, B, **kws)
+
+    mpc.backend.solve = recording  # type: ignore[method-assign]
+    mt.simulate(path, mpc, plant, actuator, **kw)
+    return recs
+
+
+def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: Any,
+           **kw: Any) -> dict[str, Any]:
+    """The closed loop's QPs replayed in order on fresh OSQP back ends: ``once`` (the rows equilibrated once, OSQP
+    not scaling: the default), ``each`` (OSQP's ``SCALING_PASSES`` at every update) and a tight solve (eps 1e-9,
+    OSQP's passes); per variant the iterations, the back end's update + solve time (median, mean) and the first
+    input's distance to the tight solve (p99, worst, per input component)."""
+    recs = _record(path, mpc, plant, actuator, **kw)
+    lay, st, model = mpc.layout, mpc.settings, mpc.model
+    var = lay.column_scale(*model.variable_scale(st, mpc.ds))
+    struct0 = mt.mpc.backends.QPStructure(lay, mpc.P, recs[0][3], mpc.qp.slack_quad, var, model.CHECK_DUALITY_GAP)
+    data = mt.mpc.layout.QPData(lay)
+    u0 = slice(lay.nX, lay.nX + lay.nu)
+    out: dict[str, Any] = {"case": name, "qps": len(recs), "N": lay.N}
+    firsts: dict[str, list[np.ndarray]] = {}
+    for variant, once, extra in (("tight", False, {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200000}),
+                                 ("each", False, {}), ("once", True, {})):
+        be = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, equilibrate_once=once), st.replace(**extra))
+        its, times, first = [], [], []
+        for q, lo, hi, Ax, A, B in recs:
+            data.q[:], data.l[:], data.u[:], data.A_data[:] = q, lo, hi, Ax
+            t = time.perf_counter()
+            res = be.solve(data, A, B)
+            times.append(time.perf_counter() - t)
+            its.append(res.iterations)
+            first.append(np.full(lay.nu, np.nan) if res.z is None else res.z[u0].copy())
+        firsts[variant] = first
+        if variant == "tight":
+            continue
+        err = np.abs(np.asarray(first) - np.asarray(firsts["tight"]))
+        out[variant] = {"iterations": {"mean": float(np.mean(its)), "median": float(np.median(its)),
+                                       "p90": float(np.percentile(its, 90)), "max": int(np.max(its))},
+                        "update_solve_us": {"median": 1e6 * float(np.median(times)),
+                                            "mean": 1e6 * float(np.mean(times))},
+                        "first_input_error_p99": [float(v) for v in np.nanpercentile(err, 99, axis=0)],
+                        "first_input_error_max": [float(v) for v in np.nanmax(err, axis=0)],
+                        "failed": int(np.isnan(err).any(axis=1).sum())}
+    return out
+
+
+def replays(n: int, seed: int, t_max: float) -> list[dict[str, Any]]:
+    """:func:`replay` on the loops of ``bench_mpc_step.py`` (oval, kinematic plant, the dynamic model at N = 10,
+    30, 50) and of the sedan (dynamic model, N = 30) on ``n`` generated circuits."""
+    out = []
+    path = mt.load_path("oval", ds=0.5)
+    vehicle = mt.VehicleParams()
+    for N in (10, 30, 50):
+        st = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0,
+                            prediction_model="dynamic")
+        plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
+        out.append(replay(f"oval N={N}", path, mt.SpatialMPC(path, vehicle, st), plant, None, laps=1, e_y0=1.0))
+    for i, circ in enumerate(generate_circuits(n, seed=seed)):
+        _p, mpc0, plant, actuator, kw = build(scenario("sedan", t_max))
+        mpc = mt.SpatialMPC(circ, mpc0.vehicle, mpc0.settings, prediction=mpc0.model)
+        out.append(replay(f"sedan circuit {i}", circ, mpc, plant, actuator, **kw))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=6, help="generated circuits")
@@ -69,11 +148,21 @@ def main() -> None:
     ap.add_argument("--t-max", type=float, default=60.0, help="simulated seconds per run")
     ap.add_argument("--passes", action="store_true", help="add OSQP's default 10 equilibration passes (passes10)")
     ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10"), help="run only these")
+    ap.add_argument("--replay", action="store_true",
+                    help="instead: replay recorded loops' QPs with the rows equilibrated once vs OSQP's passes")
     ap.add_argument("--out", type=Path, help="write the JSON to this file")
     args = ap.parse_args()
     variants = tuple(args.variants or ((*VARIANTS, "passes10") if args.passes else VARIANTS))
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
+    if args.replay:
+        rep = {"benchmark": "qp_scaling replay", "n": args.n, "seed": args.seed, "t_max_s": args.t_max,
+               "scaling_passes": osqp_backend.SCALING_PASSES, "cases": replays(args.n, args.seed, args.t_max)}
+        rep = {"provenance": finish(prov), **rep}
+        print(dumps(rep))
+        if args.out:
+            save_json(args.out, rep)
+        return
     rows = []
     for i, path in enumerate(generate_circuits(args.n, seed=args.seed)):
         rows.append({"circuit": i, "length_m": float(path.length),
