@@ -1,22 +1,23 @@
 """OSQP iterations of the dynamic model's QP with and without its variable scaling, on generated circuits.
 
 The sedan of ``bench_closed_loop.py`` (``ackermann3d`` plant, dynamic prediction model, N = 30, 50 ms) drives
-``--n`` generated circuits (``circuits.py``, seed ``--seed``) for ``--t-max`` simulated seconds, once per variant:
-``scaled`` (the default: OSQP solves in the variables ``z / scale``, ``PredictionModel.variable_scale``, with the
-rows equilibrated once, ``PredictionModel.EQUILIBRATE_ONCE``), ``each`` (the same variables, OSQP's own
-``SCALING_PASSES`` Ruiz passes at every matrix update instead of the once-computed rows: the default before
-SPEED-D2), ``unscaled`` (the model's scale replaced by ones on the instance and OSQP's passes: the QP as before
-issue 23's scaling) and ``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare
-with); ``--passes`` adds ``passes10``: OSQP's own 10 passes at every update (each pass is paid on every matrix
-update); ``--variants`` picks some. ``--replay`` instead records the QPs of closed loops (the oval loop of
-``bench_mpc_step.py`` at N = 10, 30, 50 and the sedan on ``--n`` circuits) and replays them on fresh back ends with the
-rows equilibrated once and with OSQP's passes at every update: iterations, update + solve time and the first
-input's distance to a tight solve of the same QPs. Per run: the median, mean and 90th percentile of OSQP's
-iterations, the median solve and step times, the mean step time, RMS e_y and the outcome; then the distribution
-over circuits (median and worst of each figure). Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
+``--n`` generated circuits (``circuits.py``, seed ``--seed``) for ``--t-max`` simulated seconds, three times each:
+``scaled`` (the default: OSQP solves in the variables ``z / scale``, ``PredictionModel.variable_scale``),
+``unscaled`` (the model's scale replaced by ones on the instance: the QP as before issue 23's scaling) and
+``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with); ``--passes``
+adds ``passes10``: the default QP with OSQP's own 10 Ruiz equilibration passes instead of the back end's
+``SCALING_PASSES`` (each pass is paid on every matrix update); ``--variants`` picks some. Per run: the median, mean
+and 90th percentile of OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the
+outcome; then the distribution over circuits (median and worst of each figure).
 
-    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...] [--replay]
-        [--out FILE]
+``--replay`` instead records every QP of closed loops (the oval loop of ``bench_mpc_step.py``, dynamic model at
+N = 10, 30, 50, and the sedan on ``--n`` circuits, plus the bundled circuit with ``--bundled``) and replays them in
+order on fresh OSQP back ends: ``default`` (as the controller sets it up), ``unscaled`` (no variable scale) and
+``passes10``, each against a tight solve of the same QPs (eps 1e-9): iterations, update + solve time and the first
+input's distance to the tight solve. Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
+
+    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...]
+        [--replay [--bundled]] [--out FILE]
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ import mpc_tracking.mpc.layout
 from mpc_tracking.mpc.backends import osqp as osqp_backend
 from mpc_tracking.scenario.build import build
 
-VARIANTS = ("scaled", "each", "unscaled", "kinematic")
+VARIANTS = ("scaled", "unscaled", "kinematic")
 
 
 def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
@@ -49,9 +50,6 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
         settings, model = settings.replace(prediction_model="kinematic"), None
     elif variant == "unscaled":
         model.variable_scale = lambda st, ds: (np.ones(model.nx), np.ones(model.nu))  # type: ignore[method-assign]
-        model.EQUILIBRATE_ONCE = False  # type: ignore[misc]
-    elif variant in ("each", "passes10"):  # OSQP's own equilibration at every update (not the rows' once-computed)
-        model.EQUILIBRATE_ONCE = False  # type: ignore[misc]
     passes = osqp_backend.SCALING_PASSES
     if variant == "passes10":  # OSQP's default equilibration, set up with the controller's back end
         osqp_backend.SCALING_PASSES = 10
@@ -86,21 +84,30 @@ def _record(path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: An
 
 def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: Any,
            **kw: Any) -> dict[str, Any]:
-    """The closed loop's QPs replayed in order on fresh OSQP back ends: ``once`` (the rows equilibrated once, OSQP
-    not scaling: the default), ``each`` (OSQP's ``SCALING_PASSES`` at every update) and a tight solve (eps 1e-9,
-    OSQP's passes); per variant the iterations, the back end's update + solve time (median, mean) and the first
-    input's distance to the tight solve (p99, worst, per input component)."""
+    """The closed loop's QPs replayed in order on fresh OSQP back ends (``default``, ``unscaled``, ``passes10``,
+    and a tight solve: eps 1e-9); per variant the iterations, the back end's update + solve time (median, mean) and
+    the first input's distance to the tight solve (p99, worst, per input component)."""
     recs = _record(path, mpc, plant, actuator, **kw)
     lay, st, model = mpc.layout, mpc.settings, mpc.model
     var = lay.column_scale(*model.variable_scale(st, mpc.ds))
-    struct0 = mt.mpc.backends.QPStructure(lay, mpc.P, recs[0][3], mpc.qp.slack_quad, var, model.CHECK_DUALITY_GAP)
+    var_or_none = None if (var == 1.0).all() else var
+    struct0 = mt.mpc.backends.QPStructure(lay, mpc.P, recs[0][3], mpc.qp.slack_quad, var_or_none,
+                                          model.CHECK_DUALITY_GAP)
     data = mt.mpc.layout.QPData(lay)
     u0 = slice(lay.nX, lay.nX + lay.nu)
     out: dict[str, Any] = {"case": name, "qps": len(recs), "N": lay.N}
     firsts: dict[str, list[np.ndarray]] = {}
-    for variant, once, extra in (("tight", False, {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200000}),
-                                 ("each", False, {}), ("once", True, {})):
-        be = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, equilibrate_once=once), st.replace(**extra))
+    tight = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200000}
+    for variant, scale, passes, extra in (("tight", var_or_none, osqp_backend.SCALING_PASSES, tight),
+                                          ("default", var_or_none, osqp_backend.SCALING_PASSES, {}),
+                                          ("unscaled", None, osqp_backend.SCALING_PASSES, {}),
+                                          ("passes10", var_or_none, 10, {})):
+        default_passes = osqp_backend.SCALING_PASSES
+        osqp_backend.SCALING_PASSES = passes
+        try:
+            be = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, scale=scale), st.replace(**extra))
+        finally:
+            osqp_backend.SCALING_PASSES = default_passes
         its, times, first = [], [], []
         for q, lo, hi, Ax, A, B in recs:
             data.q[:], data.l[:], data.u[:], data.A_data[:] = q, lo, hi, Ax
@@ -123,10 +130,13 @@ def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, ac
     return out
 
 
-def replays(n: int, seed: int, t_max: float) -> list[dict[str, Any]]:
+def replays(n: int, seed: int, t_max: float, bundled: bool = False) -> list[dict[str, Any]]:
     """:func:`replay` on the loops of ``bench_mpc_step.py`` (oval, kinematic plant, the dynamic model at N = 10,
-    30, 50) and of the sedan (dynamic model, N = 30) on ``n`` generated circuits."""
+    30, 50) and of the sedan (dynamic model, N = 30) on ``n`` generated circuits (and the bundled circuit)."""
     out = []
+    if bundled:
+        path, mpc, plant, actuator, kw = build(scenario("sedan", t_max))
+        out.append(replay("sedan bundled circuit", path, mpc, plant, actuator, **kw))
     path = mt.load_path("oval", ds=0.5)
     vehicle = mt.VehicleParams()
     for N in (10, 30, 50):
@@ -149,15 +159,17 @@ def main() -> None:
     ap.add_argument("--passes", action="store_true", help="add OSQP's default 10 equilibration passes (passes10)")
     ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10"), help="run only these")
     ap.add_argument("--replay", action="store_true",
-                    help="instead: replay recorded loops' QPs with the rows equilibrated once vs OSQP's passes")
+                    help="instead: replay recorded loops' QPs on fresh back ends against a tight solve")
+    ap.add_argument("--bundled", action="store_true", help="with --replay: also the sedan on the bundled circuit")
     ap.add_argument("--out", type=Path, help="write the JSON to this file")
     args = ap.parse_args()
     variants = tuple(args.variants or ((*VARIANTS, "passes10") if args.passes else VARIANTS))
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
     if args.replay:
+        cases = replays(args.n, args.seed, args.t_max, args.bundled)
         rep = {"benchmark": "qp_scaling replay", "n": args.n, "seed": args.seed, "t_max_s": args.t_max,
-               "scaling_passes": osqp_backend.SCALING_PASSES, "cases": replays(args.n, args.seed, args.t_max)}
+               "scaling_passes": osqp_backend.SCALING_PASSES, "cases": cases}
         rep = {"provenance": finish(prov), **rep}
         print(dumps(rep))
         if args.out:

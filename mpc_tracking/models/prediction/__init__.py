@@ -72,9 +72,6 @@ class PredictionModel:
     CHECK_DUALITY_GAP : bool
         Whether OSQP stops only when the duality gap is small too, besides the primal and dual residuals
         (:attr:`QPStructure.check_duality_gap <mpc_tracking.mpc.backends.QPStructure>`; default True).
-    EQUILIBRATE_ONCE : bool
-        Whether the QP is equilibrated once, on the first step's matrices, instead of by OSQP at every matrix
-        update (:mod:`mpc_tracking.mpc.backends.equilibration`; default False).
     """
 
     name: ClassVar[str] = "base"
@@ -93,7 +90,6 @@ class PredictionModel:
     LINEARIZATION: ClassVar[str] = "previous"
     CUT_STATES: ClassVar[tuple[int, ...]] = ()
     CHECK_DUALITY_GAP: ClassVar[bool] = True
-    EQUILIBRATE_ONCE: ClassVar[bool] = False
     #: time constant [s] of the plant's speed loop the model leads (0: none)
     speed_lag: float = 0.0
 
@@ -288,11 +284,6 @@ class DynamicPrediction(PredictionModel):
     #: little further from a tight solve: at worst a_x 2e-2 m/s^2, steering 3e-4 rad, e_y 4e-3 m (were 2e-3, 6e-5,
     #: 2e-4). The kinematic QP gains nothing from it (23 -> 25 iterations).
     CHECK_DUALITY_GAP = False
-    #: The QP is equilibrated once (on the first step's matrices) and OSQP does not scale it again at each matrix
-    #: update: its 3 Ruiz passes were half of the update (84 -> 43 us at N = 30). Replaying a lap of QPs (oval,
-    #: N = 30) the iterations stay (mean 34.6 -> 34.1, sedan on a generated circuit 33.3 -> 31.1) and the first
-    #: inputs as close to a tight solve (a_x 1.6e-2 -> 2.3e-2 m/s^2 at p99).
-    EQUILIBRATE_ONCE = True
 
     def __init__(self, params: DynamicParams, speed_lag: float = 0.0, slip_reference: bool = True) -> None:
         from mpc_tracking.models.prediction import spatial_dynamic as sd

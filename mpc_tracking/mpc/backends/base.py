@@ -59,10 +59,6 @@ class QPStructure:
         Whether an iterative back end also waits for the duality gap before it stops (OSQP's ``check_dualgap``),
         besides the primal and dual residuals (:attr:`PredictionModel.CHECK_DUALITY_GAP
         <mpc_tracking.models.prediction.PredictionModel.CHECK_DUALITY_GAP>`).
-    equilibrate_once : bool
-        Whether a back end that equilibrates its problem does it once, on this structure's matrices, instead of at
-        every update (:attr:`PredictionModel.EQUILIBRATE_ONCE
-        <mpc_tracking.models.prediction.PredictionModel.EQUILIBRATE_ONCE>`, :mod:`.equilibration`).
     """
 
     layout: QPLayout
@@ -71,7 +67,6 @@ class QPStructure:
     slack_quad: float
     scale: np.ndarray | None = None
     check_duality_gap: bool = True
-    equilibrate_once: bool = False
 
 
 @dataclass(eq=False, slots=True)

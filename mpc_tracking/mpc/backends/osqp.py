@@ -14,7 +14,6 @@ from scipy import sparse
 from mpc_tracking.errors import SettingsError, SolverError
 from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.backends.base import BackendResult, QPBackend, QPStructure
-from mpc_tracking.mpc.backends.equilibration import equilibrate
 from mpc_tracking.mpc.layout import QPData
 from mpc_tracking.mpc.qp import INF
 from mpc_tracking.mpc.settings import MPCSettings, Status
@@ -75,26 +74,17 @@ class OSQPBackend(QPBackend):
         n, m = lay.n, lay.m
         #: the variables' scale (n,) OSQP solves in (``z = scale * z_osqp``), or None (ones)
         self.scale: np.ndarray | None = None
-        #: the rows' scale (m,) (rows and bounds multiplied by it), or None: OSQP equilibrates at every update
-        self.row_scale: np.ndarray | None = None
         #: the cost matrix OSQP was set up with (``diag(scale) P diag(scale)``)
         self.P = structure.P
-        scale_in = structure.scale
-        if structure.equilibrate_once:  # the first QP's row equilibration, kept (OSQP's is redone at each update)
-            self.row_scale = equilibrate(structure.P, lay.A_matrix(setup_data), structure.scale, powers_of_two=True)[1]
-            self._l_buf, self._u_buf = np.empty(m), np.empty(m)
-            scale_in = np.ones(n) if scale_in is None else scale_in
-        if scale_in is not None:
-            scale = np.asarray(scale_in, dtype=float)
+        if structure.scale is not None:
+            scale = np.asarray(structure.scale, dtype=float)
             if scale.shape != (n,) or not (np.isfinite(scale).all() and (scale > 0).all()):
                 raise SettingsError(f"QPStructure.scale: expected {n} finite numbers > 0, got shape {scale.shape}")
-            if not (scale == 1.0).all() or self.row_scale is not None:
+            if not (scale == 1.0).all():
                 self.scale = scale
                 D = sparse.diags(scale)
                 self.P = sparse.triu(D @ structure.P @ D, format="csc")
                 self._a_scale = scale[np.repeat(np.arange(n), np.diff(lay.A_indptr))]  # per CSC entry
-                if self.row_scale is not None:
-                    self._a_scale *= self.row_scale[lay.A_indices]
                 setup_data *= self._a_scale
                 self._q_buf, self._A_buf = np.empty(n), np.empty(setup_data.size)
         A = lay.A_matrix(setup_data)
@@ -106,8 +96,7 @@ class OSQPBackend(QPBackend):
             self.solver.setup(
                 self.P, np.zeros(n), A, np.full(m, -INF), np.full(m, INF),
                 verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
-                warm_starting=st.warm_start != "none", check_termination=10,
-                scaling=0 if self.row_scale is not None else SCALING_PASSES,
+                warm_starting=st.warm_start != "none", check_termination=10, scaling=SCALING_PASSES,
                 check_dualgap=bool(structure.check_duality_gap),
                 time_limit=st.max_solve_time if np.isfinite(st.max_solve_time) else 1e10,  # OSQP: 1e10 = none
             )
@@ -125,19 +114,17 @@ class OSQPBackend(QPBackend):
         """
         t0 = time.perf_counter()
         native = native_solver(self.solver)
-        q, Ax, scale, lo, hi = data.q, data.A_data, self.scale, data.l, data.u
+        q, Ax, scale = data.q, data.A_data, self.scale
         if scale is not None:  # the same QP in the scaled variables z / scale
             q = np.multiply(q, scale, out=self._q_buf)
             Ax = np.multiply(Ax, self._a_scale, out=self._A_buf)
             if warm_x is not None:
                 warm_x = warm_x / scale
-        if self.row_scale is not None:  # ... and rows
-            lo, hi = np.multiply(lo, self.row_scale, out=self._l_buf), np.multiply(hi, self.row_scale, out=self._u_buf)
         try:
             if native is not None:
-                code, x, iters, stime, text = _solve_native(native, q, lo, hi, Ax, warm_x, step)
+                code, x, iters, stime, text = _solve_native(native, q, data.l, data.u, Ax, warm_x, step)
             else:
-                code, x, iters, stime, text = self._solve_wrapper(q, lo, hi, Ax, warm_x, step)
+                code, x, iters, stime, text = self._solve_wrapper(q, data.l, data.u, Ax, warm_x, step)
         except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
             logger.warning("MPC step %d: the solver raised %s: %s", step, type(exc).__name__, exc)
             return BackendResult(None, None, 0, time.perf_counter() - t0, f"solver exception ({type(exc).__name__})")
