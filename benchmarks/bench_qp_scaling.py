@@ -14,7 +14,9 @@ outcome; then the distribution over circuits (median and worst of each figure).
 N = 10, 30, 50, and the sedan on ``--n`` circuits, plus the bundled circuit with ``--bundled``) and replays them in
 order on fresh OSQP back ends: ``default`` (as the controller sets it up), ``unscaled`` (no variable scale) and
 ``passes10``, each against a tight solve of the same QPs (eps 1e-9): iterations, update + solve time and the first
-input's distance to the tight solve. Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
+input's distance to the tight solve; and (``without_t``) the same QPs on bare OSQP with and without the time state
+``t`` (its columns and dynamics rows removed: without a cost on it the same optimum for the rest). Prints JSON
+with a ``provenance`` block; ``--out FILE`` writes it.
 
     python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...]
         [--replay [--bundled]] [--out FILE]
@@ -29,14 +31,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import osqp
 from _provenance import dumps, finish, provenance, save_json
 from bench_closed_loop import scenario
 from circuits import generate_circuits
+from scipy import sparse
 
 import mpc_tracking as mt
 import mpc_tracking.mpc.backends
 import mpc_tracking.mpc.layout
 from mpc_tracking.mpc.backends import osqp as osqp_backend
+from mpc_tracking.mpc.qp import INF
 from mpc_tracking.scenario.build import build
 
 VARIANTS = ("scaled", "unscaled", "kinematic")
@@ -127,6 +132,54 @@ def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, ac
                         "first_input_error_p99": [float(v) for v in np.nanpercentile(err, 99, axis=0)],
                         "first_input_error_max": [float(v) for v in np.nanmax(err, axis=0)],
                         "failed": int(np.isnan(err).any(axis=1).sum())}
+    if not np.any(mpc.P.tocsc()[:, lay.x_index(np.arange(lay.N + 1), mpc.model.I_T)].data):  # t carries no cost
+        out["without_t"] = _replay_without_t(recs, mpc, var)
+    return out
+
+
+def _replay_without_t(recs: list[tuple], mpc: mt.SpatialMPC, var: np.ndarray) -> dict[str, Any]:
+    """The same QPs on bare OSQP (the back end's settings) with and without the time state ``t``: its columns and
+    its dynamics rows removed (``t`` feeds no other state, and without a cost on it the other variables' optimum
+    is the same QP's). Iterations and update + solve time of both, and the QPs' sizes."""
+    lay, st = mpc.layout, mpc.settings
+    n, m = lay.n, lay.m
+    t_idx = lay.x_index(np.arange(lay.N + 1), mpc.model.I_T)  # a state's column and its dynamics row share an index
+    ecol = np.repeat(np.arange(n), np.diff(lay.A_indptr))
+    erow = np.asarray(lay.A_indices)
+    out: dict[str, Any] = {}
+    for name, drop in (("with_t", np.array([], dtype=int)), ("without_t", t_idx)):
+        cols, rows = np.setdiff1d(np.arange(n), drop), np.setdiff1d(np.arange(m), drop)
+        rmap, cmap = np.full(m, -1), np.full(n, -1)
+        rmap[rows], cmap[cols] = np.arange(rows.size), np.arange(cols.size)
+        keep = (rmap[erow] >= 0) & (cmap[ecol] >= 0)  # the maps are monotone: CSC order is kept
+        new_col = cmap[ecol[keep]]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(new_col, minlength=cols.size))])
+        f = var[cols][new_col]
+        data0 = recs[0][3][keep] * f
+        data0[data0 == 0.0] = 1e-12  # structural zeros kept through set-up, as the back end does
+        D = sparse.diags(var[cols])
+        solver = osqp.OSQP()
+        solver.setup(sparse.triu(D @ mpc.P.tocsc()[cols][:, cols] @ D, format="csc"), np.zeros(cols.size),
+                     sparse.csc_matrix((data0, rmap[erow[keep]], indptr),
+                                       shape=(rows.size, cols.size)),
+                     np.full(rows.size, -INF), np.full(rows.size, INF), verbose=False, eps_abs=st.eps_abs,
+                     eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False, warm_starting=True,
+                     check_termination=10, scaling=osqp_backend.SCALING_PASSES,
+                     check_dualgap=bool(mpc.model.CHECK_DUALITY_GAP))
+        ext = solver._solver
+        its, times = [], []
+        for q, lo, hi, Ax, _A, _B in recs:
+            qv, lv, uv, ax = q[cols] * var[cols], lo[rows], hi[rows], Ax[keep] * f
+            t = time.perf_counter()
+            ext.update_data_vec(qv, lv, uv)
+            ext.update_data_mat(None, None, ax, None)
+            ext.solve()
+            times.append(time.perf_counter() - t)
+            its.append(ext.info.iter)
+        out[name] = {"n": int(cols.size), "m": int(rows.size), "nnz_A": int(keep.sum()),
+                     "iterations_mean": float(np.mean(its)),
+                     "update_solve_us": {"median": 1e6 * float(np.median(times)),
+                                         "mean": 1e6 * float(np.mean(times))}}
     return out
 
 
