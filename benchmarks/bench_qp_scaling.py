@@ -6,27 +6,42 @@ The sedan of ``bench_closed_loop.py`` (``ackermann3d`` plant, dynamic prediction
 ``unscaled`` (the model's scale replaced by ones on the instance: the QP as before issue 23's scaling) and
 ``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with); ``--passes``
 adds ``passes10``: the default QP with OSQP's own 10 Ruiz equilibration passes instead of the back end's
-``SCALING_PASSES`` (each pass is paid on every matrix update). Per run: the median, mean and 90th percentile of
-OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the outcome; then the
-distribution over circuits (median and worst of each figure). Prints JSON with a ``provenance`` block;
-``--out FILE`` writes it.
+``SCALING_PASSES`` (each pass is paid on every matrix update); ``--variants`` picks some. Per run: the median, mean
+and 90th percentile of OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the
+outcome; then the distribution over circuits (median and worst of each figure).
 
-    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--out FILE]
+``--replay`` instead records every QP of closed loops (the oval loop of ``bench_mpc_step.py``, dynamic model at
+N = 10, 30, 50, and the sedan on ``--n`` circuits, plus the bundled circuit with ``--bundled``) and replays them in
+order on fresh OSQP back ends: ``default`` (as the controller sets it up), ``unscaled`` (no variable scale) and
+``passes10``, each against a tight solve of the same QPs (eps 1e-9): iterations, update + solve time and the first
+input's distance to the tight solve; and (``without_t``) the same QPs on bare OSQP with and without the time state
+``t`` (its columns and dynamics rows removed: without a cost on it the same optimum for the rest). Prints JSON
+with a ``provenance`` block; ``--out FILE`` writes it.
+
+    python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...]
+        [--replay [--bundled]] [--out FILE]
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import osqp
 from _provenance import dumps, finish, provenance, save_json
 from bench_closed_loop import scenario
 from circuits import generate_circuits
+from scipy import sparse
 
 import mpc_tracking as mt
+import mpc_tracking.mpc.backends
+import mpc_tracking.mpc.layout
 from mpc_tracking.mpc.backends import osqp as osqp_backend
+from mpc_tracking.mpc.qp import INF
 from mpc_tracking.scenario.build import build
 
 VARIANTS = ("scaled", "unscaled", "kinematic")
@@ -58,17 +73,161 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
             "outcome": str(res.reason), "steps": len(it)}
 
 
+def _record(path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: Any, **kw: Any) -> list[tuple]:
+    """Every step's QP of a closed loop: copies of (q, l, u, A data) and the dynamics (A, B) the back end got."""
+    recs: list[tuple] = []
+    solve = mpc.backend.solve
+
+    def recording(data: Any, A: np.ndarray, B: np.ndarray, **kws: Any) -> Any:
+        recs.append((data.q.copy(), data.l.copy(), data.u.copy(), data.A_data.copy(), A.copy(), B.copy()))
+        return solve(data, A, B, **kws)
+
+    mpc.backend.solve = recording  # type: ignore[method-assign]
+    mt.simulate(path, mpc, plant, actuator, **kw)
+    return recs
+
+
+def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: Any,
+           **kw: Any) -> dict[str, Any]:
+    """The closed loop's QPs replayed in order on fresh OSQP back ends (``default``, ``unscaled``, ``passes10``,
+    and a tight solve: eps 1e-9); per variant the iterations, the back end's update + solve time (median, mean) and
+    the first input's distance to the tight solve (p99, worst, per input component)."""
+    recs = _record(path, mpc, plant, actuator, **kw)
+    lay, st, model = mpc.layout, mpc.settings, mpc.model
+    var = lay.column_scale(*model.variable_scale(st, mpc.ds))
+    var_or_none = None if (var == 1.0).all() else var
+    struct0 = mt.mpc.backends.QPStructure(lay, mpc.P, recs[0][3], mpc.qp.slack_quad, var_or_none,
+                                          model.CHECK_DUALITY_GAP)
+    data = mt.mpc.layout.QPData(lay)
+    u0 = slice(lay.nX, lay.nX + lay.nu)
+    out: dict[str, Any] = {"case": name, "qps": len(recs), "N": lay.N}
+    firsts: dict[str, list[np.ndarray]] = {}
+    tight = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200000}
+    for variant, scale, passes, extra in (("tight", var_or_none, osqp_backend.SCALING_PASSES, tight),
+                                          ("default", var_or_none, osqp_backend.SCALING_PASSES, {}),
+                                          ("unscaled", None, osqp_backend.SCALING_PASSES, {}),
+                                          ("passes10", var_or_none, 10, {})):
+        default_passes = osqp_backend.SCALING_PASSES
+        osqp_backend.SCALING_PASSES = passes
+        try:
+            be = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, scale=scale), st.replace(**extra))
+        finally:
+            osqp_backend.SCALING_PASSES = default_passes
+        its, times, first = [], [], []
+        for q, lo, hi, Ax, A, B in recs:
+            data.q[:], data.l[:], data.u[:], data.A_data[:] = q, lo, hi, Ax
+            t = time.perf_counter()
+            res = be.solve(data, A, B)
+            times.append(time.perf_counter() - t)
+            its.append(res.iterations)
+            first.append(np.full(lay.nu, np.nan) if res.z is None else res.z[u0].copy())
+        firsts[variant] = first
+        if variant == "tight":
+            continue
+        err = np.abs(np.asarray(first) - np.asarray(firsts["tight"]))
+        out[variant] = {"iterations": {"mean": float(np.mean(its)), "median": float(np.median(its)),
+                                       "p90": float(np.percentile(its, 90)), "max": int(np.max(its))},
+                        "update_solve_us": {"median": 1e6 * float(np.median(times)),
+                                            "mean": 1e6 * float(np.mean(times))},
+                        "first_input_error_p99": [float(v) for v in np.nanpercentile(err, 99, axis=0)],
+                        "first_input_error_max": [float(v) for v in np.nanmax(err, axis=0)],
+                        "failed": int(np.isnan(err).any(axis=1).sum())}
+    if not np.any(mpc.P.tocsc()[:, lay.x_index(np.arange(lay.N + 1), mpc.model.I_T)].data):  # t carries no cost
+        out["without_t"] = _replay_without_t(recs, mpc, var)
+    return out
+
+
+def _replay_without_t(recs: list[tuple], mpc: mt.SpatialMPC, var: np.ndarray) -> dict[str, Any]:
+    """The same QPs on bare OSQP (the back end's settings) with and without the time state ``t``: its columns and
+    its dynamics rows removed (``t`` feeds no other state, and without a cost on it the other variables' optimum
+    is the same QP's). Iterations and update + solve time of both, and the QPs' sizes."""
+    lay, st = mpc.layout, mpc.settings
+    n, m = lay.n, lay.m
+    t_idx = lay.x_index(np.arange(lay.N + 1), mpc.model.I_T)  # a state's column and its dynamics row share an index
+    ecol = np.repeat(np.arange(n), np.diff(lay.A_indptr))
+    erow = np.asarray(lay.A_indices)
+    out: dict[str, Any] = {}
+    for name, drop in (("with_t", np.array([], dtype=int)), ("without_t", t_idx)):
+        cols, rows = np.setdiff1d(np.arange(n), drop), np.setdiff1d(np.arange(m), drop)
+        rmap, cmap = np.full(m, -1), np.full(n, -1)
+        rmap[rows], cmap[cols] = np.arange(rows.size), np.arange(cols.size)
+        keep = (rmap[erow] >= 0) & (cmap[ecol] >= 0)  # the maps are monotone: CSC order is kept
+        new_col = cmap[ecol[keep]]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(new_col, minlength=cols.size))])
+        f = var[cols][new_col]
+        data0 = recs[0][3][keep] * f
+        data0[data0 == 0.0] = 1e-12  # structural zeros kept through set-up, as the back end does
+        D = sparse.diags(var[cols])
+        solver = osqp.OSQP()
+        solver.setup(sparse.triu(D @ mpc.P.tocsc()[cols][:, cols] @ D, format="csc"), np.zeros(cols.size),
+                     sparse.csc_matrix((data0, rmap[erow[keep]], indptr),
+                                       shape=(rows.size, cols.size)),
+                     np.full(rows.size, -INF), np.full(rows.size, INF), verbose=False, eps_abs=st.eps_abs,
+                     eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False, warm_starting=True,
+                     check_termination=10, scaling=osqp_backend.SCALING_PASSES,
+                     check_dualgap=bool(mpc.model.CHECK_DUALITY_GAP))
+        ext = solver._solver
+        its, times = [], []
+        for q, lo, hi, Ax, _A, _B in recs:
+            qv, lv, uv, ax = q[cols] * var[cols], lo[rows], hi[rows], Ax[keep] * f
+            t = time.perf_counter()
+            ext.update_data_vec(qv, lv, uv)
+            ext.update_data_mat(None, None, ax, None)
+            ext.solve()
+            times.append(time.perf_counter() - t)
+            its.append(ext.info.iter)
+        out[name] = {"n": int(cols.size), "m": int(rows.size), "nnz_A": int(keep.sum()),
+                     "iterations_mean": float(np.mean(its)),
+                     "update_solve_us": {"median": 1e6 * float(np.median(times)),
+                                         "mean": 1e6 * float(np.mean(times))}}
+    return out
+
+
+def replays(n: int, seed: int, t_max: float, bundled: bool = False) -> list[dict[str, Any]]:
+    """:func:`replay` on the loops of ``bench_mpc_step.py`` (oval, kinematic plant, the dynamic model at N = 10,
+    30, 50) and of the sedan (dynamic model, N = 30) on ``n`` generated circuits (and the bundled circuit)."""
+    out = []
+    if bundled:
+        path, mpc, plant, actuator, kw = build(scenario("sedan", t_max))
+        out.append(replay("sedan bundled circuit", path, mpc, plant, actuator, **kw))
+    path = mt.load_path("oval", ds=0.5)
+    vehicle = mt.VehicleParams()
+    for N in (10, 30, 50):
+        st = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0,
+                            prediction_model="dynamic")
+        plant = mt.create_model("kinematic_bicycle", {"wheelbase": vehicle.wheelbase})
+        out.append(replay(f"oval N={N}", path, mt.SpatialMPC(path, vehicle, st), plant, None, laps=1, e_y0=1.0))
+    for i, circ in enumerate(generate_circuits(n, seed=seed)):
+        _p, mpc0, plant, actuator, kw = build(scenario("sedan", t_max))
+        mpc = mt.SpatialMPC(circ, mpc0.vehicle, mpc0.settings, prediction=mpc0.model)
+        out.append(replay(f"sedan circuit {i}", circ, mpc, plant, actuator, **kw))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=6, help="generated circuits")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--t-max", type=float, default=60.0, help="simulated seconds per run")
     ap.add_argument("--passes", action="store_true", help="add OSQP's default 10 equilibration passes (passes10)")
+    ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10"), help="run only these")
+    ap.add_argument("--replay", action="store_true",
+                    help="instead: replay recorded loops' QPs on fresh back ends against a tight solve")
+    ap.add_argument("--bundled", action="store_true", help="with --replay: also the sedan on the bundled circuit")
     ap.add_argument("--out", type=Path, help="write the JSON to this file")
     args = ap.parse_args()
-    variants = (*VARIANTS, "passes10") if args.passes else VARIANTS
+    variants = tuple(args.variants or ((*VARIANTS, "passes10") if args.passes else VARIANTS))
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
+    if args.replay:
+        cases = replays(args.n, args.seed, args.t_max, args.bundled)
+        rep = {"benchmark": "qp_scaling replay", "n": args.n, "seed": args.seed, "t_max_s": args.t_max,
+               "scaling_passes": osqp_backend.SCALING_PASSES, "cases": cases}
+        rep = {"provenance": finish(prov), **rep}
+        print(dumps(rep))
+        if args.out:
+            save_json(args.out, rep)
+        return
     rows = []
     for i, path in enumerate(generate_circuits(args.n, seed=args.seed)):
         rows.append({"circuit": i, "length_m": float(path.length),

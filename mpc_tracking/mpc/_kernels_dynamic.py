@@ -48,8 +48,9 @@ def _pacejka(alpha, B, C, E):  # pragma: no cover - compiled
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
 def _evaluate(x, ax, d, k, p, spatial, jac, xdot, D, dS, dAf, dAr):  # pragma: no cover - compiled
-    """``spatial_dynamic._evaluate`` at one point: ``xdot`` (6,) and, with ``jac``, ``D`` (6, 8); ``dS``, ``dAf``,
-    ``dAr`` (8,) are scratch."""
+    """``spatial_dynamic._evaluate`` at one point: ``xdot`` (6,) and, with ``jac`` 1, ``D`` (6, 8); ``dS``, ``dAf``,
+    ``dAr`` (8,) are scratch. ``jac`` 2 (temporal form only): just the entries steady cornering's Newton steps use,
+    ``D[4:6, 4]`` and ``D[4:6, 7]`` (d(v_y_dot, r_dot)/d(v_y, delta)), by the same operations as ``jac`` 1."""
     ey, ep, vx, vy, r = x[0], x[1], x[3], x[4], x[5]
     m, L, lf, lr = p[D_M], p[D_L], p[D_LF], p[D_LR]
     gk = 1.0 - ey * k
@@ -102,6 +103,9 @@ def _evaluate(x, ax, d, k, p, spatial, jac, xdot, D, dS, dAf, dAr):  # pragma: n
         for i in range(_NX):
             xdot[i] /= sdot
     if not jac:
+        return
+    if jac == 2:
+        _cornering_jacobian(ax, d, vx, vf, qf, qr, fzf, fzr, fyf, dphif, dphir, cd, sd, td, w, p, D)
         return
     for j in range(_NZ):
         dS[j] = 0.0
@@ -187,6 +191,34 @@ def _evaluate(x, ax, d, k, p, spatial, jac, xdot, D, dS, dAf, dAr):  # pragma: n
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _cornering_jacobian(ax, d, vx, vf, qf, qr, fzf, fzr, fyf, dphif, dphir, cd, sd, td, w, p, D):  # pragma: no cover
+    """:func:`_evaluate`'s ``D[4:6, 4]`` and ``D[4:6, 7]`` (temporal form), the operations of its full Jacobian."""
+    m, L, lf, lr, Iz, tau = p[D_M], p[D_L], p[D_LF], p[D_LR], p[D_IZ], p[D_TAU]
+    inv_vf = 1.0 / vf
+    cf = 1.0 / (1.0 + qf * qf)
+    cr = 1.0 / (1.0 + qr * qr)
+    gf = p[D_MUF] * fzf * dphif
+    gr = p[D_MUR] * fzr * dphir
+    a_cd, a_lf = cd / m, lf * cd / Iz
+    b_lr = lr / Iz
+    # j = v_y: dAf = -cf / vf, dAr = -cr / vf; kinematic part h1 = -1 / tau, h2 = 0
+    fy_f = gf * (-cf * inv_vf)
+    fy_r = gr * (-cr * inv_vf)
+    D[4, _VY] = w * (a_cd * fy_f + fy_r / m) + (1.0 - w) * (-1.0 / tau)
+    D[5, _VY] = w * (a_lf * fy_f - b_lr * fy_r) + (1.0 - w) * 0.0
+    # j = delta: dAf = 1, dAr = 0
+    fy_f = gf * 1.0
+    fy_r = gr * 0.0
+    g1 = a_cd * fy_f + fy_r / m
+    g2 = a_lf * fy_f - b_lr * fy_r
+    g1 -= fyf * sd / m
+    g2 -= lf * fyf * sd / Iz
+    drho = (1.0 + td * td) / L
+    D[4, _D] = w * g1 + (1.0 - w) * (lr * drho * (ax + vx / tau))
+    D[5, _D] = w * g2 + (1.0 - w) * (drho * (ax + vx / tau))
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
 def _matmul_into(X, Y, out, ncol):  # pragma: no cover - compiled
     """``out[:, :ncol] = X (6, 6) @ Y[:, :ncol]``, summed in index order."""
     for i in range(_NX):
@@ -202,7 +234,7 @@ def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - com
     """``integrators.affine_step`` of the spatial model at one point: ``A`` (6, 6), ``B`` (6, 2) and the nonlinear
     step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (n, 8) is scratch."""
     k1, D1, dS, dAf, dAr = w[0, :6], w[1:7], w[7], w[8], w[9]
-    _evaluate(x, ax, d, k, p, True, True, k1, D1, dS, dAf, dAr)
+    _evaluate(x, ax, d, k, p, True, 1, k1, D1, dS, dAf, dAr)
     if not rk4:
         for i in range(_NX):
             for j in range(_NX):
@@ -230,7 +262,7 @@ def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - com
         c = 0.5 * h if stage < 2 else h
         for i in range(_NX):
             y[i] = x[i] + c * ks[i]
-        _evaluate(y, ax, d, k, p, True, True, ks, Dk, dS, dAf, dAr)
+        _evaluate(y, ax, d, k, p, True, 1, ks, Dk, dS, dAf, dAr)
         # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju
         for i in range(_NX):
             for j in range(_NX):
@@ -405,7 +437,7 @@ def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover
         a_x = ar
         for _ in range(iterations):
             _cornering_state(v_y, v, kap, lr, x)
-            _evaluate(x, a_x, delta, kap, p, False, True, xdot, D, s1, s2, s3)
+            _evaluate(x, a_x, delta, kap, p, False, 2, xdot, D, s1, s2, s3)
             res0, res1 = xdot[4], xdot[5]
             a_x = a_x + (ar - xdot[3])
             jv0, jv1 = D[4, 4], D[5, 4]
@@ -419,7 +451,7 @@ def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover
                 if abs(dv) <= NEWTON_STOP and abs(dd) <= NEWTON_STOP and abs(ar - xdot[3]) <= NEWTON_STOP:
                     break  # converged: the remaining steps would move nothing beyond rounding
         _cornering_state(v_y, v, kap, lr, x)
-        _evaluate(x, a_x, delta, kap, p, False, False, xdot, D, s1, s2, s3)
+        _evaluate(x, a_x, delta, kap, p, False, 0, xdot, D, s1, s2, s3)
         res0, res1 = xdot[4], xdot[5]
         a_x = a_x + (ar - xdot[3])
         r = _cornering_state(v_y, v, kap, lr, x)
