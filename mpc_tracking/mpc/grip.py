@@ -24,7 +24,8 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   with the peak ``P = D mu F_z``: a wet road keeps the cornering stiffness and saturates earlier):
   the tyre is at its peak, so the grip it shows **is** the friction. A tyre past its curve for
   :data:`GRIP_SLIDE_SAMPLES` consecutive samples (the sideslip: at once) slides: the estimate drops to the grip
-  shown (the most the axle held during the slide, by at most :data:`GRIP_MAX_DROP` of itself per step), its
+  shown (the most the axle held during the slide -- and during a slide that ended less than
+  :data:`GRIP_SLIDE_MEMORY` before --, by at most :data:`GRIP_MAX_DROP` of itself per step), its
   standard deviation becomes :data:`GRIP_SIGMA_SLIDE` of it and the step is flagged
   (:attr:`GripEstimate.sliding`): the controller lowers its limits within that step.
 
@@ -66,7 +67,7 @@ The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the l
 conservative until grip is confirmed, by at most ``grip_margin * grip_sigma_max`` of the limits.
 
 Example: a car at 20 m/s steering 0.2 rad (a dry model asks for 11 m/s^2) shows 7 m/s^2: it slides, and the
-estimate drops within the step.
+estimate drops within the step to the grip its front axle shows.
 
 >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 >>> est = GripEstimator(DynamicParams.bmw_320i(), GripConfig(mu_nominal=1.0))
@@ -74,7 +75,7 @@ estimate drops within the step.
 ...     _ = est.update(t, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
 >>> e = est.update(0.10, {"v_x": 20.0, "v_y": 0.0, "r": 0.35}, delta=0.20)
 >>> e.sliding, round(e.mu_front, 2)
-(True, 0.75)
+(True, 0.68)
 """
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ from mpc_tracking.paths.interpolation import LinearTable
 
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
            "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_DEFICIT_SLIP",
-           "GRIP_MAX_DROP",
+           "GRIP_MAX_DROP", "GRIP_SLIDE_MEMORY",
            "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED", "GRIP_SIGMA_SLIDE",
            "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "GRIP_SUSTAIN_SAMPLES", "GRIP_SLIDE_SAMPLES", "RATIO_STEP"]
 
@@ -112,8 +113,17 @@ GRIP_FORCE_DEFICIT = 0.15
 #: planned and 1-2 of 5 off the track (``bench_identify.py --circuits 5 --seed 1``), at 0.5 none). The cost: a
 #: driven axle spinning up on a wet straight counts 1.2 s after the rain begins instead of 0.65 s
 GRIP_DEFICIT_SLIP = 0.5
-#: at most this share of the estimate goes in one step of sliding [-] (one bad sample cannot take it all)
-GRIP_MAX_DROP = 0.25
+#: at most this share of the estimate goes in one step of sliding [-] (one bad sample cannot take it all). 0.5: at
+#: 0.25 the first step of a slide on a road 0.9 -> 0.6 took the estimate to 0.80 only, and when the plan's lower
+#: limits ended the slide there it stayed at 0.80 (rain, 2 s into cornering: 34 % off on one generated circuit).
+#: Only with :data:`GRIP_SLIDE_MEMORY`: without it 0.5 let a second slide's low reading through (below)
+GRIP_MAX_DROP = 0.5
+#: the most grip an axle showed in a slide still counts this long [s] after it grips again: a slide that follows
+#: within it reads at least that. An axle whose force fell because the command did (the plan lowered its limits
+#: after the first slide) is still past its curve by its slip angle for a moment and reads low: a driven axle that
+#: showed 0.60 spinning up (road 0.6) read 0.30 0.15 s later, and the plan dropped to a third of its limits and
+#: left the track (rain, generated circuit gen3_7 of seed 3)
+GRIP_SLIDE_MEMORY = 0.5
 #: an axle showing this share of the estimate without sliding confirms it [-]
 GRIP_CONFIRM_SHARE = 0.75
 #: standard deviation of an estimate confirmed at the grip the limits stand for, as a share of it [-]
@@ -278,6 +288,7 @@ class _Axle:
     def __init__(self, mu: float, sigma: float) -> None:
         self.mu, self.var = mu, sigma * sigma
         self.shown_in_slide = 0.0  # the most grip shown during the current slide (0: not sliding)
+        self.since_slide = math.inf  # time the axle has gripped since it last slid [s]
         self.recent: list[float] = []  # the grip shown in the last GRIP_SUSTAIN_SAMPLES samples
         self.recent_driving: list[float] = []  # the same with all of a driving force on this axle
         self.slide_samples = 0  # consecutive samples with the tyre past its curve
@@ -300,6 +311,7 @@ class _Axle:
         is short of ``reference``, the grip the limits stand for: a slide at that grip confirms the limits)."""
         # the grip is at least the most the axle held during this slide (one sample past the peak reads low)
         shown = self.shown_in_slide = max(self.shown_in_slide, shown)
+        self.since_slide = 0.0
         if shown < self.mu:
             self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
         confirmed = GRIP_SIGMA_CONFIRMED * reference
@@ -316,8 +328,11 @@ class _Axle:
 
     def gripped(self, shown: float, dt: float, mu_max: float, reference: float) -> None:
         """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation (below
-        ``reference``, the grip the limits stand for, a slide's uncertainty stays: the car has not shown more)."""
-        self.shown_in_slide = 0.0
+        ``reference``, the grip the limits stand for, a slide's uncertainty stays: the car has not shown more).
+        The slide's reading is forgotten after :data:`GRIP_SLIDE_MEMORY` of grip."""
+        self.since_slide += dt
+        if self.since_slide >= GRIP_SLIDE_MEMORY:
+            self.shown_in_slide = 0.0
         if shown > self.mu:
             self.mu = min(shown, _MU_BOUNDS[1])
         if shown >= GRIP_CONFIRM_SHARE * min(self.mu, reference):

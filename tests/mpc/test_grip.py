@@ -51,7 +51,8 @@ def _straight(est: GripEstimator, seconds: float) -> grip.GripEstimate:
 
 def test_slide_on_a_wet_road_reads_the_friction(params):
     """Turning at the peak of a mu 0.6 road (the model built for 1.0, the slip far past the peak): the front axle
-    slides, and the estimate is the friction it shows, a_y / (D g), after the drop steps (<= 25 % each)."""
+    slides, and the estimate is the friction it shows, a_y / (D g), from the first step of the slide (a drop of at
+    most GRIP_MAX_DROP: 0.5 lets 1.0 -> 0.6 through at once; at 0.25 the first step stopped at 0.75)."""
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
     mu_true = 0.6
     a_y = mu_true * params.tyre_D_f * params.g
@@ -60,7 +61,8 @@ def test_slide_on_a_wet_road_reads_the_friction(params):
     assert not e.sliding and e.mu_front == params.mu
     e = _turn(est, a_y, alpha, steps=1, t0=2 * T)  # the second: a slide
     assert e.sliding
-    assert e.mu_front == pytest.approx((1.0 - grip.GRIP_MAX_DROP) * params.mu)  # first drop: at most 25 %
+    assert e.mu_front == pytest.approx(max(mu_true, (1.0 - grip.GRIP_MAX_DROP) * params.mu))
+    assert e.mu_front == pytest.approx(mu_true, rel=1e-9)  # the reading at once: a 40 % drop is within the cap
     e = _turn(est, a_y, alpha, steps=4, t0=1.0)
     assert e.mu_front == pytest.approx(mu_true, rel=1e-9)
     sigma = grip.GRIP_SIGMA_SLIDE * mu_true  # a slide's reading keeps its uncertainty
@@ -274,6 +276,42 @@ def test_a_driven_axle_spinning_up_on_a_straight_slides_and_reads_its_drive(para
     e = est.estimate
     assert any(flags[:1 + grip.GRIP_SLIDE_SAMPLES]) and e.mu_rear == pytest.approx(drive, rel=1e-3)
     assert e.mu_front == p.mu  # the front axle showed nothing
+
+
+def _spin_up(est: GripEstimator, a_x: float, alpha_r: float, steps: int, t0: float, v0: float) -> float:
+    """``steps`` samples on a straight accelerating at ``a_x`` with the rear slip ``alpha_r`` and no lateral force
+    (a driven axle spinning up); returns the speed at the end."""
+    v = v0
+    for k in range(steps):
+        v = v0 + a_x * k * T
+        est.update(t0 + k * T, {"v_x": v, "v_y": -math.tan(alpha_r) * v, "r": 0.0}, -alpha_r)
+    return v
+
+
+def test_a_slide_right_after_a_slide_reads_at_least_the_first(params):
+    """A driven axle spinning up at 3 m/s^2 reads its drive's grip; the plan lowers the command, the axle grips for
+    0.1 s, then its slip angle -- still decaying -- is past the curve again with the drive at 0.5 m/s^2: that
+    reading is the lowered command's, not the road's. Within GRIP_SLIDE_MEMORY it does not lower the estimate (the
+    old rule read it: a third of the limits on the rain lap of gen3_7); after it, a slide reads what it shows."""
+    p = params
+    shape_r = (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
+    alpha_r = (grip.GRIP_DEFICIT_SLIP + 0.1) * saturation_slip(shape_r)
+    L = p.l_f + p.l_r
+
+    def drive(a_x: float) -> float:
+        return p.mass * a_x / (p.tyre_D_r * p.mass * (p.g * p.l_f + a_x * p.h_cg) / L)
+
+    for gap, expected in ((0.1, drive(3.0)), (grip.GRIP_SLIDE_MEMORY + 0.2, drive(0.5))):
+        est = GripEstimator(p, GripConfig(mu_nominal=p.mu))
+        n_slide = 1 + grip.GRIP_SLIDE_SAMPLES  # the last of them slides
+        v = _spin_up(est, 3.0, alpha_r, n_slide, 0.0, V)
+        assert est.estimate.mu_rear == pytest.approx(drive(3.0), rel=1e-3)
+        n_grip = round(gap / T)
+        v = _spin_up(est, 0.0, 0.0, n_grip, n_slide * T, v)  # gripping: straight, no slip
+        assert est.estimate.mu_rear == pytest.approx(drive(3.0), rel=1e-3)
+        _spin_up(est, 0.5, alpha_r, 8, (n_slide + n_grip) * T, v)
+        assert drive(0.5) < 0.5 * drive(3.0)
+        assert est.estimate.mu_rear == pytest.approx(expected, rel=1e-3), gap
 
 
 def test_linear_range_neither_lowers_nor_confirms(params):
