@@ -87,7 +87,8 @@ class SteeringLimiter:
         return self.delta
 
 
-def _check_finite(name: str, v_cmd: float, delta_cmd: float) -> None:
+def check_commands(name: str, v_cmd: float, delta_cmd: float) -> None:
+    """Raise :class:`~mpc_tracking.errors.InputError` naming actuator ``name`` unless both commands are finite."""
     try:
         ok = math.isfinite(v_cmd) and math.isfinite(delta_cmd)
     except TypeError:
@@ -106,7 +107,7 @@ class DirectActuator(Actuator):
         self.steer.reset()
 
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
-        _check_finite(self.name, v_cmd, delta_cmd)
+        check_commands(self.name, v_cmd, delta_cmd)
         return np.array([v_cmd, self.steer(dt, delta_cmd)], dtype=float)
 
 
@@ -211,7 +212,7 @@ class UnicyclePI(Actuator):
         self.steer.reset()
 
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
-        _check_finite(self.name, v_cmd, delta_cmd)
+        check_commands(self.name, v_cmd, delta_cmd)
         v = float(plant.speed)
         d = self.steer(dt, delta_cmd)
         return np.array([v * np.tan(d) / self.wheelbase, self.pi(dt, v_cmd, v)])
@@ -261,7 +262,7 @@ class WheelTorquePI(Actuator):
         return self._car[1]
 
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
-        _check_finite(self.name, v_cmd, delta_cmd)
+        check_commands(self.name, v_cmd, delta_cmd)
         P = getattr(plant, "vehicle", None)
         if P is None or not hasattr(plant, "tire_forces"):
             raise InputError(f"actuator {self.name}: plant {getattr(plant, 'name', plant)!r} has no wheel torques")

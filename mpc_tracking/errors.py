@@ -77,7 +77,15 @@ class SimulationError(MPCTrackingError, RuntimeError):
 
 class NonFiniteStateError(SimulationError):
     """A plant's state became non-finite (NaN or inf) in a step; :func:`mpc_tracking.simulate`
-    ends the run with the outcome ``non_finite_state`` and returns what it logged."""
+    ends the run with the outcome ``non_finite_state`` and returns what it logged.
+
+    ``t`` [s]: when raised by a plant's held-command stepper (several steps in one call), the time the
+    failing step started at; else None.
+    """
+
+    def __init__(self, message: str, t: float | None = None) -> None:
+        super().__init__(message)
+        self.t = t
 
 
 class ClusterError(MPCTrackingError, ConnectionError):

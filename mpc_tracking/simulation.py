@@ -285,6 +285,9 @@ class _Loop:
         self._optional: dict[str, list[float]] = {k: [] for k, on in (("mu_est", self._grip is not None),
                                                                       ("mu_true", self._road is not None)) if on}
         self.watch = watch or StepWatch(None)  # wall time of the whole loop step (and its limit)
+        #: the plant's steps of one control period in one call, when it has that for this actuator (and no
+        #: wall-time limit has to be checked after each plant step)
+        self._held = plant.held_command_stepper(actuator) if self.watch.limit is None else None
 
     def run(self, on_step: Callable[[int, float], None] | None) -> None:
         k = 0
@@ -411,6 +414,9 @@ class _Loop:
         watch = self.watch
         limited = watch.limit is not None
         try:
+            if self._held is not None:
+                t = self.t = self._held(t, dt, self.timing.n_sub, v, delta)
+                return True
             for _ in range(self.timing.n_sub):
                 step(t, dt, act(t, dt, v, delta, plant))
                 t += dt
@@ -421,7 +427,7 @@ class _Loop:
                     self._stop(Outcome.STEP_WALL_LIMIT, late)
                     return False
         except NonFiniteStateError as exc:
-            self.t = t
+            self.t = t = exc.t if exc.t is not None else t
             logger.warning("plant stopped at t = %.2f s: %s", t, exc)
             self._stop(Outcome.NON_FINITE_STATE, str(exc))
             return False

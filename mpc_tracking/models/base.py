@@ -12,7 +12,7 @@ import abc
 import difflib
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -199,6 +199,18 @@ class MotionModel(abc.ABC):
         Returns the new state vector.
         """
         return self._advance(t, dt, self.check_input(u))
+
+    def held_command_stepper(self, actuator: Any) -> Callable[[float, float, int, float, float], float] | None:
+        """One compiled call for a control period's plant steps under ``actuator``, or None (the default).
+
+        A plant that can advance several steps of one held command ``(v_cmd, delta_cmd)`` through
+        ``actuator`` at once (the same numbers as calling ``step(t, dt, actuator(t, dt, v_cmd, delta_cmd,
+        self))`` ``n`` times) returns ``advance(t, dt, n, v_cmd, delta_cmd) -> t_end`` [s];
+        :func:`mpc_tracking.simulate` then makes one call per control period instead of ``n``. When step
+        ``k`` becomes non-finite, ``advance`` raises :class:`~mpc_tracking.errors.NonFiniteStateError`
+        with the time ``t`` [s] that step started at as its attribute ``t``, the state before it kept.
+        """
+        return None
 
     def _advance(self, t: float, dt: float, u: np.ndarray) -> np.ndarray:
         """:meth:`step` after the input check (``u`` from :meth:`check_input`): a subclass that

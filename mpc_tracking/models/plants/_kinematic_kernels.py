@@ -42,3 +42,38 @@ def rk4_substeps(px, py, psi, v, d, u0, u1, h, n, L, tau_v, steer, tau_d, r_max)
         v = v + h6 * (e1 + 2.0 * e2 + 2.0 * e3 + e4)
         d = d + h6 * (f1 + 2.0 * f2 + 2.0 * f3 + f4)
     return px, py, psi, v, d
+
+
+@nb.njit(nb.types.Tuple((nb.int64, _F))(_F[::1], _F, _F, _F, _F, nb.int64, _F, nb.int64, _F, _F, nb.boolean, _F, _F, _F,
+                                        _F, _F), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def held_command_steps(x, steer, v_cmd, delta_cmd, dt, n_steps, h, n, L, tau_v, steer_dyn, tau_d, r_max, d_max,
+                       lim_max, lim_rate):  # pragma: no cover - compiled
+    """``n_steps`` plant steps of ``dt`` [s] under one held command ``(v_cmd, delta_cmd)`` passed through a steering
+    limiter, as :class:`~mpc_tracking.actuation.DirectActuator` and :meth:`KinematicBicycle.step
+    <mpc_tracking.models.plants.kinematic_bicycle.KinematicBicycle.step>` compute them one call at a time (the same
+    floating-point operations in the same order).
+
+    ``x`` (5,) is the plant state ``(x, y, psi, v, delta)``, updated in place after each step whose result is finite;
+    ``steer`` the limiter's angle [rad] (its limits ``lim_max`` [rad], ``lim_rate`` [rad/s], inf: none); ``h``, ``n``
+    the RK4 substep [s] and substeps per step; ``L``, ``tau_v``, ``steer_dyn``, ``tau_d``, ``r_max`` as in
+    :func:`rk4_substeps`; ``d_max`` the plant's steering saturation [rad]. Returns ``(k, steer)``: the steps completed
+    (``k < n_steps``: step ``k`` became non-finite and ``x`` holds the state before it) and the limiter's angle after
+    the last step attempted.
+    """
+    target = min(max(delta_cmd, -lim_max), lim_max)
+    step = lim_rate * dt
+    px, py, psi, v, d = x[0], x[1], x[2], x[3], x[4]
+    for k in range(n_steps):
+        steer += min(max(target - steer, -step), step)
+        u1 = min(max(steer, -d_max), d_max)
+        if tau_v == 0:  # the speed follows the command
+            v = v_cmd
+        if not steer_dyn:  # and so does the steering
+            d = u1
+        npx, npy, npsi, nv, nd = rk4_substeps(px, py, psi, v, d, v_cmd, u1, h, n, L, tau_v, steer_dyn, tau_d, r_max)
+        if not (math.isfinite(npx) and math.isfinite(npy) and math.isfinite(npsi) and math.isfinite(nv)
+                and math.isfinite(nd)):
+            return k, steer
+        px, py, psi, v, d = npx, npy, npsi, nv, nd
+        x[0], x[1], x[2], x[3], x[4] = px, py, psi, v, d
+    return n_steps, steer
