@@ -5,7 +5,9 @@ Two code paths give the same answer:
 * a scalar fast path (pure Python on cached lists, no numpy call) for the one pose per
   control step the closed loop projects; with a hint it walks along the polyline from the
   hinted segment to the nearest local minimum of the distance, so it costs a few segments,
-  not a window of hundreds;
+  not a window of hundreds. Once numba is loaded in the process (the MPC's compiled kernels
+  load it) the walk runs as one compiled call (:mod:`._projection_kernels`, the same numbers;
+  a path's ``projection_code = "python"`` keeps it in Python); a path alone never imports numba;
 * a vectorized path for many points (walks all points at once; KD-tree candidates without
   a hint).
 
@@ -16,6 +18,7 @@ leaves the search window (the hint was stale or wrong) falls back to the global 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +29,24 @@ from mpc_tracking.errors import PathError
 __all__ = ["Projection", "wrap_angle", "ProjectionMixin"]
 
 _TWO_PI = 2.0 * math.pi
+#: the compiled walk (:func:`._projection_kernels.project_walk`): None not looked for yet, False not available
+_WALK: list[Any] = [None]
+
+
+def _compiled_walk() -> Any:
+    """The compiled scalar walk once numba is loaded in this process (the MPC's compiled kernels load it; a
+    path alone never pays numba's import), else None."""
+    walk = _WALK[0]
+    if walk is None:
+        if "numba" not in sys.modules:
+            return None
+        try:
+            from mpc_tracking.paths import _projection_kernels
+            walk = _projection_kernels.project_walk
+        except ImportError:  # pragma: no cover - numba is loaded, so its kernel imports
+            walk = False
+        _WALK[0] = walk
+    return walk or None
 
 
 def wrap_angle(angle: Any) -> Any:
@@ -98,6 +119,15 @@ class ProjectionMixin:
         self._l_dy = self._seg_d[:, 1].tolist()
         self._l_len2 = self._seg_len2.tolist()
         self._l_kap = self.kappa[self._idx_ext[:-1]].tolist()
+        #: the same numbers as one table for the compiled walk (rows: ``_projection_kernels.ROW_*``)
+        n = len(self._l_s)
+        table = np.zeros((8, n))
+        for row, values in enumerate((self._l_s, self._l_x, self._l_y, self._l_psi, self._l_dx, self._l_dy,
+                                      self._l_len2, self._l_kap)):
+            table[row, :len(values)] = values
+        self._projection_table = table
+        #: where the scalar projection runs: "auto" (compiled once numba is loaded), "python"
+        self.projection_code = "auto"
 
     def _default_window(self) -> float:
         return min(0.25 * self.length, max(50 * self.ds, 10.0))
@@ -147,6 +177,15 @@ class ProjectionMixin:
         if not (math.isfinite(px) and math.isfinite(py) and math.isfinite(hint)):
             return None  # the array path raises the error / handles it
         L, closed, n_seg = self.length, self.closed, self._n_seg
+        walk = _compiled_walk() if self.projection_code == "auto" else None
+        if walk is not None:  # the same numbers in one compiled call
+            w = window if window is not None else self._default_window()
+            found, s, e_y, psi_p = walk(self._projection_table, n_seg, closed, L, self.ds, px, py, hint,
+                                        int(w / self.ds) + 2)
+            if not found:
+                return None
+            e_psi = 0.0 if psi is None else (float(psi) - psi_p + math.pi) % _TWO_PI - math.pi
+            return Projection(s, e_y, e_psi)
         hint = hint % L if closed else min(max(hint, 0.0), L)
         ls, lx, ly, ldx, ldy, ll2 = self._l_s, self._l_x, self._l_y, self._l_dx, self._l_dy, self._l_len2
         i = min(int(hint / self.ds), n_seg - 1)
