@@ -177,6 +177,15 @@ def _place_plant(path: ReferencePath, controller: Controller, plant: MotionModel
     plant.init({"x": x, "y": y, "yaw": yaw, "speed": v0})
 
 
+def _finite3(a: Any, b: Any, c: Any) -> bool:
+    """True when the three plant outputs are finite floats (the common case, checked without building a dict;
+    anything else goes through :func:`~mpc_tracking.plausibility.nonfinite_outputs`, which names them)."""
+    try:
+        return math.isfinite(a) and math.isfinite(b) and math.isfinite(c)
+    except TypeError:
+        return False
+
+
 def _checked_outputs(outputs: dict[str, float], t: float) -> dict[str, float]:
     """``outputs`` when all are finite (:func:`~mpc_tracking.plausibility.nonfinite_outputs`), else
     :class:`NonFiniteStateError` naming them (the run ends with ``non_finite_state``)."""
@@ -325,8 +334,8 @@ class _Loop:
         """Project the plant's reference point; ``None`` when the run ends here."""
         pose = self.plant.pose
         yaw = pose.yaw
-        bad = nonfinite_outputs({"x": pose.x, "y": pose.y, "yaw": yaw})  # before any arithmetic on them
-        if bad is not None:
+        bad = None if _finite3(pose.x, pose.y, yaw) else nonfinite_outputs({"x": pose.x, "y": pose.y, "yaw": yaw})
+        if bad is not None:  # (checked before any arithmetic on them)
             self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({pose.x}, {pose.y}, {yaw}) at t = {self.t:.2f} s: "
                                                  f"{bad}")
             return None
@@ -360,7 +369,7 @@ class _Loop:
         velocities of the reference point and the yaw rate."""
         speed = self._speed = self.plant.speed
         if not self._measures:
-            return _checked_outputs({"speed": speed}, self.t)
+            return {"speed": speed} if _finite3(speed, 0.0, 0.0) else _checked_outputs({"speed": speed}, self.t)
         yaw = self.plant.pose.yaw
         vel = self.plant.velocity
         c, s = np.cos(yaw), np.sin(yaw)

@@ -464,7 +464,10 @@ def test_a_signal_while_the_command_starts_is_one_line(sig, code, word, delay, t
     _, err = proc.communicate(timeout=60)
     if proc.returncode == 0:  # `check` finished before the signal: nothing to assert at this delay
         pytest.skip("the command finished before the signal")
-    assert proc.returncode == code, err
+    # 128 + signal; or killed by SIGINT itself, which a shell shows as the same 130: CPython ends a process in
+    # which a KeyboardInterrupt once escaped some C-level run of Python code (its _Py_UnhandledKeyboardInterrupt
+    # flag) by re-raising SIGINT at exit, even when the command caught the interrupt and returned 130
+    assert proc.returncode == code or (sig == signal.SIGINT and proc.returncode == -signal.SIGINT), err
     assert word in _one_line(err)
 
 

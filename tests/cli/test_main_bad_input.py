@@ -695,5 +695,8 @@ def test_subprocess_interrupt(tmp_path, sig, code, word):
     time.sleep(1.0)  # simulating by now
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == code, err
+    # 128 + signal; or killed by SIGINT itself, which a shell shows as the same 130: CPython ends a process in
+    # which a KeyboardInterrupt once escaped some C-level run of Python code (its _Py_UnhandledKeyboardInterrupt
+    # flag) by re-raising SIGINT at exit, even when the command caught the interrupt and returned 130
+    assert proc.returncode == code or (sig == signal.SIGINT and proc.returncode == -signal.SIGINT), err
     assert_one_line(err, word)
