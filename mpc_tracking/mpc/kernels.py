@@ -102,13 +102,16 @@ def load() -> ModuleType:
 
 def warm_up() -> bool:
     """Load the kernels now when numba is installed (compiling them into the on-disk cache the first
-    time), and the kinematic bicycle plant's compiled substeps; True when they are loaded."""
+    time), the kinematic bicycle plant's compiled substeps and the closed loop's compiled projection walk;
+    True when they are loaded."""
     if not numba_available():
         return False
     load()
     from mpc_tracking.models.plants.kinematic_bicycle import substep_kernel
+    from mpc_tracking.paths.projection import compiled_walk
 
     substep_kernel()
+    compiled_walk()
     return True
 
 

@@ -33,7 +33,7 @@ _TWO_PI = 2.0 * math.pi
 _WALK: list[Any] = [None]
 
 
-def _compiled_walk() -> Any:
+def compiled_walk() -> Any:
     """The compiled scalar walk once numba is loaded in this process (the MPC's compiled kernels load it; a
     path alone never pays numba's import), else None."""
     walk = _WALK[0]
@@ -177,7 +177,7 @@ class ProjectionMixin:
         if not (math.isfinite(px) and math.isfinite(py) and math.isfinite(hint)):
             return None  # the array path raises the error / handles it
         L, closed, n_seg = self.length, self.closed, self._n_seg
-        walk = _compiled_walk() if self.projection_code == "auto" else None
+        walk = compiled_walk() if self.projection_code == "auto" else None
         if walk is not None:  # the same numbers in one compiled call
             w = window if window is not None else self._default_window()
             found, s, e_y, psi_p = walk(self._projection_table, n_seg, closed, L, self.ds, px, py, hint,

@@ -24,7 +24,7 @@ def _paths() -> list[ReferencePath]:
 
 @pytest.mark.parametrize("path", _paths(), ids=["oval (closed)", "wiggly (open)"])
 def test_compiled_walk_equals_python(path):
-    assert projection._compiled_walk() is not None
+    assert projection.compiled_walk() is not None
     rng = np.random.default_rng(0)
     s_true = rng.uniform(-5.0, path.length + 5.0, 400)
     pts = path.point_at(np.clip(s_true, 0.0, path.length), rng.uniform(-3.0, 3.0, s_true.size))
