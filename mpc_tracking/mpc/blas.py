@@ -8,7 +8,10 @@ obstacle demo's median DAQP solve, two busy processes on two cores: 7.1 ms with 
 threads, 0.49 ms with one: ``benchmarks/bench_obstacles.py --blas``). One thread is never slower at these
 sizes, so :class:`~mpc_tracking.mpc.SpatialMPC` limits BLAS to ``MPCSettings.blas_threads``
 (default 1) while it computes a step and restores the previous count afterwards: the user's
-own algebra outside the step keeps every thread.
+own algebra outside the step keeps every thread. A step that runs no dense algebra -- OSQP
+(sparse, its own factorization) with the compiled kernels, the default -- sets no limit: the
+five calls into the BLAS libraries would cost 5-8 us of a 75-140 us step for nothing
+(``QPBackend.dense_algebra``).
 
 The limit is set up once per controller (:class:`BlasLimit`: the BLAS libraries loaded at that
 time, found by ``threadpoolctl``) and costs a few microseconds per step; inside a scope that

@@ -146,8 +146,10 @@ class SpatialMPC:
         self.reset()
         self.backend: QPBackend = self._setup_backend()
         #: the BLAS thread limit held during :meth:`solve` (``settings.blas_threads``; set up after the
-        #: back end, which loads the libraries it uses)
-        self.blas_limit = BlasLimit(st.blas_threads)
+        #: back end, which loads the libraries it uses): only for a step that runs dense algebra -- a dense
+        #: back end, or the numpy path -- not OSQP's sparse step in compiled kernels, which calls no BLAS
+        dense = self.backend.dense_algebra or self.qp.kernels is None
+        self.blas_limit = BlasLimit(st.blas_threads if dense else 0)
         self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up

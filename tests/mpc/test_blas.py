@@ -52,6 +52,28 @@ def test_the_step_runs_on_one_blas_thread_and_restores_the_count(path):
     assert after == before
 
 
+@pytest.mark.parametrize("settings, limited", [
+    ({"solver": "daqp"}, True),  # condensing, dense Cholesky
+    ({"solver": "osqp", "compiled": "python"}, True),  # the numpy path
+    ({"solver": "osqp"}, False),  # sparse OSQP on compiled kernels: no BLAS call in the step
+])
+def test_only_a_step_with_dense_algebra_limits_blas(path, settings, limited):
+    mpc = mt.SpatialMPC(path, settings=mt.MPCSettings(horizon=20, v_max=8.0, **settings))
+    assert mpc.blas_limit.threads == (1 if limited else 0)
+    seen: list[list[int]] = []
+    solve = mpc.backend.solve
+
+    def spy(*args, **kwargs):
+        seen.append(_blas_threads())
+        return solve(*args, **kwargs)
+
+    mpc.backend.solve = spy  # type: ignore[method-assign]
+    with threadpool_limits(2, user_api="blas"):
+        before = _blas_threads()
+        assert mpc.solve((1.0, 0.2, 0.0)).success
+    assert (set(seen[0]) == {1}) == limited and 2 in before
+
+
 def test_blas_threads_zero_leaves_blas_alone(path):
     before, during, after = _inside_the_step(path, 2, blas_threads=0)
     assert during == before == after and 2 in during

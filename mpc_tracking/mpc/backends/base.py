@@ -127,6 +127,9 @@ class QPBackend(abc.ABC):
 
     #: the name it is registered under (``MPCSettings.solver``)
     name: ClassVar[str] = ""
+    #: whether its solve runs dense BLAS/LAPACK (condensing, dense factorizations): the controller limits
+    #: BLAS threads around a step only then (``MPCSettings.blas_threads``, :mod:`mpc_tracking.mpc.blas`)
+    dense_algebra: ClassVar[bool] = True
     #: the solver's native object (``osqp.OSQP``, the condensing DAQP wrapper, ...): for inspection
     #: and for fault injection in tests; the controller never touches it
     solver: Any

@@ -85,12 +85,15 @@ class OSQPBackend(QPBackend):
     ``osqp.OSQP`` object (:attr:`solver`) holds that problem, and its ``solution.x`` is ``z / equilibration.D``;
     :meth:`solve` returns ``z`` in the QP's own variables. OSQP's tolerances apply to the problem it holds.
 
+    OSQP's own sparse factorization (QDLDL) calls no BLAS (:attr:`dense_algebra` False).
+
     OSQP catches Ctrl-C during a solve and returns: that is handed back as ``KeyboardInterrupt``
     (the CLI ends with exit 130, keeping what was written), except in a process that ignores
     Ctrl-C (a sweep worker, which got the group's Ctrl-C meant for its parent), which solves again.
     """
 
     name = "osqp"
+    dense_algebra = False
 
     def __init__(self, structure: QPStructure, settings: MPCSettings) -> None:
         lay, st = structure.layout, settings

@@ -62,4 +62,5 @@ class QPSettings(SettingsGroup):
         notes="The step's dense algebra is small; spread over several threads it slows down by an order of "
               "magnitude when other processes keep the cores busy. The limit holds only during "
               ":meth:`SpatialMPC.solve <mpc_tracking.mpc.SpatialMPC.solve>` and is restored after it "
-              "(:mod:`mpc_tracking.mpc.blas`); an outer, lower limit stays as it is.")
+              "(:mod:`mpc_tracking.mpc.blas`); an outer, lower limit stays as it is. A step that runs no dense "
+              "algebra (OSQP with the compiled kernels, the default) sets no limit: it would only cost time.")
