@@ -58,6 +58,13 @@ class Actuator:
         if isinstance(pi, _SpeedPI):
             pi.plan(speed, accel)
 
+    def held_command_stepper(self, plant: Any) -> Callable[[float, float, int, float, float], float] | None:
+        """``advance(t, dt, n, v_cmd, delta_cmd) -> t_end`` [s]: ``n`` plant steps of ``dt`` [s] through this
+        actuator with the command held, in one call, when the pair has that (the same numbers as ``n`` calls
+        of ``plant.step(t, dt, self(t, dt, v_cmd, delta_cmd, plant))``); None: step one call at a time (the
+        base class). :func:`mpc_tracking.simulate` uses it for each control period."""
+        return None
+
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
         return np.array([v_cmd, delta_cmd], dtype=float)
 
@@ -105,6 +112,22 @@ class DirectActuator(Actuator):
 
     def reset(self, plant: Any) -> None:
         self.steer.reset()
+
+    def held_command_stepper(self, plant: Any) -> Callable[[float, float, int, float, float], float] | None:
+        """The plant's own held-command steps behind :attr:`steer` (``plant.held_command_stepper``: the kinematic
+        bicycle in compiled code), the commands checked as :meth:`__call__` checks them; None for a subclass
+        (it may change the command) or a plant without them."""
+        held = getattr(plant, "held_command_stepper", None)
+        inner = held(self.steer) if type(self) is DirectActuator and held is not None else None
+        if inner is None:
+            return None
+        name = self.name
+
+        def advance(t: float, dt: float, n: int, v_cmd: float, delta_cmd: float) -> float:
+            check_commands(name, v_cmd, delta_cmd)
+            return inner(t, dt, n, v_cmd, delta_cmd)
+
+        return advance
 
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
         check_commands(self.name, v_cmd, delta_cmd)

@@ -296,7 +296,8 @@ class _Loop:
         self.watch = watch or StepWatch(None)  # wall time of the whole loop step (and its limit)
         #: the plant's steps of one control period in one call, when it has that for this actuator (and no
         #: wall-time limit has to be checked after each plant step)
-        self._held = plant.held_command_stepper(actuator) if self.watch.limit is None else None
+        held = getattr(actuator, "held_command_stepper", None)
+        self._held = held(plant) if held is not None and self.watch.limit is None else None
 
     def run(self, on_step: Callable[[int, float], None] | None) -> None:
         k = 0

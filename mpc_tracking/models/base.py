@@ -200,15 +200,19 @@ class MotionModel(abc.ABC):
         """
         return self._advance(t, dt, self.check_input(u))
 
-    def held_command_stepper(self, actuator: Any) -> Callable[[float, float, int, float, float], float] | None:
-        """One compiled call for a control period's plant steps under ``actuator``, or None (the default).
+    def held_command_stepper(self, limiter: Any) -> Callable[[float, float, int, float, float], float] | None:
+        """One compiled call for a control period's plant steps behind a steering limiter, or None (the default).
 
-        A plant that can advance several steps of one held command ``(v_cmd, delta_cmd)`` through
-        ``actuator`` at once (the same numbers as calling ``step(t, dt, actuator(t, dt, v_cmd, delta_cmd,
-        self))`` ``n`` times) returns ``advance(t, dt, n, v_cmd, delta_cmd) -> t_end`` [s];
-        :func:`mpc_tracking.simulate` then makes one call per control period instead of ``n``. When step
-        ``k`` becomes non-finite, ``advance`` raises :class:`~mpc_tracking.errors.NonFiniteStateError`
-        with the time ``t`` [s] that step started at as its attribute ``t``, the state before it kept.
+        ``limiter`` is a :class:`~mpc_tracking.actuation.SteeringLimiter` (its angle ``delta`` [rad], limits
+        ``delta_max`` [rad] and ``rate_max`` [rad/s]). A plant that can advance several steps of one held
+        command ``(v_cmd, delta_cmd)`` [m/s, rad] at once -- the same numbers as ``n`` calls of
+        ``step(t, dt, (v_cmd, limiter(dt, delta_cmd)))`` -- returns ``advance(t, dt, n, v_cmd, delta_cmd) ->
+        t_end`` [s] (finite commands: the actuator checks them); the actuator offers it to
+        :func:`mpc_tracking.simulate` (:meth:`Actuator.held_command_stepper
+        <mpc_tracking.actuation.Actuator.held_command_stepper>`), which then makes one call per control
+        period instead of ``n``. When step ``k`` becomes non-finite, ``advance`` raises
+        :class:`~mpc_tracking.errors.NonFiniteStateError` with the time ``t`` [s] that step started at as its
+        attribute ``t``, the state before it kept.
         """
         return None
 

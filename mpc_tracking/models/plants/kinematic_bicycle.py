@@ -182,21 +182,17 @@ class KinematicBicycle(MotionModel):
         self.t = t + dt
         return state
 
-    def held_command_stepper(self, actuator: Any) -> Callable[[float, float, int, float, float], float] | None:
-        """``advance(t, dt, n, v_cmd, delta_cmd) -> t_end``: ``n`` steps of ``dt`` [s] with the command held, through
-        ``actuator``, in one compiled call (:func:`._kinematic_kernels.held_command_steps`; see
+    def held_command_stepper(self, limiter: Any) -> Callable[[float, float, int, float, float], float] | None:
+        """``advance(t, dt, n, v_cmd, delta_cmd) -> t_end``: ``n`` steps of ``dt`` [s] with the command held, behind
+        the steering ``limiter``, in one compiled call (:func:`._kinematic_kernels.held_command_steps`; see
         :meth:`MotionModel.held_command_stepper <mpc_tracking.models.base.MotionModel.held_command_stepper>`).
 
         None unless every step would run the compiled substeps anyway (numba, this class's own model and
-        integrator, no dead time) and ``actuator`` is exactly a
-        :class:`~mpc_tracking.actuation.DirectActuator` (a subclass may change the command): the same
-        floating-point operations as ``n`` calls of :meth:`step` after the actuator's, bitwise.
+        integrator, no dead time): then the same floating-point operations as ``n`` calls of :meth:`step`
+        after the limiter's, bitwise.
         """
-        from mpc_tracking.actuation import DirectActuator, check_commands
-
-        if (type(actuator) is not DirectActuator or type(self).step is not KinematicBicycle.step
-                or type(self).xdot is not KinematicBicycle.xdot or self.integrator != "rk4"
-                or self.params["dead_time"] > 0):
+        if (type(self).step is not KinematicBicycle.step or type(self).xdot is not KinematicBicycle.xdot
+                or self.integrator != "rk4" or self.params["dead_time"] > 0):
             return None
         if not self._kernel_ready:
             self._kernel, self._kernel_ready = substep_kernel(self._compiled, self.name), True
@@ -204,13 +200,11 @@ class KinematicBicycle(MotionModel):
             return None
         from mpc_tracking.models.plants._kinematic_kernels import held_command_steps
 
-        limiter = actuator.steer
         p = self.params
         L, tau_v, steer_dyn, tau_d, r_max = self._kernel_params
         d_max = float(p["delta_max"])
 
         def advance(t: float, dt: float, n_steps: int, v_cmd: float, delta_cmd: float) -> float:
-            check_commands(actuator.name, v_cmd, delta_cmd)
             self._check_dt(dt)
             last_dt, n = self._substeps_of
             if dt != last_dt:

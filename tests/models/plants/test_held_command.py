@@ -1,6 +1,6 @@
-"""A control period's plant steps in one compiled call (``MotionModel.held_command_stepper``): the kinematic
-bicycle with the direct actuator gives bitwise the numbers of stepping it one call at a time, and the closed loop
-uses it."""
+"""A control period's plant steps in one compiled call (``Actuator.held_command_stepper``,
+``MotionModel.held_command_stepper``): the kinematic bicycle behind the direct actuator gives bitwise the numbers
+of stepping it one call at a time, and the closed loop uses it."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,7 +33,7 @@ def test_held_steps_equal_single_steps_bitwise(params, act_params):
     held = create_model("kinematic_bicycle", params, info=START)
     one.compiled = held.compiled = "numba"
     act_one, act_held = DirectActuator(**act_params), DirectActuator(**act_params)
-    advance = held.held_command_stepper(act_held)
+    advance = act_held.held_command_stepper(held)
     assert advance is not None
     dt, n, t_one, t_held = 0.01, 5, 0.0, 0.0
     for k in range(60):
@@ -52,7 +52,7 @@ def test_a_state_returned_earlier_is_not_changed():
     car.compiled = "numba"
     before = car.step(0.0, 0.01, np.array([4.0, 0.1]))
     kept = before.copy()
-    car.held_command_stepper(DirectActuator())(0.01, 0.01, 5, 4.0, 0.1)
+    DirectActuator().held_command_stepper(car)(0.01, 0.01, 5, 4.0, 0.1)
     np.testing.assert_array_equal(before, kept)
     assert not np.array_equal(car.state, kept)
 
@@ -65,13 +65,13 @@ def test_a_non_finite_step_raises_as_single_steps_do_and_keeps_the_state():
     with pytest.raises(NonFiniteStateError) as single:
         one.step(0.5, 0.01, act_one(0.5, 0.01, 1e308, 0.1, one))
     with pytest.raises(NonFiniteStateError) as many:
-        held.held_command_stepper(act_held)(0.5, 0.01, 5, 1e308, 0.1)
+        act_held.held_command_stepper(held)(0.5, 0.01, 5, 1e308, 0.1)
     assert str(many.value) == str(single.value)
     assert many.value.t == 0.5 and single.value.t is None
     np.testing.assert_array_equal(held.state, one.state)
     assert held.t == one.t == 0.0
     with pytest.raises(InputError, match="finite"):
-        held.held_command_stepper(act_held)(0.5, 0.01, 5, float("nan"), 0.1)
+        act_held.held_command_stepper(held)(0.5, 0.01, 5, float("nan"), 0.1)
 
 
 class _OwnActuator(DirectActuator):
@@ -87,13 +87,13 @@ class _OwnActuator(DirectActuator):
 def test_only_the_exact_pair_is_fused(make):
     plant, act = make()
     expected = type(act) is DirectActuator and isinstance(plant, KinematicBicycle) and plant.params["dead_time"] == 0
-    assert (plant.held_command_stepper(act) is not None) == expected
+    assert (act.held_command_stepper(plant) is not None) == expected
 
 
 def test_without_compiled_substeps_nothing_is_fused():
     plant = create_model("kinematic_bicycle", {})
     plant.compiled = "python"
-    assert plant.held_command_stepper(DirectActuator()) is None
+    assert DirectActuator().held_command_stepper(plant) is None
 
 
 def _lap(monkeypatch: pytest.MonkeyPatch | None) -> tuple[mt.SimulationResult, int]:
@@ -104,7 +104,7 @@ def _lap(monkeypatch: pytest.MonkeyPatch | None) -> tuple[mt.SimulationResult, i
     step = plant.step
     plant.step = lambda *a: (calls.append(1), step(*a))[1]  # type: ignore[method-assign]
     if monkeypatch is not None:
-        monkeypatch.setattr(KinematicBicycle, "held_command_stepper", lambda self, act: None)
+        monkeypatch.setattr(KinematicBicycle, "held_command_stepper", lambda self, limiter: None)
     res = mt.simulate(path, mpc, plant, DirectActuator(delta_max=0.5, delta_rate_max=0.8), laps=1, e_y0=0.5)
     return res, len(calls)
 
