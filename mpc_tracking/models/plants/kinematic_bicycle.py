@@ -187,12 +187,13 @@ class KinematicBicycle(MotionModel):
         the steering ``limiter``, in one compiled call (:func:`._kinematic_kernels.held_command_steps`; see
         :meth:`MotionModel.held_command_stepper <mpc_tracking.models.base.MotionModel.held_command_stepper>`).
 
-        None unless every step would run the compiled substeps anyway (numba, this class's own model and
-        integrator, no dead time): then the same floating-point operations as ``n`` calls of :meth:`step`
+        None unless every step would run the compiled substeps anyway (numba, this class's own model,
+        integrator and :meth:`step`, not replaced on the object; no dead time): then the same floating-point operations as ``n`` calls of :meth:`step`
         after the limiter's, bitwise.
         """
-        if (type(self).step is not KinematicBicycle.step or type(self).xdot is not KinematicBicycle.xdot
-                or self.integrator != "rk4" or self.params["dead_time"] > 0):
+        if (type(self).step is not KinematicBicycle.step or "step" in self.__dict__  # (replaced on this object)
+                or type(self).xdot is not KinematicBicycle.xdot or self.integrator != "rk4"
+                or self.params["dead_time"] > 0):
             return None
         if not self._kernel_ready:
             self._kernel, self._kernel_ready = substep_kernel(self._compiled, self.name), True

@@ -10,6 +10,7 @@ import mpc_tracking as mt
 from mpc_tracking.actuation import DirectActuator
 from mpc_tracking.errors import InputError, NonFiniteStateError
 from mpc_tracking.models import create_model
+from mpc_tracking.models.plants import _kinematic_kernels
 from mpc_tracking.models.plants.kinematic_bicycle import KinematicBicycle
 
 START = {"x": 1.0, "y": -2.0, "yaw": 0.3, "speed": 4.0}
@@ -90,31 +91,38 @@ def test_only_the_exact_pair_is_fused(make):
     assert (act.held_command_stepper(plant) is not None) == expected
 
 
+def test_a_step_replaced_on_the_object_is_called():
+    plant = create_model("kinematic_bicycle", {})
+    plant.step = plant.step  # type: ignore[method-assign]  # (a wrapper that times or stalls it, say)
+    assert DirectActuator().held_command_stepper(plant) is None
+
+
 def test_without_compiled_substeps_nothing_is_fused():
     plant = create_model("kinematic_bicycle", {})
     plant.compiled = "python"
     assert DirectActuator().held_command_stepper(plant) is None
 
 
-def _lap(monkeypatch: pytest.MonkeyPatch | None) -> tuple[mt.SimulationResult, int]:
+def _lap(fused: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[mt.SimulationResult, int]:
+    """One lap; the number of compiled held-command calls it made."""
     path = mt.load_path("oval", ds=0.5)
     mpc = mt.SpatialMPC(path, mt.VehicleParams(), mt.MPCSettings(horizon=20, v_max=12.0, delta_rate_max=0.6))
     plant = create_model("kinematic_bicycle", {"speed_time_constant": 0.2, "steering_rate_max": 1.0})
     calls = []
-    step = plant.step
-    plant.step = lambda *a: (calls.append(1), step(*a))[1]  # type: ignore[method-assign]
-    if monkeypatch is not None:
+    kernel = _kinematic_kernels.held_command_steps
+    monkeypatch.setattr(_kinematic_kernels, "held_command_steps", lambda *a: (calls.append(1), kernel(*a))[1])
+    if not fused:
         monkeypatch.setattr(KinematicBicycle, "held_command_stepper", lambda self, limiter: None)
     res = mt.simulate(path, mpc, plant, DirectActuator(delta_max=0.5, delta_rate_max=0.8), laps=1, e_y0=0.5)
     return res, len(calls)
 
 
 def test_the_closed_loop_steps_a_period_in_one_call_with_the_same_numbers(monkeypatch):
-    fused, single_calls = _lap(None)
-    assert single_calls == 0 and fused.success
     with monkeypatch.context() as m:
-        looped, looped_calls = _lap(m)
-    assert looped_calls > 0
+        fused, fused_calls = _lap(True, m)
+    with monkeypatch.context() as m:
+        looped, looped_calls = _lap(False, m)
+    assert fused.success and fused_calls == fused.series["t"].size and looped_calls == 0
     for name in ("x", "y", "yaw", "v", "e_y", "delta_cmd"):
         np.testing.assert_array_equal(fused.series[name], looped.series[name])
     assert fused.lap_times == looped.lap_times
