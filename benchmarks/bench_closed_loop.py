@@ -18,6 +18,9 @@ instrumented run splits the time outside the MPC (wall - the ``solve()`` calls):
 (``plant.step``, all substeps), the actuator calls, the projection of the pose onto the path
 (``path.project``), the logging of a row (the loop's ``_record``) and the rest (loop bookkeeping:
 lap counter, corridor check, speed measurement, the wrappers' own cost, under a microsecond per call).
+The wrappers step the plant one call at a time, so that split describes the loop without the compiled
+held-command steps (``Actuator.held_command_stepper``: the kinematic bicycle behind the direct actuator
+takes a control period's steps in one call in the timed runs).
 ``--cprofile N`` also prints the N functions with the largest own time outside ``solve()``
 (cProfile, a third run; its overhead inflates small functions).
 
