@@ -132,7 +132,9 @@ def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, ac
                         "first_input_error_p99": [float(v) for v in np.nanpercentile(err, 99, axis=0)],
                         "first_input_error_max": [float(v) for v in np.nanmax(err, axis=0)],
                         "failed": int(np.isnan(err).any(axis=1).sum())}
-    if not np.any(mpc.P.tocsc()[:, lay.x_index(np.arange(lay.N + 1), mpc.model.I_T)].data):  # t carries no cost
+    # t carries no cost (and the QP holds it: since SPEED-D3 the dynamic model's QP leaves it out by itself)
+    if mpc.model.I_T in lay.states and not np.any(mpc.P.tocsc()[:, lay.x_index(np.arange(lay.N + 1),
+                                                                               mpc.model.I_T)].data):
         out["without_t"] = _replay_without_t(recs, mpc, var)
     return out
 
