@@ -28,11 +28,11 @@ def _mpc(compiled: str = "python", **changes: object) -> mt.SpatialMPC:
     return mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), st)
 
 
-class _KeepT(DynamicPrediction):
-    """The dynamic model with t in the QP (the layout before SPEED-D3), for comparisons."""
-
-    def qp_states(self, settings: object) -> tuple[int, ...]:
-        return tuple(range(self.nx))
+def _keep_t(model: DynamicPrediction) -> DynamicPrediction:
+    """``model`` with t in the QP (the layout before SPEED-D3), on the instance: the controller keeps its compiled
+    path (chosen for the class DynamicPrediction itself)."""
+    model.qp_states = lambda settings: tuple(range(model.nx))  # type: ignore[method-assign]
+    return model
 
 
 @pytest.mark.parametrize("compiled", ["python", "numba"])
@@ -87,8 +87,9 @@ def test_plan_equals_the_plan_with_t_in_the_qp(compiled: str, changes: dict) -> 
                         eps_abs=1e-9, eps_rel=1e-9, max_iter=100000, **changes)  # type: ignore[arg-type]
     params = DynamicParams.bmw_320i()
     a = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=DynamicPrediction(params))
-    b = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=_KeepT(params))
+    b = mt.SpatialMPC(path, mt.VehicleParams(), st, prediction=_keep_t(DynamicPrediction(params)))
     assert a.layout.nx == 5 and b.layout.nx == 6
+    assert a.qp._compiled_dynamic_model == b.qp._compiled_dynamic_model == (compiled == "numba")
     rng = np.random.default_rng(5)
     for k in range(5):
         state = (8.0 + 1.5 * k, rng.uniform(-0.4, 0.4), rng.uniform(-0.05, 0.05))
