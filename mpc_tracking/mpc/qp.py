@@ -172,6 +172,7 @@ class StepQP:
             self._e_ref_buf = np.empty(N + 1)
         self._rest_packed: tuple[Any, ...] | None = None  # (settings, the dynamic model's constants for its kernel)
         self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
+        self._limits_packed: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None  # (sources, arrays)
         self._ref_packed: tuple[Any, np.ndarray] | None = None  # (settings, the reference's numbers)
         #: the reference operating point in compiled code (:meth:`reference_op`)
         self.compiled_reference = self._compiled_rest or self._compiled_dynamic_model
@@ -456,6 +457,17 @@ class StepQP:
         self._rest_packed = (st, prm, flg, cut_pos, mats)
         return self._rest_packed
 
+    def _dynamic_limits(self) -> tuple[np.ndarray, ...]:
+        """The input box, rate limits and cut coefficients :meth:`_build_rest_dynamic` passes to its kernel, as
+        C-contiguous float64 arrays: converted again only when one of them is replaced (the grip estimate does)."""
+        one = self._dt_buf[:1]  # a placeholder for the arrays a variant does not use
+        src = (self._box_lo0, self._box_hi0, self._rate_dn, self._rate_up,
+               *((self._cut_a, self._cut_y) if self.layout.n_cuts else (one, one)))
+        cached = self._limits_packed
+        if cached is None or any(a is not b for a, b in zip(cached[0], src, strict=True)):
+            cached = self._limits_packed = (src, tuple(np.ascontiguousarray(a, dtype=np.float64) for a in src))
+        return cached[1]
+
     def _build_rest_dynamic(self, kern: Any, x0: np.ndarray, x_op: np.ndarray, u_ref: np.ndarray, q: PathSample,
                             s_grid: np.ndarray, t_now: float, u_prev_cmd: np.ndarray | None,
                             x_ref: np.ndarray) -> QPData:
@@ -469,15 +481,11 @@ class StepQP:
         flg[8] = bool(getattr(model, "slip_reference", False))
         flg[9] = q.v_box is not None
         flg[10] = u_prev_cmd is not None
-        one = self._dt_buf[:1]  # a placeholder for the arrays a variant does not use
-        cuts = (self._cut_a, self._cut_y) if self.layout.n_cuts else (one, one)
         f64 = np.ascontiguousarray
         kern.dynamic_bounds_cost(q.kappa, q.v_box if q.v_box is not None else q.kappa, x_op, f64(x0, dtype=float),
                                  s_grid, u_ref, f64(u_prev, dtype=float), x_ref, f64(lb, dtype=float),
-                                 f64(ub, dtype=float), prm, flg, f64(self._box_lo0, dtype=float),
-                                 f64(self._box_hi0, dtype=float), f64(self._rate_dn, dtype=float),
-                                 f64(self._rate_up, dtype=float), f64(cuts[0], dtype=float), f64(cuts[1], dtype=float),
-                                 pos_x, pos_a, self._s_offsets_x, Q, QN, R, Rd, d.A_data, d.l, d.u, d.q, self._dt_buf,
+                                 f64(ub, dtype=float), prm, flg, *self._dynamic_limits(), pos_x, pos_a,
+                                 self._s_offsets_x, Q, QN, R, Rd, d.A_data, d.l, d.u, d.q, self._dt_buf,
                                  self._e_ref_buf, self._xcol)
         self.lb, self.ub = lb, ub
         self._e_ref = self._e_ref_buf
