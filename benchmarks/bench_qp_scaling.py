@@ -15,11 +15,16 @@ N = 10, 30, 50, and the sedan on ``--n`` circuits, plus the bundled circuit with
 order on fresh OSQP back ends: ``default`` (as the controller sets it up), ``unscaled`` (no variable scale) and
 ``passes10``, each against a tight solve of the same QPs (eps 1e-9): iterations, update + solve time and the first
 input's distance to the tight solve; and (``without_t``) the same QPs on bare OSQP with and without the time state
-``t`` (its columns and dynamics rows removed: without a cost on it the same optimum for the rest). Prints JSON
-with a ``provenance`` block; ``--out FILE`` writes it.
+``t`` (its columns and dynamics rows removed: without a cost on it the same optimum for the rest; since SPEED-D3
+the controller's QP leaves t out by itself, so this part is skipped).
+
+``--step-ab [N ...]`` times the controller's dynamic step with the QP without t (the default since SPEED-D3) and
+with t (a model that keeps it), and the kinematic step, call by call in turn (a busy machine moves all three
+alike): the whole step, the QP numbers and the back end's update + solve, and the ratios. Prints JSON with a
+``provenance`` block; ``--out FILE`` writes it.
 
     python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...]
-        [--replay [--bundled]] [--out FILE]
+        [--replay [--bundled]] [--step-ab [N ...] [--repeats 2000]] [--out FILE]
 """
 from __future__ import annotations
 
@@ -40,6 +45,8 @@ from scipy import sparse
 import mpc_tracking as mt
 import mpc_tracking.mpc.backends
 import mpc_tracking.mpc.layout
+from mpc_tracking.models.prediction import DynamicPrediction
+from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 from mpc_tracking.mpc.backends import osqp as osqp_backend
 from mpc_tracking.mpc.qp import INF
 from mpc_tracking.scenario.build import build
@@ -132,7 +139,9 @@ def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, ac
                         "first_input_error_p99": [float(v) for v in np.nanpercentile(err, 99, axis=0)],
                         "first_input_error_max": [float(v) for v in np.nanmax(err, axis=0)],
                         "failed": int(np.isnan(err).any(axis=1).sum())}
-    if not np.any(mpc.P.tocsc()[:, lay.x_index(np.arange(lay.N + 1), mpc.model.I_T)].data):  # t carries no cost
+    # t carries no cost (and the QP holds it: since SPEED-D3 the dynamic model's QP leaves it out by itself)
+    if mpc.model.I_T in lay.states and not np.any(mpc.P.tocsc()[:, lay.x_index(np.arange(lay.N + 1),
+                                                                               mpc.model.I_T)].data):
         out["without_t"] = _replay_without_t(recs, mpc, var)
     return out
 
@@ -204,6 +213,64 @@ def replays(n: int, seed: int, t_max: float, bundled: bool = False) -> list[dict
     return out
 
 
+def _with_t(model: DynamicPrediction) -> DynamicPrediction:
+    """``model`` keeping the time state t in the QP (the layout before SPEED-D3; on the instance, so the controller
+    still takes its compiled path, which it does for the class ``DynamicPrediction`` itself)."""
+    model.qp_states = lambda settings: tuple(range(model.nx))  # type: ignore[method-assign]
+    return model
+
+
+def step_ab(horizons: tuple[int, ...], repeats: int) -> dict[str, Any]:
+    """The dynamic model's step with and without t in the QP, and the kinematic step, timed call by call in turn
+    (the order rotated every round; one part after the other, each repeated as in ``bench_mpc_step.parts``) on one
+    mid-lap state of the oval: ``bench_mpc_step.parts``' settings (the dynamic model with rk4 and the friction
+    ellipse). Per horizon the medians [us] of the whole step (``solve``), the QP numbers (``build``) and
+    the back end's update + solve, the ratios to the kinematic step, the QP's sizes and OSQP's iterations."""
+    path = mt.load_path("oval", ds=0.5)
+    meas = {"speed": 8.0, "v_x": 8.0, "v_y": 0.05, "r": 0.2}
+    state = (3.6, 0.4, 0.0)
+    out: dict[str, Any] = {}
+    for N in horizons:
+        base = mt.MPCSettings(horizon=N, v_max=12.0, delta_rate_max=0.6, accel_max=3.0, decel_max=5.0)
+        dyn = base.replace(prediction_model="dynamic", discretization="rk4", friction_ellipse=True)
+        params = DynamicParams.bmw_320i()
+        veh = mt.VehicleParams()
+        mpcs = {"kinematic": mt.SpatialMPC(path, veh, base),
+                "dynamic_without_t": mt.SpatialMPC(path, veh, dyn, prediction=DynamicPrediction(params)),
+                "dynamic_with_t": mt.SpatialMPC(path, veh, dyn, prediction=_with_t(DynamicPrediction(params)))}
+        calls: dict[str, dict[str, Any]] = {}
+        for name, mpc in mpcs.items():
+            for s in (3.0, 3.3):
+                mpc.solve((s, 0.5, 0.0), measured=meas)
+            step = mpc._prepare(state, meas)
+            calls[name] = {
+                "solve": (lambda m=mpc: m.solve(state, measured=meas)),
+                "build": (lambda m=mpc, st=step: m.build_qp(st)),
+                "backend": (lambda m=mpc: m.backend.solve(m.data, *m.qp.dynamics[:2])),
+            }
+        times: dict[str, dict[str, list[float]]] = {n: {p: [] for p in ("solve", "build", "backend")} for n in mpcs}
+        names = list(mpcs)
+        for part in ("solve", "build", "backend"):  # (a part at a time: the back end re-solves one QP, as in parts())
+            for r in range(repeats):
+                order = names[r % 3:] + names[: r % 3]
+                for name in order:
+                    fn = calls[name][part]
+                    t = time.perf_counter()
+                    fn()
+                    times[name][part].append(time.perf_counter() - t)
+        med = {n: {p: round(1e6 * float(np.median(v)), 1) for p, v in parts.items()} for n, parts in times.items()}
+        row: dict[str, Any] = {"median_us": med}
+        for n in ("dynamic_without_t", "dynamic_with_t"):
+            row[f"{n}_vs_kinematic_step"] = med[n]["solve"] / med["kinematic"]["solve"]
+            lay = mpcs[n].layout
+            row[f"{n}_qp"] = {"n": lay.n, "m": lay.m, "nnz_A": int(lay.nnz),
+                              "iterations": int(mpcs[n].solve(state, measured=meas).iterations)}
+        row["without_vs_with_t"] = {p: med["dynamic_without_t"][p] / med["dynamic_with_t"][p]
+                                    for p in ("solve", "build", "backend")}
+        out[str(N)] = row
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=6, help="generated circuits")
@@ -214,11 +281,23 @@ def main() -> None:
     ap.add_argument("--replay", action="store_true",
                     help="instead: replay recorded loops' QPs on fresh back ends against a tight solve")
     ap.add_argument("--bundled", action="store_true", help="with --replay: also the sedan on the bundled circuit")
+    ap.add_argument("--step-ab", type=int, nargs="*", metavar="N",
+                    help="instead: the dynamic step with and without t in the QP and the kinematic step, timed in "
+                         "turn at these horizons (default 10 30 50)")
+    ap.add_argument("--repeats", type=int, default=2000, help="with --step-ab: calls of each part")
     ap.add_argument("--out", type=Path, help="write the JSON to this file")
     args = ap.parse_args()
     variants = tuple(args.variants or ((*VARIANTS, "passes10") if args.passes else VARIANTS))
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
+    if args.step_ab is not None:
+        rep = {"benchmark": "qp_scaling step_ab", "repeats": args.repeats,
+               "horizons": step_ab(tuple(args.step_ab or (10, 30, 50)), args.repeats)}
+        rep = {"provenance": finish(prov), **rep}
+        print(dumps(rep))
+        if args.out:
+            save_json(args.out, rep)
+        return
     if args.replay:
         cases = replays(args.n, args.seed, args.t_max, args.bundled)
         rep = {"benchmark": "qp_scaling replay", "n": args.n, "seed": args.seed, "t_max_s": args.t_max,

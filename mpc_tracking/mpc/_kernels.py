@@ -23,6 +23,7 @@ from mpc_tracking.mpc._kernels_dynamic import (  # noqa: F401
     dynamic_linearize_fill,
     dynamic_reference,
     dynamic_substeps,
+    expand_states,
     steady_cornering,
 )
 
@@ -379,22 +380,24 @@ def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_o
 # positions in the prm / flg arrays of dynamic_bounds_cost (kernels.dynamic_bounds_cost packs them)
 (Q_AY, Q_VMIN, Q_VMAX, Q_DT0, Q_ACC, Q_DEC, Q_HALF_W, Q_INSET, Q_SLOPE, Q_TIME_W, Q_INF, Q_POWER,
  Q_FLOOR) = range(13)
-(G_RBOX, G_RRATE, G_RXBOX, G_RCORR, G_RELL, G_NX, G_NCUTS, G_ELLIPSE, G_SLIP, G_VBOX, G_UPREV, G_POWER) = range(12)
+(G_RBOX, G_RRATE, G_RXBOX, G_RCORR, G_RELL, G_NX, G_NCUTS, G_ELLIPSE, G_SLIP, G_VBOX, G_UPREV, G_POWER,
+ G_NQ) = range(13)
 
 
 @nb.njit(nb.void(_A1, _A1, _A2, _F1, _A1, _A2, _F1, _A2, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _I1,
-                 _F1, _F2, _F2, _F2, _F2, _F1, _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy",
-         fastmath=False)
+                 _F1, _F2, _F2, _F2, _F2, _F1, _F1, _F1, _F1, _F1, _F1, _I1), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
 def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb, ub, prm, flg, box_lo0, box_hi0,
                         rate_dn, rate_up, cut_a, cut_y, cut_pos_x, cut_pos_a, s_off_x, Q, QN, R, Rd, data, lower,
-                        upper, q, dt, e_ref):  # pragma: no cover - compiled
+                        upper, q, dt, e_ref, xcol):  # pragma: no cover - compiled
     """Speed bound, friction ellipse (bounds or cuts), power limit, rates, corridor rows, lateral reference and cost
     vector of the dynamic model's QP (speed a state, acceleration input 0, cut states v_x and r): the numbers of
     :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` after the dynamics, in its order of operations.
     ``lb``, ``ub`` (N+1,) are the corridor bounds [m] (before the half width); ``dt`` (N,) and ``e_ref`` (N+1,)
-    receive the step durations [s] and the lateral reference [m]."""
+    receive the step durations [s] and the lateral reference [m]. The cost vector holds the states the QP does
+    (``xcol`` (6,): each state's column in the QP's stage of ``flg[G_NQ]`` columns, -1 for none)."""
     N = u_ref.shape[0]
-    NX, NU = 6, 2
+    NX, NU, NQ = 6, 2, flg[G_NQ]
     r_box, r_rate, r_xbox, r_corr = flg[G_RBOX], flg[G_RRATE], flg[G_RXBOX], flg[G_RCORR]
     r_ell, nX, C = flg[G_RELL], flg[G_NX], flg[G_NCUTS]
     a_y, v_min, inf = prm[Q_AY], prm[Q_VMIN], prm[Q_INF]
@@ -501,8 +504,10 @@ def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb
             else:
                 for j in range(NX):
                     acc_q += QN[i, j] * tgt[j]
-            q[NX * k + i] = -acc_q
-    q[NX * N + 2] += prm[Q_TIME_W]
+            if xcol[i] >= 0:
+                q[NQ * k + xcol[i]] = -acc_q
+    if xcol[2] >= 0:  # the time-optimal mode's cost on t_N (the QP holds t then)
+        q[NQ * N + xcol[2]] += prm[Q_TIME_W]
     for k in range(N):
         for i in range(NU):
             q[nX + NU * k + i] = -(u_ref[k, 0] * R[0, i] + u_ref[k, 1] * R[1, i])

@@ -373,30 +373,83 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
     return n_sub
 
 
-@nb.njit(nb.int64(_A2, _A2, _A1, _A1, _F1, nb.boolean, _F1, _F1, _I1, _I1, _F1, _F1, _F3, _F3, _F2, _F1), cache=True,
-         nogil=True, error_model="numpy", fastmath=False)
-def dynamic_linearize_fill(x_op, u_op, kappa, s_grid, p, rk4, x0, data, pos_A, pos_B, lower, upper, A, B, f,
-                           ds):  # pragma: no cover - compiled
+@nb.njit(nb.int64(_A2, _A2, _A1, _A1, _F1, nb.boolean, _F1, _F1, _I1, _I1, _F1, _F1, _F3, _F3, _F2, _F1, _I1),
+         cache=True, nogil=True, error_model="numpy", fastmath=False)
+def dynamic_linearize_fill(x_op, u_op, kappa, s_grid, p, rk4, x0, data, pos_A, pos_B, lower, upper, A, B, f, ds,
+                           xcol):  # pragma: no cover - compiled
     """:func:`dynamic_linearize` over the steps ``max(diff(s_grid), 0)`` (``ds`` (N,) receives them), written into
-    the QP: ``A``, ``B`` into the CSC ``data`` at ``pos_A``, ``pos_B`` (row-major order of the blocks), the
-    dynamics rows ``lower[:6] = upper[:6] = x0`` and ``lower = upper = -f`` below them; returns the substeps."""
+    the QP: the states the QP holds (``xcol`` (6,): each state's column in the QP's stage, -1 when it holds none,
+    :attr:`QPLayout.x_col <mpc_tracking.mpc.layout.QPLayout>`), ``A``, ``B`` into the CSC ``data`` at ``pos_A``,
+    ``pos_B`` (row-major order of the QP's blocks), the dynamics rows ``lower[:nq] = upper[:nq] = x0`` and
+    ``lower = upper = -f`` below them; ``A``, ``B``, ``f`` receive all six states. Returns the substeps."""
     N = u_op.shape[0]
     for k in range(N):
         ds[k] = max(s_grid[k + 1] - s_grid[k], 0.0)
     n_sub = dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f)
+    nq = 0
     for i in range(_NX):
-        lower[i] = x0[i]
-        upper[i] = x0[i]
+        if xcol[i] >= 0:
+            nq += 1
+            lower[xcol[i]] = x0[i]
+            upper[xcol[i]] = x0[i]
     for k in range(N):
         for i in range(_NX):
-            r = _NX * (k + 1) + i
+            ci = xcol[i]
+            if ci < 0:
+                continue
+            r = nq * (k + 1) + ci
             lower[r] = -f[k, i]
             upper[r] = lower[r]
             for j in range(_NX):
-                data[pos_A[36 * k + 6 * i + j]] = A[k, i, j]
+                cj = xcol[j]
+                if cj >= 0:
+                    data[pos_A[nq * nq * k + nq * ci + cj]] = A[k, i, j]
             for j in range(_NU):
-                data[pos_B[12 * k + 2 * i + j]] = B[k, i, j]
+                data[pos_B[_NU * nq * k + _NU * ci + j]] = B[k, i, j]
     return n_sub
+
+
+@nb.njit(nb.void(_F1, _F2, _F1, _F3, _F3, _F2, _I1, _F2), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def expand_states(zx, U, x0, A, B, f, xcol, X):  # pragma: no cover - compiled
+    """:meth:`QPLayout.expand_states <mpc_tracking.mpc.layout.QPLayout.expand_states>`: the plan's states ``X``
+    (N+1, nx) from the QP's ``zx`` ((N+1) nq,), the inputs ``U`` (N, nu), the measured ``x0`` (nx,) and the
+    model's dynamics ``A`` (N, nx, nx), ``B`` (N, nx, nu), ``f`` (N, nx); ``xcol`` (nx,) as in
+    :func:`dynamic_linearize_fill`. A dropped state follows its own rows, in the numpy path's order of
+    operations (its products with the kept states, then with the inputs, plus ``f``; a cumulative sum when
+    ``A_k[i, i] = 1`` for all k)."""
+    N, nx, nu = U.shape[0], x0.shape[0], U.shape[1]
+    nq = 0
+    for i in range(nx):
+        if xcol[i] >= 0:
+            nq += 1
+    for k in range(N + 1):
+        for i in range(nx):
+            if xcol[i] >= 0:
+                X[k, i] = zx[nq * k + xcol[i]]
+    for i in range(nx):
+        if xcol[i] >= 0:
+            continue
+        unit = True
+        for k in range(N):
+            if A[k, i, i] != 1.0:
+                unit = False
+        X[0, i] = x0[i]
+        run = 0.0
+        for k in range(N):
+            b1 = 0.0
+            for j in range(nx):
+                if xcol[j] >= 0:
+                    b1 += A[k, i, j] * X[k, j]
+            b2 = 0.0
+            for j in range(nu):
+                b2 += B[k, i, j] * U[k, j]
+            b = (b1 + b2) + f[k, i]
+            if unit:
+                run += b
+                X[k + 1, i] = run + x0[i]
+            else:
+                X[k + 1, i] = A[k, i, i] * X[k, i] + b
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)

@@ -181,6 +181,7 @@ class CondensedDAQP:
         augmented ``Theta`` is the free response ``c``, columns 1.. the inputs' influence.
         """
         lay, N, nx = self.layout, self.N, self.nx
+        A, B = lay.stage_dynamics(A, B)  # (the model's dynamics: the QP's states of them)
         At, Th = self._At, self._Th
         At[:, :, :nx] = A
         At[:, :, nx] = -d.l[nx : lay.nX].reshape(N, nx)

@@ -119,7 +119,7 @@ class SpatialMPC:
         self.layout = QPLayout(N, self.vehicle.front_extent, self.vehicle.rear_overhang, model.nx, model.nu,
                                i_ey=model.I_EY, i_epsi=model.I_EPSI,
                                i_speed_state=model.I_SPEED if model.SPEED_IN_STATE else None,
-                               **ellipse_cut_layout(model, st))
+                               states=model.qp_states(st), **ellipse_cut_layout(model, st))
         body = (self.vehicle.rear_overhang, self.vehicle.front_extent)
         ceilings = path_speed_ceilings(path, st, model.speed_lag)
         self._sampler = PathSampler(path, *ceilings, body=body)
@@ -573,8 +573,13 @@ class SpatialMPC:
         return res
 
     def _unpack(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The plan ``X`` (N+1, nx), ``U`` (N, nu) in ``z`` (views; ``X`` a new array with the states the QP does
+        not hold recomputed, :meth:`StepQP.plan_states <mpc_tracking.mpc.qp.StepQP.plan_states>`)."""
         lay = self.layout
-        return z[: lay.nX].reshape(self.N + 1, self.nx), z[lay.nX : lay.nX + lay.nU].reshape(self.N, self.nu)
+        U = z[lay.nX : lay.nX + lay.nU].reshape(self.N, self.nu)
+        if lay.nx == self.nx:
+            return z[: lay.nX].reshape(self.N + 1, self.nx), U
+        return self.qp.plan_states(z[: lay.nX], U), U
 
     def _solve_qp(self, step: StepInput) -> BackendResult:
         """Build and solve one QP with the back end; a solution that violates the QP's rows is a
@@ -590,7 +595,7 @@ class SpatialMPC:
         if self.settings.warm_start == "shift" and self.safeguards.last_plan is not None:
             lay = self.layout
             warm = np.zeros(lay.n)
-            warm[: lay.nX] = step.x_op.reshape(-1)
+            warm[: lay.nX] = lay.stage_states(step.x_op).reshape(-1)
             warm[lay.nX : lay.nX + lay.nU] = step.u_op.reshape(-1)
         A, B, _f = self.qp.dynamics
         res = self.backend.solve(d, A, B, warm_x=warm, step=self.n_steps)

@@ -18,6 +18,14 @@ ell       n_cuts N   friction-ellipse cuts: g_kj . x_k[cut_states] + h_j a_x,k -
 slack     4(N+1)+nE  corridor and ellipse slacks >= 0
 ========  =========  =====================================================================
 
+The QP's stage holds the model's state components ``states`` (default all ``nx``): a component that has no cost
+and feeds no other component (the dynamic model's time ``t`` outside the time-optimal mode,
+:meth:`PredictionModel.qp_states <mpc_tracking.models.prediction.PredictionModel.qp_states>`) is left out of the
+QP (no column, no dynamics row) and recomputed from the plan after the solve by its own rows of the linearized
+dynamics (:meth:`QPLayout.expand_states`), which gives the value the QP's equality rows would have given. ``nx``
+below is the QP's stage size ``len(states)``; matrices passed in the model's coordinates (``A``, ``B``, ``Q``,
+scales) are reduced here, in one place.
+
 Only the A_k/B_k entries and the cut coefficients of the constraint matrix change between steps;
 their positions in the CSC data array are computed once (``dyn_pos_A``, ``dyn_pos_B``,
 ``cut_pos_x``, ``cut_pos_a``), with structural zeros stored.
@@ -47,31 +55,54 @@ class QPLayout:
     nx, nu : int
         State and input sizes of the prediction model (default: the kinematic bicycle's 3 and 2).
     i_ey, i_epsi : int
-        Indices of the lateral and heading error in the state (the corridor rows).
+        Indices of the lateral and heading error in the model's state (the corridor rows).
     i_speed_state : int or None
-        Index of the speed in the state when it is a state (then N speed-bound rows), else None.
+        Index of the speed in the model's state when it is a state (then N speed-bound rows), else None.
+    states : tuple of int, optional
+        The model's state components the QP holds, in increasing order (default all ``nx``). The others
+        must feed no component (zero columns of ``A`` off the diagonal) and carry no cost; the state
+        indices of this class's arguments and methods are the model's.
     n_cuts : int
         Friction-ellipse cuts per prediction step (0: none). Each cut row holds the states
         ``cut_states`` of ``x_k``, the acceleration input ``i_accel`` of ``u_k`` and the step's
         ellipse slack.
     cut_states : tuple of int
-        State components the linearized lateral acceleration depends on.
+        State components (the model's indices) the linearized lateral acceleration depends on.
     i_accel : int or None
         Index of the longitudinal acceleration in the input (required with cuts).
     """
 
     def __init__(self, N: int, front: float, rear: float, nx: int = 3, nu: int = 2, *, i_ey: int = 0,
                  i_epsi: int = 1, i_speed_state: int | None = None, n_cuts: int = 0,
-                 cut_states: tuple[int, ...] = (), i_accel: int | None = None) -> None:
+                 cut_states: tuple[int, ...] = (), i_accel: int | None = None,
+                 states: tuple[int, ...] | None = None) -> None:
         self.N = N
-        self.nx, self.nu = nx, nu
-        self.i_ey, self.i_epsi, self.i_speed_state = i_ey, i_epsi, i_speed_state
+        kept = tuple(range(nx)) if states is None else tuple(int(i) for i in states)
+        if not kept or list(kept) != sorted(set(kept)) or kept[0] < 0 or kept[-1] >= nx:
+            raise ValueError(f"states: expected increasing distinct state indices in [0, {nx}), got {states!r}")
+        #: the model's state size, the model's components the QP holds (its stage, in order) and the others
+        self.nx_model = nx
+        self.states = kept
+        self.dropped = tuple(i for i in range(nx) if i not in kept)
+        #: QP column within a stage of each model state component (nx_model,), -1 for a dropped one
+        self.x_col = np.full(nx, -1, dtype=np.int64)
+        self.x_col[list(kept)] = np.arange(len(kept))
+        self._states_idx = np.asarray(kept, dtype=np.int64)
+        self._all_states = not self.dropped
+        self.nx, self.nu = len(kept), nu
+        for name, i in (("i_ey", i_ey), ("i_epsi", i_epsi), ("i_speed_state", i_speed_state),
+                        *(("cut_states", c) for c in (cut_states if n_cuts else ()))):
+            if i is not None and (not 0 <= i < nx or self.x_col[i] < 0):
+                raise ValueError(f"{name}: expected a state index the QP holds ({list(kept)}), got {i!r}")
+        # (the QP's own column indices from here on)
+        self.i_ey, self.i_epsi = int(self.x_col[i_ey]), int(self.x_col[i_epsi])
+        self.i_speed_state = None if i_speed_state is None else int(self.x_col[i_speed_state])
         if n_cuts and (i_accel is None or not cut_states):
             raise ValueError("QPLayout: friction-ellipse cuts need i_accel and cut_states")
         self.n_cuts = int(n_cuts)
-        self.cut_states = tuple(cut_states) if n_cuts else ()
+        self.cut_states = tuple(int(self.x_col[c]) for c in cut_states) if n_cuts else ()
         self.i_accel = i_accel
-        self.nX = nx * (N + 1)
+        self.nX = self.nx * (N + 1)
         self.nU = nu * N
         self.nE = N if self.n_cuts else 0  # one ellipse slack per prediction step
         self.nS = 4 * (N + 1)
@@ -91,8 +122,47 @@ class QPLayout:
         self._build_A(front, rear)
 
     def x_index(self, k: ArrayLike, i: int) -> np.ndarray:
-        """Index in ``z`` of state component ``i`` at stage(s) ``k`` (same shape as ``k``)."""
-        return self.nx * np.asarray(k) + i
+        """Index in ``z`` of the model's state component ``i`` at stage(s) ``k`` (same shape as ``k``)."""
+        if not 0 <= i < self.nx_model or self.x_col[i] < 0:
+            raise ValueError(f"i: expected a state index the QP holds ({list(self.states)}), got {i!r}")
+        return self.nx * np.asarray(k) + int(self.x_col[i])
+
+    def stage_states(self, x: np.ndarray) -> np.ndarray:
+        """The QP's components ``(..., nx)`` of states in the model's coordinates ``x`` (..., nx_model) (``x``
+        itself when the QP holds them all)."""
+        return x if self._all_states else x[..., self._states_idx]
+
+    def stage_dynamics(self, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The QP's dynamics ``A`` (N, nx, nx), ``B`` (N, nx, nu) from the model's (N, nx_model, nx_model) and
+        (N, nx_model, nu) (the same arrays when the QP holds all states, or when they are the QP's already)."""
+        if self._all_states or A.shape[-1] == self.nx:
+            return A, B
+        idx = self._states_idx
+        return A[:, idx[:, None], idx], B[:, idx]
+
+    def expand_states(self, zx: np.ndarray, U: np.ndarray, x0: np.ndarray, A: np.ndarray, B: np.ndarray,
+                      f: np.ndarray) -> np.ndarray:
+        """The plan's states in the model's coordinates, shape (N+1, nx_model), from the QP's ``zx`` ((N+1) nx,)
+        and inputs ``U`` (N, nu): a dropped component starts at ``x0`` (nx_model,) and follows its own rows of
+        the model's dynamics ``A`` (N, nx_model, nx_model), ``B`` (N, nx_model, nu), ``f`` (N, nx_model),
+        ``x_{k+1,i} = A_k[i] . x_k + B_k[i] . u_k + f_k[i]``: the value the QP's dynamics rows would have given
+        it (it feeds no other component, so the rest of the plan is the same with or without it)."""
+        N = self.N
+        X = np.empty((N + 1, self.nx_model))
+        X[:, self._states_idx] = zx.reshape(N + 1, self.nx)
+        kept = self._states_idx
+        for i in self.dropped:
+            # x_{k+1,i} = a_k x_{k,i} + b_k with b_k from the kept components (a dropped one feeds no other)
+            b = np.einsum("kj,kj->k", A[:, i, kept], X[:N, kept]) + np.einsum("kj,kj->k", B[:, i, :], U) + f[:, i]
+            a = A[:, i, i]
+            X[0, i] = x0[i]
+            if np.all(a == 1.0):
+                np.cumsum(b, out=X[1:, i])
+                X[1:, i] += x0[i]
+            else:
+                for k in range(N):
+                    X[k + 1, i] = a[k] * X[k, i] + b[k]
+        return X
 
     def u_index(self, k: ArrayLike, j: int) -> np.ndarray:
         """Index in ``z`` of input component ``j`` at stage(s) ``k`` (same shape as ``k``)."""
@@ -174,10 +244,10 @@ class QPLayout:
         self.nnz = perm.size
 
     def column_scale(self, x_scale: np.ndarray, u_scale: np.ndarray) -> np.ndarray:
-        """Scale of every QP variable (n,): ``x_scale`` (nx,) on each stage's state, ``u_scale`` (nu,) on each
-        input, 1 on the slacks."""
+        """Scale of every QP variable (n,): ``x_scale`` (nx_model,) on each stage's state, ``u_scale`` (nu,) on
+        each input, 1 on the slacks."""
         d = np.ones(self.n)
-        d[: self.nX] = np.tile(np.asarray(x_scale, dtype=float), self.N + 1)
+        d[: self.nX] = np.tile(self.stage_states(np.asarray(x_scale, dtype=float)), self.N + 1)
         d[self.nX : self.nX + self.nU] = np.tile(np.asarray(u_scale, dtype=float), self.N)
         return d
 
@@ -186,7 +256,9 @@ class QPLayout:
         return sparse.csc_matrix((data, self.A_indices.copy(), self.A_indptr.copy()), shape=(self.m, self.n))
 
     def fill_dynamics(self, data: np.ndarray, A: np.ndarray, B: np.ndarray) -> None:
-        """Write A_k (N, nx, nx) and B_k (N, nx, nu) into the CSC data array in place."""
+        """Write A_k (N, nx_model, nx_model) and B_k (N, nx_model, nu) (the model's; or already the QP's,
+        (N, nx, nx) and (N, nx, nu)) into the CSC data array in place."""
+        A, B = self.stage_dynamics(A, B)
         data[self.dyn_pos_A] = A.reshape(-1)
         data[self.dyn_pos_B] = B.reshape(-1)
 
@@ -199,8 +271,12 @@ class QPLayout:
     def cost_matrix(
         self, Q: np.ndarray, QN: np.ndarray, R: np.ndarray, Rd: np.ndarray, slack_quad: float
     ) -> sparse.csc_matrix:
-        """Upper-triangular CSC Hessian P of the cost (constant for fixed weights)."""
+        """Upper-triangular CSC Hessian P of the cost (constant for fixed weights); ``Q``, ``QN`` (nx_model,
+        nx_model) in the model's coordinates (or the QP's, (nx, nx))."""
         N = self.N
+        if Q.shape[0] != self.nx:
+            idx = self._states_idx
+            Q, QN = Q[idx[:, None], idx], QN[idx[:, None], idx]
         blocks_x = [np.zeros((self.nx, self.nx))] + [Q] * (N - 1) + [QN]
         Px = sparse.block_diag(blocks_x)
         # inputs: R on each, plus D^T Rd D for the rate cost (u_{-1} is a constant)

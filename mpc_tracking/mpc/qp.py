@@ -78,7 +78,11 @@ class StepQP:
                  model: PredictionModel | None = None) -> None:
         self.layout, self.settings, self.vehicle, self._sampler = layout, settings, vehicle, sampler
         self.model = model = model if model is not None else KinematicPrediction(vehicle)
-        NX, NU = self.nx, self.nu = layout.nx, layout.nu
+        # nx: the model's state size (x0, x_op, the dynamics A, B, f); nq: the QP's stage (layout.states)
+        NX, NU = self.nx, self.nu = layout.nx_model, layout.nu
+        NQ = self.nq = layout.nx
+        self._x0 = np.zeros(NX)  # the measured state of the last build (the dropped states start there)
+        self._xcol = np.ascontiguousarray(layout.x_col, dtype=np.int64)
         self.N, self.ds, self.closed, self.length = layout.N, ds, closed, length
         self.corridor = corridor
         # a provider may declare itself static (no moving obstacles) to be queried once per step
@@ -138,7 +142,7 @@ class StepQP:
             self._cut_a = np.cos(th) / a_x_axis
             self._cut_y = np.sin(th) / st.a_y_max
             self._cut_gx = np.empty((N, lay.n_cuts, len(lay.cut_states)))
-            self._cut_cols = list(lay.cut_states)
+            self._cut_cols = list(model.CUT_STATES)  # (the model's indices: x_op's columns)
             self._cut_ga = np.broadcast_to(self._cut_a, (N, lay.n_cuts))
             d.l[lay.r_ell : lay.r_slack] = -_INF
         #: the compiled kernels (:mod:`mpc_tracking.mpc.kernels`) when ``settings.compiled`` resolves to numba
@@ -168,6 +172,7 @@ class StepQP:
             self._e_ref_buf = np.empty(N + 1)
         self._rest_packed: tuple[Any, ...] | None = None  # (settings, the dynamic model's constants for its kernel)
         self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
+        self._limits_packed: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None  # (sources, arrays)
         self._ref_packed: tuple[Any, np.ndarray] | None = None  # (settings, the reference's numbers)
         #: the reference operating point in compiled code (:meth:`reference_op`)
         self.compiled_reference = self._compiled_rest or self._compiled_dynamic_model
@@ -183,7 +188,7 @@ class StepQP:
             "corr_l": d.l[lay.r_corr : lay.r_ell].reshape(N + 1, 2),
             "corr_u": d.u[lay.r_corr : lay.r_ell].reshape(N + 1, 2),
             "ell_u": d.u[lay.r_ell : lay.r_slack].reshape(N, lay.n_cuts),
-            "qx": d.q[: lay.nX].reshape(N + 1, NX),
+            "qx": d.q[: lay.nX].reshape(N + 1, NQ),
             "qu": d.q[lay.nX : lay.nX + lay.nU].reshape(N, NU),
         }
 
@@ -269,8 +274,9 @@ class StepQP:
         last planned speed.
         """
         st, lay, N, d, V = self.settings, self.layout, self.N, self.data, self._views
-        NX, model = self.nx, self.model
+        NX, NQ, model = self.nx, self.nq, self.model
         kern = self.kernels
+        self._x0[:] = x0
         if self._compiled_rest and kern is not None:  # the whole QP in one compiled call
             return self._build_rest_compiled(kern, x0, x_op, u_op, u_ref, q, s_grid, t_now, u_prev_cmd, v_now)
         if self._compiled_dynamics and kern is not None:  # the same numbers in one compiled call
@@ -281,14 +287,14 @@ class StepQP:
         elif self._compiled_dynamic_model and kern is not None:
             kern.dynamic_linearize_fill(x_op, u_op, q.kappa, s_grid, self._dynamic_params(),
                                         st.discretization == "rk4", x0, d.A_data, self._pos_A, self._pos_B, d.l, d.u,
-                                        *self._lin_buf, self._ds_buf)
+                                        *self._lin_buf, self._ds_buf, self._xcol)
             self._lin = self._lin_buf
         else:
             A, B, f = self._lin = self.linearize(x_op, u_op, q.kappa, s_grid)
             lay.fill_dynamics(d.A_data, A, B)
-            # dynamics rows: x_0 = x0 and A x + B u - x_next = -f
-            d.l[:NX] = x0
-            d.l[NX : lay.nX] = -f.reshape(-1)
+            # dynamics rows: x_0 = x0 and A x + B u - x_next = -f (the QP's states)
+            d.l[:NQ] = lay.stage_states(np.asarray(x0, dtype=float))
+            d.l[NQ : lay.nX] = -lay.stage_states(f).reshape(-1)
             d.u[: lay.nX] = d.l[: lay.nX]
         if self._compiled_dynamic_model and kern is not None and x_ref is not None:
             return self._build_rest_dynamic(kern, x0, x_op, u_ref, q, s_grid, t_now, u_prev_cmd, x_ref)
@@ -401,11 +407,14 @@ class StepQP:
             target[:, model.I_EY] = e_ref
         else:
             target = model.state_target(x_ref, e_ref)
-        np.matmul(target[1:N], self._Q, out=qx[1:N])
+        if NQ == NX:
+            np.matmul(target[1:N], self._Q, out=qx[1:N])
+        else:
+            qx[1:N] = lay.stage_states(target[1:N] @ self._Q)
         qx[1:N] *= -1.0
-        qx[N] = -(self._QN @ target[N])
-        if st.mode == "time_optimal":
-            qx[N, model.I_T] += st.time_weight
+        qx[N] = -lay.stage_states(self._QN @ target[N])
+        if st.mode == "time_optimal":  # (the model keeps t in the QP then: QPLayout.x_index raises otherwise)
+            qx[N, lay.x_index(0, model.I_T)] += st.time_weight
         qu = V["qu"]
         np.matmul(u_ref, self._R, out=qu)
         qu *= -1.0
@@ -439,7 +448,7 @@ class StepQP:
                         self._ref_inset, self._ref_slope, st.time_weight if st.mode == "time_optimal" else 0.0, _INF,
                         np.nan if self._power is None else self._power, ELLIPSE_FLOOR], dtype=np.float64)
         flg = np.array([lay.r_box, lay.r_rate, lay.r_xbox, lay.r_corr, lay.r_ell, lay.nX, lay.n_cuts,
-                        int(self._ellipse), int(model.slip_reference), 0, 0, int(self._power is not None)],
+                        int(self._ellipse), int(model.slip_reference), 0, 0, int(self._power is not None), lay.nx],
                        dtype=np.int64)
         f64 = np.ascontiguousarray
         cut_pos = ((f64(lay.cut_pos_x, dtype=np.int64), f64(lay.cut_pos_a, dtype=np.int64)) if lay.n_cuts
@@ -447,6 +456,17 @@ class StepQP:
         mats = tuple(f64(a, dtype=np.float64) for a in (self._Q, self._QN, self._R, self._Rd))
         self._rest_packed = (st, prm, flg, cut_pos, mats)
         return self._rest_packed
+
+    def _dynamic_limits(self) -> tuple[np.ndarray, ...]:
+        """The input box, rate limits and cut coefficients :meth:`_build_rest_dynamic` passes to its kernel, as
+        C-contiguous float64 arrays: converted again only when one of them is replaced (the grip estimate does)."""
+        one = self._dt_buf[:1]  # a placeholder for the arrays a variant does not use
+        src = (self._box_lo0, self._box_hi0, self._rate_dn, self._rate_up,
+               *((self._cut_a, self._cut_y) if self.layout.n_cuts else (one, one)))
+        cached = self._limits_packed
+        if cached is None or any(a is not b for a, b in zip(cached[0], src, strict=True)):
+            cached = self._limits_packed = (src, tuple(np.ascontiguousarray(a, dtype=np.float64) for a in src))
+        return cached[1]
 
     def _build_rest_dynamic(self, kern: Any, x0: np.ndarray, x_op: np.ndarray, u_ref: np.ndarray, q: PathSample,
                             s_grid: np.ndarray, t_now: float, u_prev_cmd: np.ndarray | None,
@@ -461,16 +481,12 @@ class StepQP:
         flg[8] = bool(getattr(model, "slip_reference", False))
         flg[9] = q.v_box is not None
         flg[10] = u_prev_cmd is not None
-        one = self._dt_buf[:1]  # a placeholder for the arrays a variant does not use
-        cuts = (self._cut_a, self._cut_y) if self.layout.n_cuts else (one, one)
         f64 = np.ascontiguousarray
         kern.dynamic_bounds_cost(q.kappa, q.v_box if q.v_box is not None else q.kappa, x_op, f64(x0, dtype=float),
                                  s_grid, u_ref, f64(u_prev, dtype=float), x_ref, f64(lb, dtype=float),
-                                 f64(ub, dtype=float), prm, flg, f64(self._box_lo0, dtype=float),
-                                 f64(self._box_hi0, dtype=float), f64(self._rate_dn, dtype=float),
-                                 f64(self._rate_up, dtype=float), f64(cuts[0], dtype=float), f64(cuts[1], dtype=float),
-                                 pos_x, pos_a, self._s_offsets_x, Q, QN, R, Rd, d.A_data, d.l, d.u, d.q, self._dt_buf,
-                                 self._e_ref_buf)
+                                 f64(ub, dtype=float), prm, flg, *self._dynamic_limits(), pos_x, pos_a,
+                                 self._s_offsets_x, Q, QN, R, Rd, d.A_data, d.l, d.u, d.q, self._dt_buf,
+                                 self._e_ref_buf, self._xcol)
         self.lb, self.ub = lb, ub
         self._e_ref = self._e_ref_buf
         self._u_ref_used, self._u_prev_used = u_ref, u_prev
@@ -515,25 +531,41 @@ class StepQP:
 
     @property
     def dynamics(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``A`` (N, nx, nx), ``B`` (N, nx, nu), ``f`` (N, nx) of the QP last built (views, not copies)."""
+        """``A`` (N, nx, nx), ``B`` (N, nx, nu), ``f`` (N, nx) of the QP last built, in the model's coordinates
+        (views, not copies; the QP's rows hold the states of ``layout.states``:
+        :meth:`QPLayout.stage_dynamics <mpc_tracking.mpc.layout.QPLayout.stage_dynamics>`)."""
         return self._lin
+
+    def plan_states(self, zx: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """The plan's states (N+1, nx) in the model's coordinates from the QP's state variables ``zx``
+        ((N+1) nq,) and inputs ``U`` (N, nu) of the QP last built: the states the QP does not hold (the dynamic
+        model's t outside the time-optimal mode) from their rows of its dynamics
+        (:meth:`QPLayout.expand_states <mpc_tracking.mpc.layout.QPLayout.expand_states>`; the compiled kernel
+        ``expand_states`` with ``settings.compiled``: the same numbers)."""
+        A, B, f = self._lin
+        kern = self.kernels
+        if kern is not None and zx.dtype == np.float64 and U.dtype == np.float64:
+            X = np.empty((self.N + 1, self.nx))
+            kern.expand_states(zx, U, self._x0, A, B, f, self._xcol, X)
+            return X
+        return self.layout.expand_states(zx, U, self._x0, A, B, f)
 
     def add_affine(self, w: np.ndarray) -> None:
         """Add ``w`` (N, nx) to the affine term ``f`` of the dynamics of the QP last built, in place
-        (``f`` and the equality rows ``l = u = -f``), e.g. a disturbance estimate."""
+        (``f`` and the equality rows ``l = u = -f`` of the QP's states), e.g. a disturbance estimate."""
         self._lin[2][...] += w
-        rows = slice(self.nx, self.layout.nX)
-        flat = np.asarray(w, dtype=float).reshape(-1)
+        rows = slice(self.nq, self.layout.nX)
+        flat = self.layout.stage_states(np.asarray(w, dtype=float)).reshape(-1)
         self.data.l[rows] -= flat
         self.data.u[rows] -= flat
 
     def problem(self) -> StepProblem:
         """Copy of the semantic data of the QP last built by :meth:`build`."""
         lay, V, N = self.layout, self._views, self.N
-        NX, NU = self.nx, self.nu
+        NU = self.nu
         d = self.data
         return StepProblem(
-            A=self._lin[0].copy(), B=self._lin[1].copy(), f=self._lin[2].copy(), x0=d.l[:NX].copy(),
+            A=self._lin[0].copy(), B=self._lin[1].copy(), f=self._lin[2].copy(), x0=self._x0.copy(),
             u_lo=d.l[lay.r_box : lay.r_rate].reshape(N, NU).copy(), u_hi=V["box_u"].copy(),
             rate_lo=V["rate_l"].copy(), rate_hi=V["rate_u"].copy(),
             corr_lo=V["corr_l"][:, 0].copy(), corr_hi=V["corr_u"][:, 0].copy(),

@@ -136,6 +136,7 @@ CASES = {
     "rk4, ellipse bounds, power limit": {"discretization": "rk4", "friction_ellipse": True, "power_per_mass": 60.0},
     "ellipse cuts": {"friction_ellipse": True, "ellipse_cuts": True, "power_per_mass": 60.0},
     "zero-slip reference": {},
+    "time-optimal (t in the QP)": {"mode": "time_optimal", "discretization": "rk4"},
 }
 
 

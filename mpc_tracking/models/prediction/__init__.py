@@ -137,6 +137,11 @@ class PredictionModel:
         """Constant box on the inputs: lower (nu,), upper (nu,)."""
         raise NotImplementedError
 
+    def qp_states(self, settings: Any) -> tuple[int, ...]:
+        """The state components the QP holds (:class:`~mpc_tracking.mpc.layout.QPLayout` ``states``); the
+        others are recomputed from the plan after the solve. Default: all."""
+        return tuple(range(self.nx))
+
     def input_rates(self, settings: Any) -> tuple[np.ndarray, np.ndarray]:
         """Largest decrease and increase of each input per second: (nu,), (nu,) (> 0, may be inf)."""
         raise NotImplementedError
@@ -388,6 +393,18 @@ class DynamicPrediction(PredictionModel):
     def input_bounds(self, settings: Any) -> tuple[np.ndarray, np.ndarray]:
         return (np.array([-settings.decel_max, -settings.delta_max]),
                 np.array([settings.accel_max, settings.delta_max]))
+
+    def qp_states(self, settings: Any) -> tuple[int, ...]:
+        """All but the time ``t`` outside the time-optimal mode: t feeds no other state (the dynamics do not
+        depend on it) and, with no weight on it in ``Q``, carries no cost, so the QP need not hold it (one column
+        and one dynamics row per stage fewer, and the entries of its ``A`` rows: SPEED-D2 measured the same OSQP
+        iterations and 13-16 % less update + solve time). The plan's t is then recomputed from its own rows of the
+        linearized dynamics (:meth:`QPLayout.expand_states <mpc_tracking.mpc.layout.QPLayout.expand_states>`).
+        The time-optimal mode (cost ``time_weight t_N``) or a weight on t keeps it."""
+        Q = self.weights(settings)
+        if settings.mode == "time_optimal" or Q[self.I_T].any() or Q[:, self.I_T].any():
+            return tuple(range(self.nx))
+        return tuple(i for i in range(self.nx) if i != self.I_T)
 
     def input_rates(self, settings: Any) -> tuple[np.ndarray, np.ndarray]:
         inf = float("inf")

@@ -35,8 +35,9 @@ def test_layout_and_solution_take_their_sizes_from_the_model(sedan_params):
     path = mt.load_path("oval", ds=0.5)
     mpc = mt.SpatialMPC(path, SEDAN, _settings(), prediction=DynamicPrediction(sedan_params))
     lay = mpc.layout
-    assert (lay.nx, lay.nu, lay.nXB) == (6, 2, 30)
-    assert lay.n == 6 * 31 + 2 * 30 + 4 * 31
+    # the model's 6 states; the QP's stage leaves out t (no cost outside the time-optimal mode: SPEED-D3)
+    assert (lay.nx_model, lay.nx, lay.nu, lay.nXB) == (6, 5, 2, 30)
+    assert lay.n == 5 * 31 + 2 * 30 + 4 * 31
     sol = mpc.solve((0.0, 0.3, 0.0), measured={"v_x": 10.0, "v_y": 0.0, "r": 0.0})
     assert sol.status == "solved" and sol.x.shape == (31, 6) and sol.u.shape == (30, 2)
     # the speed is a state: the speed bound rows hold the planned v_x (k = 1..N)
@@ -155,7 +156,7 @@ def test_friction_ellipse_cuts_hold_the_plan_inside_the_polygon(sedan_params):
         out[ellipse] = (_cut_value(ax, ay), float(np.max((ax / 6) ** 2 + (ay / 6) ** 2)), float(ax.min()))
         lay = mpc.layout
         assert lay.n_cuts == (len(ELLIPSE_CUT_ANGLES) if ellipse else 0)
-        assert lay.n == 6 * 31 + 2 * 30 + 4 * 31 + (30 if ellipse else 0)
+        assert lay.n == 5 * 31 + 2 * 30 + 4 * 31 + (30 if ellipse else 0)  # (no t in the QP: SPEED-D3)
     assert out[True][0] == pytest.approx(1.0, abs=2e-3)
     assert out[True][1] < 1.08
     assert out[False][0] > 1.2 and out[False][1] > 1.6
