@@ -188,8 +188,8 @@ class KinematicBicycle(MotionModel):
         :meth:`MotionModel.held_command_stepper <mpc_tracking.models.base.MotionModel.held_command_stepper>`).
 
         None unless every step would run the compiled substeps anyway (numba, this class's own model,
-        integrator and :meth:`step`, not replaced on the object; no dead time): then the same floating-point operations as ``n`` calls of :meth:`step`
-        after the limiter's, bitwise.
+        integrator and :meth:`step`, not replaced on the object; no dead time): then the same floating-point
+        operations as ``n`` calls of :meth:`step` after the limiter's, bitwise.
         """
         if (type(self).step is not KinematicBicycle.step or "step" in self.__dict__  # (replaced on this object)
                 or type(self).xdot is not KinematicBicycle.xdot or self.integrator != "rk4"
