@@ -177,6 +177,14 @@ class GripConfig:
         at it). A tyre past its curve while the whole car holds at least the grip the limits as set ask for
         (``grip_fraction`` times the reference) does not lower the estimate: those limits are attainable, and
         the margin ``1 - grip_fraction`` is there for such a moment at the limit.
+    road_units : {"linear", "load"}
+        How the grip shown maps to the road's friction when ``mu_reference`` is given (the plan's share of the
+        limits is the grip shown over the reference either way: the limits are accelerations the car holds).
+        ``"linear"``: ``mu_nominal`` times the grip shown over the reference. ``"load"``: the share of the road's
+        friction the car holds falls with the square of its grip, ``a / mu = 1 - c a^2`` (tyre load sensitivity:
+        a tyre's friction falls linearly with its load, so an axle's loses the square of its lateral load
+        transfer, which grows with ``a``), ``c`` from the reference (the car holds ``mu_reference / mu_nominal``
+        of the nominal road's friction there); see :meth:`GripEstimator.road_friction`.
     """
 
     mu_nominal: float = 1.0
@@ -187,6 +195,7 @@ class GripConfig:
     slide_sideslip: float = 0.12
     mu_reference: float | None = None
     grip_fraction: float = 1.0
+    road_units: str = "linear"
 
     def __post_init__(self) -> None:
         for name in ("mu_nominal", "sigma0", "sigma_growth", "sigma_max", "margin", "slide_sideslip"):
@@ -200,6 +209,8 @@ class GripConfig:
         ref = self.mu_reference
         if ref is not None and not (isinstance(ref, (int, float)) and math.isfinite(ref) and ref > 0):
             raise SettingsError(f"GripConfig.mu_reference: expected None or a finite number > 0, got {ref!r}")
+        if self.road_units not in ("linear", "load"):
+            raise SettingsError(f"GripConfig.road_units: expected 'linear' or 'load', got {self.road_units!r}")
 
 
 @dataclass(frozen=True)
@@ -218,6 +229,9 @@ class GripEstimate:
         The friction the limits were set for [-].
     margin : float
         The plan's confidence margin (in standard deviations).
+    plan_share : float or None
+        Share of the nominal limits the plan may use, worked out by the estimator in the units of the grip shown
+        (see :meth:`plan_ratio`); None: from ``mu`` and ``sigma`` (the same where the road units are linear).
     """
 
     mu_front: float
@@ -227,6 +241,7 @@ class GripEstimate:
     sliding: bool
     mu_nominal: float
     margin: float = 1.0
+    plan_share: float | None = None
 
     @property
     def mu(self) -> float:
@@ -239,7 +254,12 @@ class GripEstimate:
         return self.sigma_front if self.mu_front <= self.mu_rear else self.sigma_rear
 
     def plan_ratio(self) -> float:
-        """Share of the nominal limits the plan may use: ``(mu - margin sigma) / mu_nominal`` in (0, 1]."""
+        """Share of the nominal limits the plan may use, in (0, 1]: ``plan_share`` when the estimator gave it (the
+        lower confidence bound of the grip shown over the reference: the limits are accelerations the car holds,
+        which scale with the grip shown, not with the road's friction), else ``(mu - margin sigma) / mu_nominal``
+        of the weaker axle."""
+        if self.plan_share is not None:
+            return self.plan_share
         low = min(self.mu_front - self.margin * self.sigma_front, self.mu_rear - self.margin * self.sigma_rear)
         return float(min(1.0, max(_MU_BOUNDS[0], low) / self.mu_nominal))
 
@@ -380,6 +400,12 @@ class GripEstimator:
         self._ref = (min(p.mu, ref / p.tyre_D_f), min(p.mu, ref / p.tyre_D_r))
         # the same for the whole car, as |F| / F_z (the plan's limits ask for grip_fraction of it)
         self._ref_car = min(p.tyre_D_f * self._ref[0], p.tyre_D_r * self._ref[1])
+        # road units: the share of the road's friction the car holds falls as 1 - c a^2 with the grip a it shows
+        # (|F| / F_z); c from the reference, where it holds mu_reference / mu_nominal of the nominal friction
+        held = self._ref_car / config.mu_nominal
+        self._c_load = ((1.0 - held) / self._ref_car ** 2
+                        if config.road_units == "load" and config.mu_reference is not None and 0.0 < held < 1.0
+                        else 0.0)
         self.reset()
 
     def reset(self) -> None:
@@ -392,13 +418,50 @@ class GripEstimator:
 
     @property
     def estimate(self) -> GripEstimate:
-        """The current estimate (road units)."""
-        nominal = self.config.mu_nominal
-        mu, sigma = [], []
-        for axle, ref in zip(self._axles, self._ref, strict=True):
-            mu.append(nominal * min(axle.mu, ref) / ref)  # above the reference: the limits' grip, no more
-            sigma.append(nominal * math.sqrt(axle.var) / ref)
-        return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, self.config.margin)
+        """The current estimate (road units, :meth:`road_friction`; the plan's share in the units of the grip
+        shown)."""
+        cfg = self.config
+        nominal = cfg.mu_nominal
+        mu, sigma, low = [], [], []
+        for axle, ref, d in zip(self._axles, self._ref, (self.params.tyre_D_f, self.params.tyre_D_r), strict=True):
+            shown = min(axle.mu, ref)  # above the reference: the limits' grip, no more
+            std = math.sqrt(axle.var)
+            linear, linear_sigma = nominal * shown / ref, nominal * std / ref
+            low.append(linear - cfg.margin * linear_sigma)
+            if self._c_load > 0.0:
+                road, slope = self.road_friction(d * shown, d * ref)
+                mu.append(road)
+                sigma.append(slope * d * std)
+            else:
+                mu.append(linear)
+                sigma.append(linear_sigma)
+        share = float(min(1.0, max(_MU_BOUNDS[0], min(low)) / nominal))
+        return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, cfg.margin, share)
+
+    def road_friction(self, shown: float, reference: float) -> tuple[float, float]:
+        """The road's friction [-] where an axle shows the grip ``shown`` (``|F| / F_z``), and its slope
+        d mu / d shown, for the axle whose reference grip (the limit the limits stand for) is ``reference``.
+
+        ``mu_nominal f(shown) / f(reference)`` with ``f(a) = a / (1 - c a^2)`` (:class:`GripConfig`,
+        ``road_units``): at the reference the nominal friction; below it the car holds a larger share of the
+        road's friction (less load transfer), so a grip shown reads a lower friction than its linear share (and at
+        least the grip shown: ``mu_nominal / f(reference)`` is 1 with ``c`` from the reference).
+        The 3D sedan holds 0.88 of mu 0.9 at its dry limit and 0.93-0.96 of mu 0.6 at the wet one: with ``c``
+        from the first, ``f`` gives 0.94 for the second (the linear share read a slide on the 0.6 road as 0.65).
+        With ``c = 0`` (``road_units="linear"``) it is the linear share.
+
+        >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+        >>> p = DynamicParams.bmw_320i()
+        >>> est = GripEstimator(p, GripConfig(mu_nominal=0.9, mu_reference=0.79, road_units="load"))
+        >>> mu, slope = est.road_friction(0.94 * 0.6, 0.79)       # a slide at the wet limit: 0.94 of mu 0.6
+        >>> round(mu, 2), round(0.9 * 0.94 * 0.6 / 0.79, 2), est.road_friction(0.79, 0.79)[0]   # vs the linear share
+        (0.6, 0.64, 0.9)
+        """
+        c, nominal = self._c_load, self.config.mu_nominal
+        f_ref = reference / (1.0 - c * reference * reference)
+        a2 = shown * shown
+        return (nominal * shown / (1.0 - c * a2) / f_ref,
+                nominal * (1.0 + c * a2) / (1.0 - c * a2) ** 2 / f_ref)
 
     def update(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
         """One step with the measurement at time ``t`` [s] and the steering ``delta`` [rad] applied since the last.
@@ -524,7 +587,7 @@ class GripLimits:
         cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
                          sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip,
                          mu_reference=reference if math.isfinite(reference) and reference > 0 else None,
-                         grip_fraction=st.grip_fraction)
+                         grip_fraction=st.grip_fraction, road_units="load")
         self.estimator = GripEstimator(params, cfg)
         sampler = mpc._sampler
         self._table0 = sampler.table.copy()

@@ -367,6 +367,66 @@ def test_reference_maps_a_slide_to_the_share_of_the_limits(params):
     assert e.plan_ratio() == pytest.approx(0.5 * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-9)
 
 
+@pytest.mark.parametrize("road_share", [0.94, 0.96])
+def test_load_units_read_a_wet_slide_as_the_road_friction(params, road_share):
+    """The car holds 0.8 / 0.9 of the nominal road's friction at the reference (load transfer and tyre load
+    sensitivity) and 0.94-0.96 of a 0.6 road at its wet limit: with ``road_units="load"`` a slide there reads the
+    road's 0.6 within 2 % (the linear share read 0.634-0.648, 6-8 % high); the plan's share of the limits stays
+    the grip shown over the reference (the limits are accelerations the car holds)."""
+    ref, nominal = 0.8, 0.9
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    shown = road_share * 0.6  # |F| / F_z on the 0.6 road
+    reads = {}
+    for units in ("linear", "load"):
+        est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, road_units=units))
+        slid, e = _slid(est, shown * params.tyre_D_f * params.g, 3.0 * saturation_slip(shape), steps=8)
+        assert slid
+        reads[units] = e
+    assert reads["linear"].mu_front == pytest.approx(nominal * shown / ref, rel=1e-9)
+    assert reads["load"].mu_front == pytest.approx(0.6, rel=0.02)
+    assert abs(reads["linear"].mu_front / 0.6 - 1.0) > 0.05
+    # the limits: identical, the linear share with the slide's margin
+    assert reads["load"].plan_ratio() == reads["linear"].plan_ratio()
+    assert reads["load"].plan_ratio() == pytest.approx(shown / ref * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-9)
+    # the uncertainty in road units: the mapping's slope times the shown grip's
+    est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, road_units="load"))
+    _, slope = est.road_friction(shown, ref)
+    assert reads["load"].sigma_front == pytest.approx(slope * grip.GRIP_SIGMA_SLIDE * shown, rel=1e-9)
+
+
+def test_load_units_keep_the_nominal_at_the_reference_and_are_monotonic(params):
+    """The mapping reads the nominal friction at the reference, rises with the grip shown, lies between the grip
+    shown and its linear share, and is the linear share
+    without a reference (the tyre model's own peak is the friction) or when the car holds all of it there."""
+    est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=0.79, road_units="load"))
+    assert est.road_friction(0.79, 0.79)[0] == pytest.approx(0.9, rel=1e-12)
+    shown = np.linspace(0.05, 0.79, 50)
+    mu = np.array([est.road_friction(a, 0.79)[0] for a in shown])
+    assert np.all(np.diff(mu) > 0)
+    # at least the grip shown (every tyre holds at most mu F_z), at most the linear share (less load transfer)
+    assert np.all(mu >= shown - 1e-12) and np.all(mu <= 0.9 * shown / 0.79 + 1e-12)
+    slope = est.road_friction(0.5, 0.79)[1]
+    h = 1e-6
+    assert slope == pytest.approx((est.road_friction(0.5 + h, 0.79)[0] - est.road_friction(0.5 - h, 0.79)[0])
+                                  / (2 * h), rel=1e-6)
+    for cfg in (GripConfig(mu_nominal=params.mu, road_units="load"),
+                GripConfig(mu_nominal=0.7, mu_reference=0.8, road_units="load")):
+        e = GripEstimator(params, cfg)
+        ref = e._ref[0] * params.tyre_D_f
+        assert e.road_friction(0.5 * ref, ref)[0] == pytest.approx(0.5 * cfg.mu_nominal, rel=1e-12)
+
+
+def test_bad_road_units():
+    with pytest.raises(SettingsError, match="road_units"):
+        GripConfig(road_units="quadratic")
+
+
+def test_the_controller_reads_road_units_with_the_load_mapping(params):
+    """The controller's estimator (GripLimits) maps the grip shown to the road with the load mapping."""
+    mpc = _mpc(params, grip_mu=0.9)
+    assert mpc.grip.estimator.config.road_units == "load"
+
+
 @pytest.mark.parametrize("bad", [0.0, -0.3, float("nan"), float("inf")])
 def test_bad_reference(bad):
     with pytest.raises(SettingsError, match="mu_reference"):
