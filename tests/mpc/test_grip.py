@@ -278,6 +278,27 @@ def test_a_driven_axle_spinning_up_on_a_straight_slides_and_reads_its_drive(para
     assert e.mu_front == p.mu  # the front axle showed nothing
 
 
+@pytest.mark.parametrize("a_x, slides", [(2.7, True), (0.0, False), (-2.0, False)])
+def test_a_driven_axle_spinning_up_at_a_small_slip_angle_slides(params, a_x, slides):
+    """Under power (a_x > 0) a rear axle at 0.35 of its saturation slip -- below GRIP_DEFICIT_SLIP, above
+    GRIP_SPIN_SLIP -- with no lateral force is the driven axle spinning up (the sideslip of a corner decaying on a
+    wet straight): a slide that reads its drive. Coasting or braking with the same slip and no force it is not
+    (below GRIP_DEFICIT_SLIP a curve that is not the plant's is not read as a slide)."""
+    p = params
+    shape_r = (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
+    alpha_r = 0.35 * saturation_slip(shape_r)
+    assert grip.GRIP_SPIN_SLIP * saturation_slip(shape_r) < alpha_r < grip.GRIP_DEFICIT_SLIP * saturation_slip(shape_r)
+    est = GripEstimator(p, GripConfig(mu_nominal=p.mu))
+    flags = []
+    for k in range(10):
+        v = V + a_x * k * T
+        flags.append(est.update(k * T, {"v_x": v, "v_y": -math.tan(alpha_r) * v, "r": 0.0}, -alpha_r).sliding)
+    assert any(flags) is slides
+    L = p.l_f + p.l_r
+    drive = p.mass * a_x / (p.tyre_D_r * p.mass * (p.g * p.l_f + a_x * p.h_cg) / L)
+    assert est.estimate.mu_rear == (pytest.approx(drive, rel=1e-3) if slides else p.mu)
+
+
 def _spin_up(est: GripEstimator, a_x: float, alpha_r: float, steps: int, t0: float, v0: float) -> float:
     """``steps`` samples on a straight accelerating at ``a_x`` with the rear slip ``alpha_r`` and no lateral force
     (a driven axle spinning up); returns the speed at the end."""
@@ -414,6 +435,24 @@ def test_load_units_keep_the_nominal_at_the_reference_and_are_monotonic(params):
         e = GripEstimator(params, cfg)
         ref = e._ref[0] * params.tyre_D_f
         assert e.road_friction(0.5 * ref, ref)[0] == pytest.approx(0.5 * cfg.mu_nominal, rel=1e-12)
+
+
+def test_load_units_read_a_spin_up_on_a_straight_as_the_grip_shown(params):
+    """A driven axle spinning up on a straight moves no load across the axle: with the load mapping its reading
+    (the drive's grip, ``m a_x / (D F_zr)``) is the road's friction as shown -- not raised like a lateral reading
+    of the same grip (the lateral mapping read the 0.6 road as 0.646 off a spin-up on gen3_1's straight)."""
+    p = params
+    ref, nominal, a_x = 0.8, 0.9, 3.0
+    shape_r = (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
+    alpha_r = (grip.GRIP_DEFICIT_SLIP + 0.1) * saturation_slip(shape_r)
+    L = p.l_f + p.l_r
+    drive = p.mass * a_x / (p.tyre_D_r * p.mass * (p.g * p.l_f + a_x * p.h_cg) / L)
+    est = GripEstimator(p, GripConfig(mu_nominal=nominal, mu_reference=ref, road_units="load"))
+    _spin_up(est, a_x, alpha_r, 10, 0.0, V)
+    e = est.estimate
+    assert e.mu_rear == pytest.approx(p.tyre_D_r * drive, rel=1e-3)
+    assert est.road_friction(p.tyre_D_r * drive, p.tyre_D_r * est._ref[1])[0] > 1.02 * e.mu_rear  # lateral: more
+    assert e.plan_ratio() == pytest.approx(drive / est._ref[1] * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-3)
 
 
 def test_bad_road_units():
