@@ -37,8 +37,9 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   ``m |a| / sum(D F_z)``: every tyre holds at most ``mu D F_z``, so the road's friction is at least that,
   whatever the split; an axle sliding under power (``a_x > 0``) with less lateral force than ``m a_x`` is the
   driven one spinning up (nothing else uses its grip: a rear axle spinning up on a wet straight shows no lateral
-  force), and its grip is read with all of ``m a_x`` on it. And a tyre past its curve while the whole car
-  holds at least the grip the limits as set ask for (``grip_fraction`` of the reference,
+  force), and its grip is read with all of ``m a_x`` on it -- and it counts as past its curve from
+  :data:`GRIP_SPIN_SLIP` of its saturation slip (other axles: :data:`GRIP_DEFICIT_SLIP`). And a tyre past its
+  curve while the whole car holds at least the grip the limits as set ask for (``grip_fraction`` of the reference,
   :attr:`GripConfig.grip_fraction`) is the car at its limit --
   what the margin ``1 - grip_fraction`` is for --, not a slipperier road: the estimate holds (a grip shown
   above it raises it, at the reference it confirms it).
@@ -60,7 +61,12 @@ controller's limits stand for (``a_y_max / (grip_fraction g)``: a_y_max is ``gri
 limit; at most the tyre model's peak ``mu``). The reported friction is ``grip_mu`` times the estimate over the
 reference, at most ``grip_mu``. (Against the tyre model's peak instead, an identification that extrapolated
 the peak above what the car reached -- the dry sedan: 0.944 on a 0.9 road, the car holding 0.79 g -- read a
-mu 0.6 road as 0.55 and planned 14 % below the wet-identified controller.)
+mu 0.6 road as 0.55 and planned 14 % below the wet-identified controller.) The controller's estimator maps the
+grip shown to the road's friction with the load transfer (``road_units="load"``,
+:meth:`GripEstimator.road_friction`): a car holds a larger share of a slipperier road's friction (less load moves
+across its axles, and with tyre load sensitivity an axle loses the square of it) -- the sedan 0.88 of mu 0.9 at
+its dry limit, 0.93-0.96 of mu 0.6 at its wet one, which the linear share read as 0.64-0.68. The plan's share
+of the limits stays the grip shown over the reference: the limits are accelerations the car holds.
 
 The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the lower confidence bound
 ``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction, at most 1: the plan stays
