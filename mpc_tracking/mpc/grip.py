@@ -449,7 +449,8 @@ class GripEstimator:
             linear, linear_sigma = nominal * shown / ref, nominal * std / ref
             low.append(linear - cfg.margin * linear_sigma)
             if self._c_load > 0.0:
-                road, slope = self.road_friction(d * shown, d * ref, axle.lateral)
+                # at the reference the nominal, whatever the reading's direction (the limits' grip, no more)
+                road, slope = self.road_friction(d * shown, d * ref, 1.0 if axle.mu >= ref else axle.lateral)
                 mu.append(road)
                 sigma.append(slope * d * std)
             else:

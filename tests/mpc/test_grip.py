@@ -455,6 +455,24 @@ def test_load_units_read_a_spin_up_on_a_straight_as_the_grip_shown(params):
     assert e.plan_ratio() == pytest.approx(drive / est._ref[1] * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-3)
 
 
+def test_load_units_report_the_nominal_at_or_above_the_reference_under_braking(params):
+    """Braking at 4 m/s^2 in a turn at 0.82 g, below its curve's slip, the front axle shows more than its model's
+    peak (0.78; the reference 0.75) with a share of it longitudinal: the estimate rises to the reading, capped at
+    the reference -- the limits' grip --, and the load mapping reports the nominal friction for it (the reading's
+    lateral share does not apply to the cap: it read the dry road as 0.88 on gen3_4 of seed 3)."""
+    p = sd.DynamicParams(**{**params.__dict__, "mu": 0.78})
+    est = GripEstimator(p, GripConfig(mu_nominal=0.9, mu_reference=0.75, road_units="load"))
+    shape = (p.tyre_B_f, p.tyre_C_f, p.tyre_E_f)
+    a_y, a_x = 0.82 * p.g, -4.0
+    for k in range(10):
+        v = V + a_x * k * T
+        r = a_y / v
+        delta = 0.3 * saturation_slip(shape) + math.atan(p.l_f * r / v)
+        e = est.update(k * T, {"v_x": v, "v_y": -p.l_r * r, "r": r}, delta)
+    assert not e.sliding and est._axles[0].mu > p.mu and est._axles[0].lateral < 0.99
+    assert e.mu_front == pytest.approx(0.9, rel=1e-12)
+
+
 def test_bad_road_units():
     with pytest.raises(SettingsError, match="road_units"):
         GripConfig(road_units="quadratic")
