@@ -37,8 +37,9 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   ``m |a| / sum(D F_z)``: every tyre holds at most ``mu D F_z``, so the road's friction is at least that,
   whatever the split; an axle sliding under power (``a_x > 0``) with less lateral force than ``m a_x`` is the
   driven one spinning up (nothing else uses its grip: a rear axle spinning up on a wet straight shows no lateral
-  force), and its grip is read with all of ``m a_x`` on it. And a tyre past its curve while the whole car
-  holds at least the grip the limits as set ask for (``grip_fraction`` of the reference,
+  force), and its grip is read with all of ``m a_x`` on it -- and it counts as past its curve from
+  :data:`GRIP_SPIN_SLIP` of its saturation slip (other axles: :data:`GRIP_DEFICIT_SLIP`). And a tyre past its
+  curve while the whole car holds at least the grip the limits as set ask for (``grip_fraction`` of the reference,
   :attr:`GripConfig.grip_fraction`) is the car at its limit --
   what the margin ``1 - grip_fraction`` is for --, not a slipperier road: the estimate holds (a grip shown
   above it raises it, at the reference it confirms it).
@@ -60,7 +61,12 @@ controller's limits stand for (``a_y_max / (grip_fraction g)``: a_y_max is ``gri
 limit; at most the tyre model's peak ``mu``). The reported friction is ``grip_mu`` times the estimate over the
 reference, at most ``grip_mu``. (Against the tyre model's peak instead, an identification that extrapolated
 the peak above what the car reached -- the dry sedan: 0.944 on a 0.9 road, the car holding 0.79 g -- read a
-mu 0.6 road as 0.55 and planned 14 % below the wet-identified controller.)
+mu 0.6 road as 0.55 and planned 14 % below the wet-identified controller.) The controller's estimator maps the
+grip shown to the road's friction with the load transfer (``road_units="load"``,
+:meth:`GripEstimator.road_friction`): a car holds a larger share of a slipperier road's friction (less load moves
+across its axles, and with tyre load sensitivity an axle loses the square of it) -- the sedan 0.88 of mu 0.9 at
+its dry limit, 0.93-0.96 of mu 0.6 at its wet one, which the linear share read as 0.64-0.68. The plan's share
+of the limits stays the grip shown over the reference: the limits are accelerations the car holds.
 
 The limits the controller plans with (:meth:`GripEstimate.plan_ratio`) use the lower confidence bound
 ``mu - grip_margin sigma`` of the weaker axle, relative to the nominal friction, at most 1: the plan stays
@@ -93,6 +99,7 @@ from mpc_tracking.paths.interpolation import LinearTable
 
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
            "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_DEFICIT_SLIP",
+           "GRIP_SPIN_SLIP",
            "GRIP_MAX_DROP", "GRIP_SLIDE_MEMORY",
            "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED", "GRIP_SIGMA_SLIDE",
            "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "GRIP_SUSTAIN_SAMPLES", "GRIP_SLIDE_SAMPLES", "RATIO_STEP"]
@@ -113,6 +120,14 @@ GRIP_FORCE_DEFICIT = 0.15
 #: planned and 1-2 of 5 off the track (``bench_identify.py --circuits 5 --seed 1``), at 0.5 none). The cost: a
 #: driven axle spinning up on a wet straight counts 1.2 s after the rain begins instead of 0.65 s
 GRIP_DEFICIT_SLIP = 0.5
+#: ... and from this share of it for an axle spinning up (sliding under power: ``a_x > 0`` and less lateral force
+#: than ``m a_x``, see the module doc) [-]. The drive takes the axle's grip and its lateral force collapses at any
+#: slip angle: on a wet straight right after a corner (the sideslip of the corner still decaying, the rear slip
+#: 0.34 of its saturation slip) a rear axle accelerating at 2.7 m/s^2 was short of its curve by 0.54 of D F_z for
+#: 2 s and went unread at 0.5 (rain on generated circuit gen3_1 of seed 3: the estimate stayed at the dry road's
+#: for 19.5 s). What GRIP_DEFICIT_SLIP guards against -- a curve that is not the plant's, short by a few tenths
+#: of D F_z in a corner -- is not there under power with little lateral force
+GRIP_SPIN_SLIP = 0.2
 #: at most this share of the estimate goes in one step of sliding [-] (one bad sample cannot take it all). 0.5: at
 #: 0.25 the first step of a slide on a road 0.9 -> 0.6 took the estimate to 0.80 only, and when the plan's lower
 #: limits ended the slide there it stayed at 0.80 (rain, 2 s into cornering: 34 % off on one generated circuit).
@@ -177,6 +192,14 @@ class GripConfig:
         at it). A tyre past its curve while the whole car holds at least the grip the limits as set ask for
         (``grip_fraction`` times the reference) does not lower the estimate: those limits are attainable, and
         the margin ``1 - grip_fraction`` is there for such a moment at the limit.
+    road_units : {"linear", "load"}
+        How the grip shown maps to the road's friction when ``mu_reference`` is given (the plan's share of the
+        limits is the grip shown over the reference either way: the limits are accelerations the car holds).
+        ``"linear"``: ``mu_nominal`` times the grip shown over the reference. ``"load"``: the share of the road's
+        friction the car holds falls with the square of its grip, ``a / mu = 1 - c a^2`` (tyre load sensitivity:
+        a tyre's friction falls linearly with its load, so an axle's loses the square of its lateral load
+        transfer, which grows with ``a``), ``c`` from the reference (the car holds ``mu_reference / mu_nominal``
+        of the nominal road's friction there); see :meth:`GripEstimator.road_friction`.
     """
 
     mu_nominal: float = 1.0
@@ -187,6 +210,7 @@ class GripConfig:
     slide_sideslip: float = 0.12
     mu_reference: float | None = None
     grip_fraction: float = 1.0
+    road_units: str = "linear"
 
     def __post_init__(self) -> None:
         for name in ("mu_nominal", "sigma0", "sigma_growth", "sigma_max", "margin", "slide_sideslip"):
@@ -200,6 +224,8 @@ class GripConfig:
         ref = self.mu_reference
         if ref is not None and not (isinstance(ref, (int, float)) and math.isfinite(ref) and ref > 0):
             raise SettingsError(f"GripConfig.mu_reference: expected None or a finite number > 0, got {ref!r}")
+        if self.road_units not in ("linear", "load"):
+            raise SettingsError(f"GripConfig.road_units: expected 'linear' or 'load', got {self.road_units!r}")
 
 
 @dataclass(frozen=True)
@@ -218,6 +244,9 @@ class GripEstimate:
         The friction the limits were set for [-].
     margin : float
         The plan's confidence margin (in standard deviations).
+    plan_share : float or None
+        Share of the nominal limits the plan may use, worked out by the estimator in the units of the grip shown
+        (see :meth:`plan_ratio`); None: from ``mu`` and ``sigma`` (the same where the road units are linear).
     """
 
     mu_front: float
@@ -227,6 +256,7 @@ class GripEstimate:
     sliding: bool
     mu_nominal: float
     margin: float = 1.0
+    plan_share: float | None = None
 
     @property
     def mu(self) -> float:
@@ -239,7 +269,12 @@ class GripEstimate:
         return self.sigma_front if self.mu_front <= self.mu_rear else self.sigma_rear
 
     def plan_ratio(self) -> float:
-        """Share of the nominal limits the plan may use: ``(mu - margin sigma) / mu_nominal`` in (0, 1]."""
+        """Share of the nominal limits the plan may use, in (0, 1]: ``plan_share`` when the estimator gave it (the
+        lower confidence bound of the grip shown over the reference: the limits are accelerations the car holds,
+        which scale with the grip shown, not with the road's friction), else ``(mu - margin sigma) / mu_nominal``
+        of the weaker axle."""
+        if self.plan_share is not None:
+            return self.plan_share
         low = min(self.mu_front - self.margin * self.sigma_front, self.mu_rear - self.margin * self.sigma_rear)
         return float(min(1.0, max(_MU_BOUNDS[0], low) / self.mu_nominal))
 
@@ -288,6 +323,8 @@ class _Axle:
     def __init__(self, mu: float, sigma: float) -> None:
         self.mu, self.var = mu, sigma * sigma
         self.shown_in_slide = 0.0  # the most grip shown during the current slide (0: not sliding)
+        self.lateral_in_slide = 1.0  # the lateral share of that reading
+        self.lateral = 1.0  # lateral share |F_y| / |F| of the reading the estimate stands on (1: the reference's)
         self.since_slide = math.inf  # time the axle has gripped since it last slid [s]
         self.recent: list[float] = []  # the grip shown in the last GRIP_SUSTAIN_SAMPLES samples
         self.recent_driving: list[float] = []  # the same with all of a driving force on this axle
@@ -305,28 +342,31 @@ class _Axle:
         """No information for ``dt`` [s]: the variance grows (capped)."""
         self.var = min(self.var + growth * growth * dt, max(sigma_max * sigma_max, self.var))
 
-    def slid(self, shown: float, reference: float) -> None:
+    def slid(self, shown: float, reference: float, lateral: float = 1.0) -> None:
         """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP), with
         the standard deviation of a slide's reading (:data:`GRIP_SIGMA_SLIDE` of it; no more than the reading
         is short of ``reference``, the grip the limits stand for: a slide at that grip confirms the limits)."""
         # the grip is at least the most the axle held during this slide (one sample past the peak reads low)
-        shown = self.shown_in_slide = max(self.shown_in_slide, shown)
+        if shown >= self.shown_in_slide:
+            self.shown_in_slide, self.lateral_in_slide = shown, lateral
+        shown, lateral = self.shown_in_slide, self.lateral_in_slide
         self.since_slide = 0.0
         if shown < self.mu:
             self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
+            self.lateral = lateral
         confirmed = GRIP_SIGMA_CONFIRMED * reference
         self.var = min(GRIP_SIGMA_SLIDE * self.mu, max(confirmed, reference - self.mu)) ** 2
 
-    def held(self, shown: float, reference: float) -> None:
+    def held(self, shown: float, reference: float, lateral: float = 1.0) -> None:
         """The tyre is past its curve while the whole car holds the grip the limits as set ask for: at the limit,
         not a slipperier road. ``shown`` is a lower bound (it may raise the estimate); at ``reference`` it confirms
         the limits; otherwise the estimate holds (no recovery while a tyre is past its curve)."""
         if shown > self.mu:
-            self.mu = min(shown, _MU_BOUNDS[1])
+            self.mu, self.lateral = min(shown, _MU_BOUNDS[1]), lateral
         if self.mu >= reference:
             self.var = min(self.var, (GRIP_SIGMA_CONFIRMED * reference) ** 2)
 
-    def gripped(self, shown: float, dt: float, mu_max: float, reference: float) -> None:
+    def gripped(self, shown: float, dt: float, mu_max: float, reference: float, lateral: float = 1.0) -> None:
         """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation (below
         ``reference``, the grip the limits stand for, a slide's uncertainty stays: the car has not shown more).
         The slide's reading is forgotten after :data:`GRIP_SLIDE_MEMORY` of grip."""
@@ -334,7 +374,7 @@ class _Axle:
         if self.since_slide >= GRIP_SLIDE_MEMORY:
             self.shown_in_slide = 0.0
         if shown > self.mu:
-            self.mu = min(shown, _MU_BOUNDS[1])
+            self.mu, self.lateral = min(shown, _MU_BOUNDS[1]), lateral
         if shown >= GRIP_CONFIRM_SHARE * min(self.mu, reference):
             confirmed = GRIP_SIGMA_CONFIRMED * reference
             floor = confirmed if self.mu >= reference else max(confirmed, GRIP_SIGMA_SLIDE * self.mu)
@@ -380,6 +420,12 @@ class GripEstimator:
         self._ref = (min(p.mu, ref / p.tyre_D_f), min(p.mu, ref / p.tyre_D_r))
         # the same for the whole car, as |F| / F_z (the plan's limits ask for grip_fraction of it)
         self._ref_car = min(p.tyre_D_f * self._ref[0], p.tyre_D_r * self._ref[1])
+        # road units: the share of the road's friction the car holds falls as 1 - c a^2 with the grip a it shows
+        # (|F| / F_z); c from the reference, where it holds mu_reference / mu_nominal of the nominal friction
+        held = self._ref_car / config.mu_nominal
+        self._c_load = ((1.0 - held) / self._ref_car ** 2
+                        if config.road_units == "load" and config.mu_reference is not None and 0.0 < held < 1.0
+                        else 0.0)
         self.reset()
 
     def reset(self) -> None:
@@ -392,13 +438,58 @@ class GripEstimator:
 
     @property
     def estimate(self) -> GripEstimate:
-        """The current estimate (road units)."""
-        nominal = self.config.mu_nominal
-        mu, sigma = [], []
-        for axle, ref in zip(self._axles, self._ref, strict=True):
-            mu.append(nominal * min(axle.mu, ref) / ref)  # above the reference: the limits' grip, no more
-            sigma.append(nominal * math.sqrt(axle.var) / ref)
-        return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, self.config.margin)
+        """The current estimate (road units, :meth:`road_friction`; the plan's share in the units of the grip
+        shown)."""
+        cfg = self.config
+        nominal = cfg.mu_nominal
+        mu, sigma, low = [], [], []
+        for axle, ref, d in zip(self._axles, self._ref, (self.params.tyre_D_f, self.params.tyre_D_r), strict=True):
+            shown = min(axle.mu, ref)  # above the reference: the limits' grip, no more
+            std = math.sqrt(axle.var)
+            linear, linear_sigma = nominal * shown / ref, nominal * std / ref
+            low.append(linear - cfg.margin * linear_sigma)
+            if self._c_load > 0.0:
+                # at the reference the nominal, whatever the reading's direction (the limits' grip, no more)
+                road, slope = self.road_friction(d * shown, d * ref, 1.0 if axle.mu >= ref else axle.lateral)
+                mu.append(road)
+                sigma.append(slope * d * std)
+            else:
+                mu.append(linear)
+                sigma.append(linear_sigma)
+        share = float(min(1.0, max(_MU_BOUNDS[0], min(low)) / nominal))
+        return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, cfg.margin, share)
+
+    def road_friction(self, shown: float, reference: float, lateral: float = 1.0) -> tuple[float, float]:
+        """The road's friction [-] where an axle shows the grip ``shown`` (``|F| / F_z``), a share ``lateral`` of
+        it sideways (``|F_y| / |F|``), and its slope d mu / d shown, for the axle whose reference grip (the
+        lateral limit the limits stand for) is ``reference``.
+
+        ``mu_nominal f(shown, lateral) / f(reference, 1)`` with ``f(a, l) = a / (1 - c (l a)^2)``
+        (:class:`GripConfig`, ``road_units``): the load an axle moves from its inner to its outer wheel grows
+        with its lateral force, and with tyre load sensitivity its grip falls with the square of that; at the
+        reference the nominal friction; below it the car holds a larger share of the road's friction, so a grip
+        shown reads a lower friction than its linear share (and at least the grip shown:
+        ``mu_nominal / f(reference, 1)`` is 1 with ``c`` from the reference). A longitudinal reading (a driven
+        axle spinning up on a straight, ``lateral`` 0) moves no load across the axle: it reads the grip shown.
+        The 3D sedan holds 0.88 of mu 0.9 at its dry limit and 0.93-0.96 of mu 0.6 at the wet one: with ``c``
+        from the first, ``f`` gives 0.94 for the second (the linear share read a slide on the 0.6 road as 0.65).
+        With ``c = 0`` (``road_units="linear"``) it is the linear share.
+
+        >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+        >>> p = DynamicParams.bmw_320i()
+        >>> est = GripEstimator(p, GripConfig(mu_nominal=0.9, mu_reference=0.79, road_units="load"))
+        >>> mu, slope = est.road_friction(0.94 * 0.6, 0.79)       # a slide at the wet limit: 0.94 of mu 0.6
+        >>> round(mu, 2), round(0.9 * 0.94 * 0.6 / 0.79, 2), est.road_friction(0.79, 0.79)[0]   # vs the linear share
+        (0.6, 0.64, 0.9)
+        >>> round(est.road_friction(0.6, 0.79, lateral=0.0)[0], 3)   # spinning up on a straight
+        0.6
+        """
+        c, nominal = self._c_load, self.config.mu_nominal
+        f_ref = reference / (1.0 - c * reference * reference)
+        k = c * lateral * lateral
+        a2 = shown * shown
+        return (nominal * shown / (1.0 - k * a2) / f_ref,
+                nominal * (1.0 + k * a2) / (1.0 - k * a2) ** 2 / f_ref)
 
     def update(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
         """One step with the measurement at time ``t`` [s] and the steering ``delta`` [rad] applied since the last.
@@ -450,6 +541,7 @@ class GripEstimator:
         # sum(D F_z) -- whatever the split between the axles (the brake balance, the load transfer), which the
         # per-axle forces above assume; held over GRIP_SUSTAIN_SAMPLES samples like an axle's
         f_car = m * math.hypot(a_x, a_y)
+        lat_car = abs(a_y) / math.hypot(a_x, a_y) if f_car > 0.0 else 1.0  # lateral share of each reading
         self._recent_car.append((f_car / (fz[0] + fz[1]), f_car / (p.tyre_D_f * fz[0] + p.tyre_D_r * fz[1])))
         del self._recent_car[:-GRIP_SUSTAIN_SAMPLES]
         car_g = min(c[0] for c in self._recent_car)
@@ -466,6 +558,8 @@ class GripEstimator:
             # lateral force than that (a front axle understeering under power in a rear-drive car: it carries none)
             spin = a_x > 0.0 and abs(fy[i]) < m * a_x
             driving = axle.sustained(math.hypot(fy[i], m * a_x) / d_fz if spin else 0.0, axle.recent_driving)
+            f_i = math.hypot(fy[i], fx[i])
+            lat = abs(fy[i]) / f_i if f_i > 0.0 else 1.0
             # a slide must show whatever the split of the car's longitudinal force between the axles (the brake
             # balance, the driven axle: the load split above is a guess; under braking it read the dry sedan's
             # front axle short of its curve by 20 % of D F_z): the slip where the tyre saturates on this road
@@ -474,22 +568,25 @@ class GripEstimator:
             slide = self._alpha_sat[i] * axle.mu / p.mu
             peak = lateral_peak(axle.mu, d_fz, m * a_x)
             deficit = (abs(axle_force(alpha[i], self._shapes[i], peak, p.mu * d_fz)) - abs(fy[i])) / d_fz
+            floor = GRIP_SPIN_SLIP if spin else GRIP_DEFICIT_SLIP  # where the curve's force tells
             tyre_slides = (abs(alpha[i]) > GRIP_SLIDE_SLIP_MARGIN * slide
-                           or (abs(alpha[i]) > GRIP_DEFICIT_SLIP * slide and deficit > GRIP_FORCE_DEFICIT))
+                           or (abs(alpha[i]) > floor * slide and deficit > GRIP_FORCE_DEFICIT))
             axle.slide_samples = axle.slide_samples + 1 if tyre_slides else 0
             if tyre_slides and not body_slides and axle.slide_samples < GRIP_SLIDE_SAMPLES:
                 continue  # one sample is not yet a slide (a glitch in a command or an acceleration): hold
             if tyre_slides and not body_slides and car_g >= planned:
-                axle.held(shown, self._ref[i])
+                axle.held(shown, self._ref[i], lat)
                 logger.debug("grip: %s axle past its curve while the car holds the planned grip (%.3f >= %.3f): "
                              "at the limit, not a slipperier road", ("front", "rear")[i], car_g, planned)
             elif body_slides or tyre_slides:
-                axle.slid(max(shown, car_shown, driving), self._ref[i])
+                reading = max((shown, lat), (car_shown, lat_car),
+                              (driving, abs(fy[i]) / math.hypot(fy[i], m * a_x) if spin else 1.0))
+                axle.slid(reading[0], self._ref[i], reading[1])
                 self._sliding = True
                 logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",
                              ("front", "rear")[i], alpha[i], slide, axle.mu)
             else:
-                axle.gripped(shown, min(dt, _RECOVERY_DT_MAX), p.mu, self._ref[i])
+                axle.gripped(shown, min(dt, _RECOVERY_DT_MAX), p.mu, self._ref[i], lat)
 
 
 class GripLimits:
@@ -524,7 +621,7 @@ class GripLimits:
         cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
                          sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip,
                          mu_reference=reference if math.isfinite(reference) and reference > 0 else None,
-                         grip_fraction=st.grip_fraction)
+                         grip_fraction=st.grip_fraction, road_units="load")
         self.estimator = GripEstimator(params, cfg)
         sampler = mpc._sampler
         self._table0 = sampler.table.copy()

@@ -278,6 +278,27 @@ def test_a_driven_axle_spinning_up_on_a_straight_slides_and_reads_its_drive(para
     assert e.mu_front == p.mu  # the front axle showed nothing
 
 
+@pytest.mark.parametrize("a_x, slides", [(2.7, True), (0.0, False), (-2.0, False)])
+def test_a_driven_axle_spinning_up_at_a_small_slip_angle_slides(params, a_x, slides):
+    """Under power (a_x > 0) a rear axle at 0.35 of its saturation slip -- below GRIP_DEFICIT_SLIP, above
+    GRIP_SPIN_SLIP -- with no lateral force is the driven axle spinning up (the sideslip of a corner decaying on a
+    wet straight): a slide that reads its drive. Coasting or braking with the same slip and no force it is not
+    (below GRIP_DEFICIT_SLIP a curve that is not the plant's is not read as a slide)."""
+    p = params
+    shape_r = (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
+    alpha_r = 0.35 * saturation_slip(shape_r)
+    assert grip.GRIP_SPIN_SLIP * saturation_slip(shape_r) < alpha_r < grip.GRIP_DEFICIT_SLIP * saturation_slip(shape_r)
+    est = GripEstimator(p, GripConfig(mu_nominal=p.mu))
+    flags = []
+    for k in range(10):
+        v = V + a_x * k * T
+        flags.append(est.update(k * T, {"v_x": v, "v_y": -math.tan(alpha_r) * v, "r": 0.0}, -alpha_r).sliding)
+    assert any(flags) is slides
+    L = p.l_f + p.l_r
+    drive = p.mass * a_x / (p.tyre_D_r * p.mass * (p.g * p.l_f + a_x * p.h_cg) / L)
+    assert est.estimate.mu_rear == (pytest.approx(drive, rel=1e-3) if slides else p.mu)
+
+
 def _spin_up(est: GripEstimator, a_x: float, alpha_r: float, steps: int, t0: float, v0: float) -> float:
     """``steps`` samples on a straight accelerating at ``a_x`` with the rear slip ``alpha_r`` and no lateral force
     (a driven axle spinning up); returns the speed at the end."""
@@ -365,6 +386,102 @@ def test_reference_maps_a_slide_to_the_share_of_the_limits(params):
     slid, e = _slid(est, 0.5 * ref * params.tyre_D_f * params.g, 3.0 * saturation_slip(shape), steps=8)
     assert slid and e.mu_front == pytest.approx(0.45, rel=1e-9)
     assert e.plan_ratio() == pytest.approx(0.5 * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-9)
+
+
+@pytest.mark.parametrize("road_share", [0.94, 0.96])
+def test_load_units_read_a_wet_slide_as_the_road_friction(params, road_share):
+    """The car holds 0.8 / 0.9 of the nominal road's friction at the reference (load transfer and tyre load
+    sensitivity) and 0.94-0.96 of a 0.6 road at its wet limit: with ``road_units="load"`` a slide there reads the
+    road's 0.6 within 2 % (the linear share read 0.634-0.648, 6-8 % high); the plan's share of the limits stays
+    the grip shown over the reference (the limits are accelerations the car holds)."""
+    ref, nominal = 0.8, 0.9
+    shape = (params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)
+    shown = road_share * 0.6  # |F| / F_z on the 0.6 road
+    reads = {}
+    for units in ("linear", "load"):
+        est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, road_units=units))
+        slid, e = _slid(est, shown * params.tyre_D_f * params.g, 3.0 * saturation_slip(shape), steps=8)
+        assert slid
+        reads[units] = e
+    assert reads["linear"].mu_front == pytest.approx(nominal * shown / ref, rel=1e-9)
+    assert reads["load"].mu_front == pytest.approx(0.6, rel=0.02)
+    assert abs(reads["linear"].mu_front / 0.6 - 1.0) > 0.05
+    # the limits: identical, the linear share with the slide's margin
+    assert reads["load"].plan_ratio() == reads["linear"].plan_ratio()
+    assert reads["load"].plan_ratio() == pytest.approx(shown / ref * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-9)
+    # the uncertainty in road units: the mapping's slope times the shown grip's
+    est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, road_units="load"))
+    _, slope = est.road_friction(shown, ref)
+    assert reads["load"].sigma_front == pytest.approx(slope * grip.GRIP_SIGMA_SLIDE * shown, rel=1e-9)
+
+
+def test_load_units_keep_the_nominal_at_the_reference_and_are_monotonic(params):
+    """The mapping reads the nominal friction at the reference, rises with the grip shown, lies between the grip
+    shown and its linear share, and is the linear share
+    without a reference (the tyre model's own peak is the friction) or when the car holds all of it there."""
+    est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=0.79, road_units="load"))
+    assert est.road_friction(0.79, 0.79)[0] == pytest.approx(0.9, rel=1e-12)
+    shown = np.linspace(0.05, 0.79, 50)
+    mu = np.array([est.road_friction(a, 0.79)[0] for a in shown])
+    assert np.all(np.diff(mu) > 0)
+    # at least the grip shown (every tyre holds at most mu F_z), at most the linear share (less load transfer)
+    assert np.all(mu >= shown - 1e-12) and np.all(mu <= 0.9 * shown / 0.79 + 1e-12)
+    slope = est.road_friction(0.5, 0.79)[1]
+    h = 1e-6
+    assert slope == pytest.approx((est.road_friction(0.5 + h, 0.79)[0] - est.road_friction(0.5 - h, 0.79)[0])
+                                  / (2 * h), rel=1e-6)
+    for cfg in (GripConfig(mu_nominal=params.mu, road_units="load"),
+                GripConfig(mu_nominal=0.7, mu_reference=0.8, road_units="load")):
+        e = GripEstimator(params, cfg)
+        ref = e._ref[0] * params.tyre_D_f
+        assert e.road_friction(0.5 * ref, ref)[0] == pytest.approx(0.5 * cfg.mu_nominal, rel=1e-12)
+
+
+def test_load_units_read_a_spin_up_on_a_straight_as_the_grip_shown(params):
+    """A driven axle spinning up on a straight moves no load across the axle: with the load mapping its reading
+    (the drive's grip, ``m a_x / (D F_zr)``) is the road's friction as shown -- not raised like a lateral reading
+    of the same grip (the lateral mapping read the 0.6 road as 0.646 off a spin-up on gen3_1's straight)."""
+    p = params
+    ref, nominal, a_x = 0.8, 0.9, 3.0
+    shape_r = (p.tyre_B_r, p.tyre_C_r, p.tyre_E_r)
+    alpha_r = (grip.GRIP_DEFICIT_SLIP + 0.1) * saturation_slip(shape_r)
+    L = p.l_f + p.l_r
+    drive = p.mass * a_x / (p.tyre_D_r * p.mass * (p.g * p.l_f + a_x * p.h_cg) / L)
+    est = GripEstimator(p, GripConfig(mu_nominal=nominal, mu_reference=ref, road_units="load"))
+    _spin_up(est, a_x, alpha_r, 10, 0.0, V)
+    e = est.estimate
+    assert e.mu_rear == pytest.approx(p.tyre_D_r * drive, rel=1e-3)
+    assert est.road_friction(p.tyre_D_r * drive, p.tyre_D_r * est._ref[1])[0] > 1.02 * e.mu_rear  # lateral: more
+    assert e.plan_ratio() == pytest.approx(drive / est._ref[1] * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-3)
+
+
+def test_load_units_report_the_nominal_at_or_above_the_reference_under_braking(params):
+    """Braking at 4 m/s^2 in a turn at 0.82 g, below its curve's slip, the front axle shows more than its model's
+    peak (0.78; the reference 0.75) with a share of it longitudinal: the estimate rises to the reading, capped at
+    the reference -- the limits' grip --, and the load mapping reports the nominal friction for it (the reading's
+    lateral share does not apply to the cap: it read the dry road as 0.88 on gen3_4 of seed 3)."""
+    p = sd.DynamicParams(**{**params.__dict__, "mu": 0.78})
+    est = GripEstimator(p, GripConfig(mu_nominal=0.9, mu_reference=0.75, road_units="load"))
+    shape = (p.tyre_B_f, p.tyre_C_f, p.tyre_E_f)
+    a_y, a_x = 0.82 * p.g, -4.0
+    for k in range(10):
+        v = V + a_x * k * T
+        r = a_y / v
+        delta = 0.3 * saturation_slip(shape) + math.atan(p.l_f * r / v)
+        e = est.update(k * T, {"v_x": v, "v_y": -p.l_r * r, "r": r}, delta)
+    assert not e.sliding and est._axles[0].mu > p.mu and est._axles[0].lateral < 0.99
+    assert e.mu_front == pytest.approx(0.9, rel=1e-12)
+
+
+def test_bad_road_units():
+    with pytest.raises(SettingsError, match="road_units"):
+        GripConfig(road_units="quadratic")
+
+
+def test_the_controller_reads_road_units_with_the_load_mapping(params):
+    """The controller's estimator (GripLimits) maps the grip shown to the road with the load mapping."""
+    mpc = _mpc(params, grip_mu=0.9)
+    assert mpc.grip.estimator.config.road_units == "load"
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.3, float("nan"), float("inf")])

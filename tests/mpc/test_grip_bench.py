@@ -1,0 +1,75 @@
+"""The grip-change benchmark's estimate figures (benchmarks/bench_grip_change.py): the window after a change of
+the road starts at the first turn (``mu_err_2s_after_cornering_pct``) and at the first corner that tests the grip
+(``mu_err_2s_after_limit_cornering_pct``: the path asks for at least LIMIT_DEMAND of the road's friction), None
+-- no information -- when the lap has none."""
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import mpc_tracking as mt
+
+ROOT = Path(__file__).resolve().parents[2]
+V = 20.0  # speed [m/s]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        yield importlib.import_module("bench_grip_change")
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def _lap(radius: float, t_read: float) -> tuple[dict[str, np.ndarray], mt.ReferencePath]:
+    """120 m of straight, then a quarter circle of ``radius``, driven at V along the path; the road goes from 0.9
+    to 0.6 at t = 2 s and the estimate follows at ``t_read`` [s]."""
+    th = np.linspace(0.0, np.pi / 2, 200)
+    x = np.concatenate([np.linspace(0.0, 120.0, 121)[:-1], 120.0 + radius * np.sin(th)])
+    y = np.concatenate([np.zeros(120), radius * (1.0 - np.cos(th))])
+    path = mt.ReferencePath(x, y, ds=1.0, width_left=5.0, width_right=5.0)
+    t = np.arange(0.0, (path.length - 1.0) / V, 0.05)
+    s = V * t
+    series = {"t": t, "s": s, "v": np.full(t.size, V), "yaw": np.interp(s, path.s, np.unwrap(path.psi)),
+              "mu_true": np.where(t >= 2.0, 0.6, 0.9), "mu_est": np.where(t >= t_read, 0.6, 0.9)}
+    return series, path
+
+
+class _Res(SimpleNamespace):
+    def __len__(self) -> int:
+        return len(self.series["t"])
+
+
+@pytest.mark.parametrize("radius, limit", [(50.0, True), (200.0, False)])
+def test_the_window_starts_at_the_first_corner_that_tests_the_grip(bench, radius, limit):
+    """R 50 m at 20 m/s asks 8 m/s^2 (more than 0.9 of the 0.6 road's 5.9): both windows start at the corner (6 s)
+    and the estimate, read there, is right. R 200 m asks 2 m/s^2: a turn (above 0.3 mu g) below the road's limit,
+    where the tyres show nothing and the estimate holds -- the first window counts it as 50 % off, the limit
+    window says no information (None)."""
+    series, path = _lap(radius, 6.5 if limit else np.inf)
+    out = bench._estimate_figures(_Res(series=series), path)
+    assert out["t_change_s"] == pytest.approx(2.0)
+    assert out["t_cornering_s"] == pytest.approx(120.0 / V, abs=0.2)
+    assert out["mu_err_2s_after_cornering_pct"] == (0.0 if limit else 50.0)
+    if limit:
+        assert out["t_limit_cornering_s"] == pytest.approx(120.0 / V, abs=0.2)
+        assert out["mu_err_2s_after_limit_cornering_pct"] == 0.0
+    else:
+        assert out["t_limit_cornering_s"] is None and out["mu_err_2s_after_limit_cornering_pct"] is None
+
+
+def test_no_information_is_counted_apart_in_the_distributions(bench):
+    """The distributions give median/worst over the laps with a limit corner and count the others."""
+    rows = []
+    for k, err in enumerate((3.0, None, 7.0)):
+        rows.append({"track": f"c{k}", "scenario": "rain", "vehicle_file": "dry", "grip_estimation": True,
+                     "completed": True, "max_body_overshoot_m": 0.0, "mu_err_2s_after_cornering_pct": 50.0,
+                     "mu_err_2s_after_limit_cornering_pct": err, "reaction_s": 1.0})
+    out = bench.distributions(rows)["rain_mu_err_2s_after_limit_cornering_pct"]
+    assert out["no_information"] == 1 and out["median"] == 5.0 and out["worst"] == 7.0
