@@ -177,11 +177,11 @@ def _place_plant(path: ReferencePath, controller: Controller, plant: MotionModel
     plant.init({"x": x, "y": y, "yaw": yaw, "speed": v0})
 
 
-def _finite3(a: Any, b: Any, c: Any) -> bool:
-    """True when the three plant outputs are finite floats (the common case, checked without building a dict;
+def _all_finite(*values: Any) -> bool:
+    """True when the plant outputs are finite numbers (the common case, checked without building a dict;
     anything else goes through :func:`~mpc_tracking.plausibility.nonfinite_outputs`, which names them)."""
     try:
-        return math.isfinite(a) and math.isfinite(b) and math.isfinite(c)
+        return all(map(math.isfinite, values))
     except TypeError:
         return False
 
@@ -335,7 +335,7 @@ class _Loop:
         """Project the plant's reference point; ``None`` when the run ends here."""
         pose = self.plant.pose
         yaw = pose.yaw
-        bad = None if _finite3(pose.x, pose.y, yaw) else nonfinite_outputs({"x": pose.x, "y": pose.y, "yaw": yaw})
+        bad = None if _all_finite(pose.x, pose.y, yaw) else nonfinite_outputs({"x": pose.x, "y": pose.y, "yaw": yaw})
         if bad is not None:  # (checked before any arithmetic on them)
             self._stop(Outcome.NON_FINITE_STATE, f"plant pose ({pose.x}, {pose.y}, {yaw}) at t = {self.t:.2f} s: "
                                                  f"{bad}")
@@ -370,7 +370,7 @@ class _Loop:
         velocities of the reference point and the yaw rate."""
         speed = self._speed = self.plant.speed
         if not self._measures:
-            return {"speed": speed} if _finite3(speed, 0.0, 0.0) else _checked_outputs({"speed": speed}, self.t)
+            return {"speed": speed} if _all_finite(speed) else _checked_outputs({"speed": speed}, self.t)
         yaw = self.plant.pose.yaw
         vel = self.plant.velocity
         c, s = np.cos(yaw), np.sin(yaw)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mpc_tracking.errors import PathError
+from mpc_tracking.paths._walk import walk
 
 __all__ = ["Projection", "wrap_angle", "ProjectionMixin"]
 
@@ -110,22 +111,15 @@ class ProjectionMixin:
         def wrap_s(self, s: Any) -> np.ndarray: ...
 
     def _cache_projection(self) -> None:
-        """Python lists of the segment data for the scalar fast path."""
-        self._l_s = self._s_ext.tolist()
-        self._l_x = self._x_ext.tolist()
-        self._l_y = self._y_ext.tolist()
-        self._l_psi = self._psi_ext.tolist()
-        self._l_dx = self._seg_d[:, 0].tolist()
-        self._l_dy = self._seg_d[:, 1].tolist()
-        self._l_len2 = self._seg_len2.tolist()
-        self._l_kap = self.kappa[self._idx_ext[:-1]].tolist()
-        #: the same numbers as one table for the compiled walk (rows: ``_projection_kernels.ROW_*``)
-        n = len(self._l_s)
-        table = np.zeros((8, n))
-        for row, values in enumerate((self._l_s, self._l_x, self._l_y, self._l_psi, self._l_dx, self._l_dy,
-                                      self._l_len2, self._l_kap)):
-            table[row, :len(values)] = values
+        """The segment data of the scalar walk (:func:`._walk.walk`), rows ``ROW_*``: as eight lists of floats for
+        Python and as one C-contiguous array for the compiled walk."""
+        rows = (self._s_ext, self._x_ext, self._y_ext, self._psi_ext, self._seg_d[:, 0], self._seg_d[:, 1],
+                self._seg_len2, self.kappa[self._idx_ext[:-1]])
+        table = np.zeros((8, self._s_ext.size))
+        for row, values in enumerate(rows):
+            table[row, :values.size] = values
         self._projection_table = table
+        self._projection_lists = tuple(values.tolist() for values in rows)
         #: where the scalar projection runs: "auto" (compiled once numba is loaded), "python"
         self.projection_code = "auto"
 
@@ -177,68 +171,15 @@ class ProjectionMixin:
         if not (math.isfinite(px) and math.isfinite(py) and math.isfinite(hint)):
             return None  # the array path raises the error / handles it
         L, closed, n_seg = self.length, self.closed, self._n_seg
-        walk = compiled_walk() if self.projection_code == "auto" else None
-        if walk is not None:  # the same numbers in one compiled call
-            w = window if window is not None else self._default_window()
-            found, s, e_y, psi_p = walk(self._projection_table, n_seg, closed, L, self.ds, px, py, hint,
-                                        int(w / self.ds) + 2)
-            if not found:
-                return None
-            e_psi = 0.0 if psi is None else (float(psi) - psi_p + math.pi) % _TWO_PI - math.pi
-            return Projection(s, e_y, e_psi)
-        hint = hint % L if closed else min(max(hint, 0.0), L)
-        ls, lx, ly, ldx, ldy, ll2 = self._l_s, self._l_x, self._l_y, self._l_dx, self._l_dy, self._l_len2
-        i = min(int(hint / self.ds), n_seg - 1)
-        while i + 1 < n_seg and ls[i + 1] <= hint:
-            i += 1
-        while i > 0 and ls[i] > hint:
-            i -= 1
+        compiled = compiled_walk() if self.projection_code == "auto" else None
         w = window if window is not None else self._default_window()
-        max_steps = int(w / self.ds) + 2
-        last = 0
-        for _ in range(max_steps):
-            t = ((px - lx[i]) * ldx[i] + (py - ly[i]) * ldy[i]) / ll2[i]
-            if t < 0.0:
-                if last == 1 or (not closed and i == 0):
-                    t = 0.0
-                    break
-                i = i - 1 if i > 0 else n_seg - 1
-                last = -1
-            elif t > 1.0:
-                if last == -1 or (not closed and i == n_seg - 1):
-                    t = 1.0
-                    break
-                i = i + 1 if i < n_seg - 1 else 0
-                last = 1
-            else:
-                break
+        args = (n_seg, closed, L, self.ds, px, py, hint, int(w / self.ds) + 2)
+        if compiled is not None:  # the same function, in one compiled call
+            found, s, e_y, psi_p = compiled(self._projection_table, *args)
         else:
+            found, s, e_y, psi_p = walk(self._projection_lists, *args)
+        if not found:
             return None  # walked out of the window: global search
-        # Newton on the local arc
-        x0, y0, psi0, k0 = lx[i], ly[i], self._l_psi[i], self._l_kap[i]
-        c, sn = math.cos(psi0), math.sin(psi0)
-        seg_len = math.sqrt(ll2[i])
-        sig = t * seg_len
-        for _ in range(2):
-            half = 0.5 * k0 * sig * sig
-            rx = x0 + c * sig - sn * half - px
-            ry = y0 + sn * sig + c * half - py
-            tx = c - sn * k0 * sig
-            ty = sn + c * k0 * sig
-            fp = tx * tx + ty * ty + k0 * (c * ry - sn * rx)
-            if abs(fp) > 1e-12:
-                sig -= (rx * tx + ry * ty) / fp
-            sig = min(max(sig, -0.5 * seg_len), 1.5 * seg_len)
-        if not closed:
-            sig = min(max(sig, -ls[i]), L - ls[i])
-        half = 0.5 * k0 * sig * sig
-        rx = x0 + c * sig - sn * half
-        ry = y0 + sn * sig + c * half
-        psi_p = psi0 + k0 * sig
-        e_y = -(px - rx) * math.sin(psi_p) + (py - ry) * math.cos(psi_p)
-        s = ls[i] + sig
-        if closed:
-            s %= L
         e_psi = 0.0 if psi is None else (float(psi) - psi_p + math.pi) % _TWO_PI - math.pi
         return Projection(s, e_y, e_psi)
 

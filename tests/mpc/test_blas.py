@@ -27,8 +27,14 @@ def path():
 
 
 def _inside_the_step(path, outer: int, **settings) -> tuple[list[int], list[int], list[int]]:
-    """BLAS thread counts (before, during the back end's solve, after) of one ``SpatialMPC.solve``."""
-    mpc = mt.SpatialMPC(path, settings=mt.MPCSettings(horizon=20, v_max=8.0, solver="daqp", **settings))
+    """BLAS thread counts (before, during the back end's solve, after) of one ``SpatialMPC.solve`` (DAQP unless
+    ``settings`` name another solver)."""
+    settings.setdefault("solver", "daqp")
+    return _counts(mt.SpatialMPC(path, settings=mt.MPCSettings(horizon=20, v_max=8.0, **settings)), outer)
+
+
+def _counts(mpc: mt.SpatialMPC, outer: int) -> tuple[list[int], list[int], list[int]]:
+    """BLAS thread counts (before, during the back end's solve, after) of one ``mpc.solve`` under ``outer`` threads."""
     seen: list[list[int]] = []
     solve = mpc.backend.solve
 
@@ -60,18 +66,8 @@ def test_the_step_runs_on_one_blas_thread_and_restores_the_count(path):
 def test_only_a_step_with_dense_algebra_limits_blas(path, settings, limited):
     mpc = mt.SpatialMPC(path, settings=mt.MPCSettings(horizon=20, v_max=8.0, **settings))
     assert mpc.blas_limit.threads == (1 if limited else 0)
-    seen: list[list[int]] = []
-    solve = mpc.backend.solve
-
-    def spy(*args, **kwargs):
-        seen.append(_blas_threads())
-        return solve(*args, **kwargs)
-
-    mpc.backend.solve = spy  # type: ignore[method-assign]
-    with threadpool_limits(2, user_api="blas"):
-        before = _blas_threads()
-        assert mpc.solve((1.0, 0.2, 0.0)).success
-    assert (set(seen[0]) == {1}) == limited and 2 in before
+    before, during, _ = _counts(mpc, 2)
+    assert (set(during) == {1}) == limited and 2 in before
 
 
 def test_blas_threads_zero_leaves_blas_alone(path):
