@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["ENTER_EPSI", "EXIT_EPSI", "ENTER_EY_KAPPA", "EXIT_EY_KAPPA", "outside_domain", "back_in_domain",
-           "pure_pursuit"]
+           "pure_pursuit", "pursuit_angle"]
 
 #: |e_psi| [rad] from which the car is steered back geometrically (the MPC clamps its operating point here)
 ENTER_EPSI = 1.2
@@ -44,6 +44,47 @@ def back_in_domain(e_y: float, e_psi: float, kappa: float, e_y_max: float = floa
     and ``|e_y| < e_y_max`` [m] (the controller passes the minimum turning radius, so that the MPC
     does not take over far off the line only to swing back across it at a steep angle)."""
     return abs(e_psi) < EXIT_EPSI and e_y * kappa < EXIT_EY_KAPPA and abs(e_y) < e_y_max
+
+
+def pursuit_angle(path, *, s0: float, e_y: float, e_psi: float, look: float) -> tuple[float, float]:
+    """Bearing of the pursuit point, seen from the car: the point on the path ``look`` [m] of arc length
+    ahead of the car's projection (clamped at an open path's end).
+
+    Parameters
+    ----------
+    path : ReferencePath
+    s0, e_y, e_psi : float
+        The car's projection: arc length [m], lateral offset [m] (left positive), heading error [rad].
+    look : float
+        Look-ahead along the path [m].
+
+    Returns
+    -------
+    (alpha, dist) : tuple of float
+        ``alpha`` [rad] in (-π, π], the angle from the car's heading to the point (left positive), and
+        ``dist`` [m] > 0 the straight-line distance to it. The arc through the car's pose and the point
+        has curvature ``2 sin(alpha) / dist`` [1/m] (pure pursuit).
+
+    Examples
+    --------
+    On a circle of radius R, on the line and along it, the pursuit arc is the circle itself:
+
+    >>> import mpc_tracking as mt
+    >>> path = mt.load_path("oval")
+    >>> alpha, dist = pursuit_angle(path, s0=0.0, e_y=0.0, e_psi=0.0, look=5.0)
+    >>> abs(alpha) < 0.2, 4.0 < dist <= 5.0
+    (True, True)
+    """
+    s_t = s0 + look
+    if not path.closed:
+        s_t = min(s_t, path.length)
+    car = path.point_at(np.array([s0]), e_y)[0]
+    target = path.point_at(np.array([s_t]))[0]
+    yaw = float(path.interpolate(np.array([s0]))["psi"][0]) + e_psi
+    dx, dy = target - car
+    dist = max(float(np.hypot(dx, dy)), 1e-9)
+    alpha = float(np.angle(np.exp(1j * (np.arctan2(dy, dx) - yaw))))
+    return alpha, dist
 
 
 def pure_pursuit(path, vehicle, settings, *, s0: float, e_y: float, e_psi: float,
@@ -75,16 +116,7 @@ def pure_pursuit(path, vehicle, settings, *, s0: float, e_y: float, e_psi: float
     d_max = float(settings.delta_max)
     r_min = wheelbase / np.tan(d_max)
     # a look-ahead point two tight turns ahead, farther when the car is far off
-    look = max(2.0 * r_min, abs(e_y), 4.0 * path.ds)
-    s_t = s0 + look
-    if not path.closed:
-        s_t = min(s_t, path.length)
-    car = path.point_at(np.array([s0]), e_y)[0]
-    target = path.point_at(np.array([s_t]))[0]
-    yaw = float(path.interpolate(np.array([s0]))["psi"][0]) + e_psi
-    dx, dy = target - car
-    dist = max(float(np.hypot(dx, dy)), 1e-9)
-    alpha = float(np.angle(np.exp(1j * (np.arctan2(dy, dx) - yaw))))
+    alpha, dist = pursuit_angle(path, s0=s0, e_y=e_y, e_psi=e_psi, look=max(2.0 * r_min, abs(e_y), 4.0 * path.ds))
     if abs(alpha) >= 0.5 * np.pi:
         delta = float(np.sign(alpha)) * d_max  # the point is behind: turn around at full lock
     else:

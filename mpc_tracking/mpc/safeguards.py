@@ -9,6 +9,13 @@ its own commanded-speed ramp, which starts at the lower of the measured speed an
 (never above ``v_max``) and falls by ``brake_decel * control_period`` every step, never rising.
 (A command recomputed from the measured speed every step would follow a lagging car down only as
 fast as the car's own lag lets it, and could even rise with it.)
+
+The safe stop steers along the path while it brakes (:func:`stop_steering`): pure pursuit of the
+point one second of travel ahead on the line, its curvature capped so that the lateral
+acceleration ``v^2 kappa`` stays within what the limits leave beside the braking
+(:func:`stop_accelerations`; with grip estimation these are the estimated grip's). A stop that
+held the wheel where the failure found it went straight on where the path turned, or kept a
+corner's lock onto the next straight.
 """
 from __future__ import annotations
 
@@ -24,14 +31,22 @@ from mpc_tracking.models.prediction import PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
 from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData
-from mpc_tracking.mpc.rejoin import ENTER_EPSI, ENTER_EY_KAPPA, back_in_domain, outside_domain, pure_pursuit
+from mpc_tracking.mpc.rejoin import (
+    ENTER_EPSI,
+    ENTER_EY_KAPPA,
+    back_in_domain,
+    outside_domain,
+    pure_pursuit,
+    pursuit_angle,
+)
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
 from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.mpc.step import StepInput
 from mpc_tracking.paths.geometry import offset_point
 from mpc_tracking.paths.reference_path import ReferencePath
 
-__all__ = ["Safeguards", "safe_stop_speed"]
+__all__ = ["STOP_LATERAL_SHARE", "STOP_LOOKAHEAD_TIME", "Safeguards", "safe_stop_speed", "stop_accelerations",
+           "stop_steering"]
 
 logger = logging.getLogger("mpc_tracking.mpc.controller")  # messages read as the controller's
 
@@ -77,6 +92,103 @@ def safe_stop_speed(ramp: float | None, v_measured: float | None, v_command: flo
         known = [v for v in (v_measured, v_command) if v is not None]
         ramp = min(min(known), v_max) if known else 0.0
     return max(0.0, float(ramp) - brake_decel * period)
+
+
+#: look-ahead of the safe stop's steering [s of travel at the car's speed]
+STOP_LOOKAHEAD_TIME = 1.0
+#: share of ``a_y_max`` the safe stop keeps for steering when the limits are a friction ellipse (its braking is
+#: lowered to ``sqrt(1 - share^2) decel_max`` at most, so that the two together stay on the ellipse)
+STOP_LATERAL_SHARE = 0.6
+
+
+def stop_accelerations(settings: MPCSettings) -> tuple[float, float]:
+    """The safe stop's braking and the lateral acceleration left for its steering [m/s^2].
+
+    Parameters
+    ----------
+    settings : MPCSettings
+        ``brake_decel``, ``decel_max``, ``a_y_max`` and ``friction_ellipse`` (with grip estimation: the
+        limits scaled to the estimated grip).
+
+    Returns
+    -------
+    (brake, lateral) : tuple of float
+        ``brake = min(brake_decel, decel_max)`` and ``lateral = a_y_max``; with ``friction_ellipse`` and a
+        finite ``decel_max`` the pair lies on the ellipse with semi-axes ``(decel_max, a_y_max)``, the braking
+        at most ``sqrt(1 - STOP_LATERAL_SHARE^2) decel_max`` so that at least ``STOP_LATERAL_SHARE a_y_max``
+        is left for the steering.
+
+    Examples
+    --------
+    >>> import mpc_tracking as mt
+    >>> stop_accelerations(mt.MPCSettings(brake_decel=3.0, a_y_max=6.0))
+    (3.0, 6.0)
+    >>> b, lat = stop_accelerations(mt.MPCSettings(brake_decel=3.0, a_y_max=6.0, decel_max=5.0,
+    ...                                            friction_ellipse=True))
+    >>> b, round(lat, 6)  # (3/5)^2 + (4.8/6)^2 = 1
+    (3.0, 4.8)
+    """
+    brake = min(settings.brake_decel, settings.decel_max)
+    lateral = settings.a_y_max
+    if settings.friction_ellipse and math.isfinite(settings.decel_max):
+        brake = min(brake, math.sqrt(1.0 - STOP_LATERAL_SHARE**2) * settings.decel_max)
+        lateral *= math.sqrt(max(0.0, 1.0 - (brake / settings.decel_max) ** 2))
+    return brake, lateral
+
+
+def stop_steering(path: ReferencePath, wheelbase: float, settings: MPCSettings, *, s0: float, e_y: float,
+                  e_psi: float, speed: float, lateral: float, delta_prev: float | None) -> float:
+    """The safe stop's steering angle [rad]: pure pursuit of the path within the lateral grip left.
+
+    Parameters
+    ----------
+    path : ReferencePath
+    wheelbase : float
+        Of the bicycle geometry [m] (``delta = atan(wheelbase kappa)``).
+    settings : MPCSettings
+        ``delta_max``, ``delta_rate_max`` and ``control_period``.
+    s0, e_y, e_psi : float
+        The car's projection: arc length [m], lateral offset [m] (left positive), heading error [rad].
+    speed : float
+        The car's speed [m/s] (the look-ahead and the curvature cap).
+    lateral : float
+        Lateral acceleration the steering may ask for [m/s^2] (:func:`stop_accelerations`).
+    delta_prev : float or None
+        The last steering command [rad]; the new one moves from it by at most ``delta_rate_max`` times
+        the control period.
+
+    Returns
+    -------
+    float
+        The curvature ``2 sin(alpha) / d`` of the arc through the car's pose and the path's point
+        ``max(STOP_LOOKAHEAD_TIME speed, 2 wheelbase, 4 ds)`` [m] ahead (full turn towards it when it is
+        behind), capped to ``lateral / speed^2``, as a steering angle within ``delta_max`` and the rate limit.
+
+    Examples
+    --------
+    On the oval's straight, 1 m left of the line and parallel to it, at 10 m/s: right, towards the line,
+    gently (a 10 m look-ahead):
+
+    >>> import mpc_tracking as mt
+    >>> path = mt.load_path("oval")
+    >>> d = stop_steering(path, 2.7, mt.MPCSettings(), s0=0.0, e_y=1.0, e_psi=0.0, speed=10.0, lateral=4.0,
+    ...                   delta_prev=None)
+    >>> -0.1 < d < 0.0
+    True
+    """
+    v = max(float(speed), 0.0)
+    look = max(STOP_LOOKAHEAD_TIME * v, 2.0 * wheelbase, 4.0 * path.ds)
+    alpha, dist = pursuit_angle(path, s0=s0, e_y=e_y, e_psi=e_psi, look=look)
+    kappa = math.copysign(math.inf, alpha) if abs(alpha) >= 0.5 * math.pi else 2.0 * math.sin(alpha) / dist
+    if v > 0.0:
+        cap = max(float(lateral), 0.0) / (v * v)
+        kappa = min(max(kappa, -cap), cap)
+    delta = math.atan(wheelbase * kappa) if math.isfinite(kappa) else math.copysign(0.5 * math.pi, kappa)
+    delta = min(max(delta, -settings.delta_max), settings.delta_max)
+    if delta_prev is not None and math.isfinite(settings.delta_rate_max):
+        step = settings.delta_rate_max * settings.control_period
+        delta = min(max(delta, delta_prev - step), delta_prev + step)
+    return delta
 
 
 class Safeguards:
@@ -209,7 +321,8 @@ class Safeguards:
     def fallback(self, step: StepInput, solver_status: str, iters: int, solve_time: float, t_start: float,
                  last_command: np.ndarray | None) -> MPCSolution:
         """Reuse the last plan (shifted onto this step's grid) for at most ``max_fallback_steps``
-        steps, then brake to a safe stop on the ramp of :func:`safe_stop_speed`, the wheel held.
+        steps, then brake to a safe stop on the ramp of :func:`safe_stop_speed`, steering along the path
+        (:func:`stop_steering`) within the grip the braking leaves (:func:`stop_accelerations`).
 
         ``last_command`` is the command ``(v [m/s], delta [rad])`` sent at the previous step.
         """
@@ -223,10 +336,15 @@ class Safeguards:
             v, delta = m.command(x_pred, u_pred)
         else:
             status = Status.SAFE_STOP
-            v_cmd, delta = (None, 0.0) if last_command is None else (float(last_command[0]), float(last_command[1]))
-            # never more braking than the limits allow (with grip estimation: the estimated grip's)
-            v = self.stop_speed = safe_stop_speed(self.stop_speed, step.v_measured, v_cmd, st.v_max,
-                                                  min(st.brake_decel, st.decel_max), st.control_period)
+            v_cmd, d_cmd = (None, None) if last_command is None else (float(last_command[0]), float(last_command[1]))
+            # never more braking and turning than the limits allow (with grip estimation: the estimated grip's)
+            brake, lateral = stop_accelerations(st)
+            v = self.stop_speed = safe_stop_speed(self.stop_speed, step.v_measured, v_cmd, st.v_max, brake,
+                                                  st.control_period)
+            speed = max(v, step.v_measured) if step.v_measured is not None else v  # a lagging car is faster
+            delta = stop_steering(self.path, float(self.vehicle.wheelbase), st, s0=float(step.s0),
+                                  e_y=float(step.x0[m.I_EY]), e_psi=float(step.x0[m.I_EPSI]), speed=speed,
+                                  lateral=lateral, delta_prev=d_cmd)
             x_pred = np.full((s_grid.size, m.nx), np.nan)
             u_pred = np.tile(m.stop_input(v, delta, st), (s_grid.size - 1, 1))
         e = np.nan_to_num(x_pred[:, m.I_EY])

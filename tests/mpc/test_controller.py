@@ -234,7 +234,7 @@ def test_injected_failures_follow_the_fallback_policy(backend):
     assert statuses[7] == "solved"
     assert statuses[8] == "fallback"  # NaN solution with a 'solved' status is a failure too
     assert statuses[9] == "solved"
-    # fallback uses the previous plan; safe stop brakes at brake_decel and holds the wheel
+    # fallback uses the previous plan; safe stop brakes at brake_decel (and steers along the path)
     assert vs[5] == pytest.approx(vs[4] - 2.0 * 0.1)
     assert vs[6] == pytest.approx(vs[5] - 2.0 * 0.1)
 

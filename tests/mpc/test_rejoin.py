@@ -4,7 +4,8 @@
   curvature) the car is steered back by pure pursuit and the MPC takes over again.
 - A "solved" status with garbage values, or an exception inside the solver, becomes the
   fallback path; the safe stop brakes at ``brake_decel`` from the measured speed from the
-  very first step on, on its own ramp, whatever the plant's lag.
+  very first step on, on its own ramp, whatever the plant's lag, and steers along the path within
+  the grip the braking leaves.
 
 Tests that take the ``backend`` fixture run on every registered QP back end; the ones in the
 "OSQP only" section reach into the OSQP object (its statuses, Ctrl-C handling, time limit).
@@ -22,7 +23,7 @@ import pytest
 import mpc_tracking as mt
 from mpc_tracking.mpc.backends import FaultInjection
 from mpc_tracking.mpc.rejoin import back_in_domain, outside_domain, pure_pursuit
-from mpc_tracking.mpc.safeguards import safe_stop_speed
+from mpc_tracking.mpc.safeguards import STOP_LATERAL_SHARE, safe_stop_speed, stop_accelerations, stop_steering
 
 
 def _oval(widths: bool = True):
@@ -151,6 +152,82 @@ def test_safe_stop_on_the_first_step_brakes_from_the_measured_speed(backend):
     stop_time = res.t[-1] - res.t[0]
     assert stop_time == pytest.approx(8.0 / 3.0, abs=0.2)  # braked at brake_decel to a stop
     assert res.reason == "safe_stop"
+
+
+def _circle(R=20.0):
+    th = np.linspace(0, 2 * np.pi, 400, endpoint=False)
+    return mt.ReferencePath(R * np.cos(th), R * np.sin(th), closed=True, ds=0.5, width_left=3.0, width_right=3.0)
+
+
+@pytest.mark.parametrize("speed", [3.0, 8.0, 15.0])
+def test_the_stop_steering_follows_a_circle_with_its_own_curvature(speed):
+    """On a circle, on the line and along it, the pursuit arc is the circle: delta = atan(L / R) at any
+    look-ahead (the path's chords: to 1e-4) while the grip allows it."""
+    R, L = 20.0, 2.7
+    d = stop_steering(_circle(R), L, mt.MPCSettings(), s0=3.0, e_y=0.0, e_psi=0.0, speed=speed, lateral=100.0,
+                      delta_prev=None)
+    assert d == pytest.approx(np.arctan(L / R), rel=1e-4)
+
+
+def test_the_stop_steering_asks_no_more_than_the_lateral_grip_left():
+    """At 15 m/s on a 20 m circle (11.25 m/s^2 needed) with 4 m/s^2 left: the curvature 4 / 15^2 exactly."""
+    d = stop_steering(_circle(20.0), 2.7, mt.MPCSettings(), s0=3.0, e_y=0.0, e_psi=0.0, speed=15.0, lateral=4.0,
+                      delta_prev=None)
+    assert d == pytest.approx(np.arctan(2.7 * 4.0 / 15.0**2), rel=1e-12)
+    # and a lagging car is capped at its own speed, not the ramp's (the controller passes the larger)
+    slow = stop_steering(_circle(20.0), 2.7, mt.MPCSettings(), s0=3.0, e_y=0.0, e_psi=0.0, speed=12.0, lateral=4.0,
+                         delta_prev=None)
+    assert slow == pytest.approx(np.arctan(2.7 * 4.0 / 12.0**2), rel=1e-12)
+
+
+def test_the_stop_steering_turns_towards_the_line_within_the_steering_limits():
+    x = np.linspace(0.0, 100.0, 201)
+    path = mt.ReferencePath(x, 0.0 * x, ds=0.5, width_left=3.0, width_right=3.0)  # a straight
+    st = mt.MPCSettings()
+    kw = {"s0": 10.0, "e_psi": 0.0, "speed": 6.0, "lateral": 4.0, "delta_prev": None}
+    left = stop_steering(path, 2.7, st, e_y=1.0, **kw)
+    right = stop_steering(path, 2.7, st, e_y=-1.0, **kw)
+    assert left < 0.0 < right and left == pytest.approx(-right, abs=1e-12)
+    # a point behind the car: full lock towards it (the curvature cap of a standing car does not bind)
+    kw.update(speed=0.0, e_psi=np.pi - 0.3)
+    assert stop_steering(path, 2.7, st, e_y=0.0, **kw) == pytest.approx(-st.delta_max)
+    rate = mt.MPCSettings(delta_rate_max=0.4, control_period=0.05)
+    kw.update(speed=6.0, e_psi=0.0)
+    assert stop_steering(path, 2.7, rate, e_y=1.0, **{**kw, "delta_prev": 0.2}) == pytest.approx(0.2 - 0.02)
+
+
+def test_the_stop_brakes_and_steers_within_the_friction_ellipse():
+    assert stop_accelerations(mt.MPCSettings(brake_decel=3.0, a_y_max=5.0)) == (3.0, 5.0)  # no ellipse: each alone
+    assert stop_accelerations(mt.MPCSettings(brake_decel=3.0, a_y_max=5.0, decel_max=2.0)) == (2.0, 5.0)
+    st = mt.MPCSettings(brake_decel=3.0, a_y_max=6.0, decel_max=5.0, friction_ellipse=True)
+    brake, lateral = stop_accelerations(st)
+    assert brake == 3.0 and (brake / 5.0) ** 2 + (lateral / 6.0) ** 2 == pytest.approx(1.0)
+    # braking asked at the whole braking limit: lowered so that the steering keeps its share
+    st = mt.MPCSettings(brake_decel=8.0, a_y_max=6.0, decel_max=5.0, friction_ellipse=True)
+    brake, lateral = stop_accelerations(st)
+    assert lateral == pytest.approx(STOP_LATERAL_SHARE * 6.0)
+    assert (brake / 5.0) ** 2 + (lateral / 6.0) ** 2 == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("plant_name, params, e_y_max", [
+    ("kinematic_bicycle", {}, 1.0),
+    ("ackermann3d", {"preset": "sedan"}, 3.5),  # 12 m/s into the 20 m corner: 4 m/s^2 lets it run wide
+])
+def test_a_safe_stop_at_a_corner_entry_follows_the_corner(plant_name, params, e_y_max):
+    """Every solve fails from the step before the oval's first corner on: the stop steers round it and
+    stops on the track. (Holding the wheel where the failure found it, the car went straight on: off the
+    corridor at 5.7 m on both plants.)"""
+    path = _oval()
+    st = mt.MPCSettings(horizon=20, v_max=12.0, max_fallback_steps=0, brake_decel=3.0)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(), st)
+    mpc.backend = FaultInjection(mpc.backend, fail=lambda k: k >= 100)
+    res = mt.simulate(path, mpc, mt.create_model(plant_name, params), t_max=100 * st.control_period + 30.0)
+    i0 = int(np.argmax(res.series["status"] == mt.Status.SAFE_STOP.code))
+    assert i0 == 100 and res.reason == "safe_stop", res.summary()
+    kappa = path.interpolate(np.asarray(res.s[i0:]))["kappa"]
+    assert np.any(np.abs(kappa) > 0.04)  # the stop was in the corner
+    assert np.abs(res.e_y[i0:]).max() < e_y_max
+    assert np.abs(res.delta_cmd[i0:]).max() > 0.05  # it steered
 
 
 # ------------------------------------------------------------------ defensive solving (OSQP only)

@@ -171,7 +171,8 @@ class PredictionModel:
         return float(X[0, self.I_SPEED]), float(U[0, self.I_ACCEL])
 
     def stop_input(self, v: float, delta: float, settings: Any) -> np.ndarray:
-        """The input (nu,) of a safe stop: speed ``v`` [m/s] (or braking at ``settings.brake_decel``), wheel held."""
+        """The input (nu,) of a safe stop: speed ``v`` [m/s] (or braking at ``settings.brake_decel``), steering
+        ``delta`` [rad]."""
         raise NotImplementedError
 
     def variable_scale(self, settings: Any, ds: float) -> tuple[np.ndarray, np.ndarray]:

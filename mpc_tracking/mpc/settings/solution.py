@@ -18,7 +18,7 @@ class Status(str, Enum):
     SOLVED = "solved"
     SOLVED_INACCURATE = "solved_inaccurate"
     FALLBACK = "fallback"  # solver failed: the previous plan, shifted, is reused
-    SAFE_STOP = "safe_stop"  # fallback exhausted: braking at brake_decel, wheel held
+    SAFE_STOP = "safe_stop"  # fallback exhausted: braking at brake_decel, steering along the path
     REJOIN = "rejoin"  # outside the spatial model's domain: steering back to the path geometrically
 
     def __str__(self) -> str:
@@ -53,7 +53,7 @@ class MPCSolution:
         Command to apply: speed [m/s] and steering angle [rad].
     status : Status
         ``"solved"``, ``"solved_inaccurate"``, ``"fallback"`` (previous plan reused after a
-        solver failure), ``"safe_stop"`` (fallback exhausted: braking, wheel held) or
+        solver failure), ``"safe_stop"`` (fallback exhausted: braking, steering along the path) or
         ``"rejoin"`` (the car was outside the spatial model's domain -- facing away from the path
         or beyond its centre of curvature -- and is steered back by pure pursuit).
     solver_status : str
