@@ -81,6 +81,30 @@ def test_held_steps_equal_single_steps_bitwise(params, act_params):
         assert limited
 
 
+@pytest.mark.parametrize("feedforward", [True, False])
+def test_braking_to_a_standstill_fades_the_brakes_as_single_steps_do(feedforward):
+    """Below v_stop the PI's braking fades out and its integral is kept >= 0 (stopping without reversing)."""
+    one, held, act_one, act_held = _pair({"preset": "sedan"}, {"feedforward": feedforward, "ki": 3.0})
+    for car in (one, held):
+        state = car.state
+        state[12:14] *= 1.5 / 8.0  # 1.5 m/s
+        state[18:22] *= 1.5 / 8.0
+        car.state = state
+    advance = act_held.held_command_stepper(held)
+    t = 0.0
+    for k in range(30):
+        plan = (one.speed, -2.0) if feedforward else (None,)
+        act_one.set_plan(*plan)
+        act_held.set_plan(*plan)
+        t_held = advance(t, 0.01, 5, 0.0, 0.0)
+        for _ in range(5):
+            one.step(t, 0.01, act_one(t, 0.01, 0.0, 0.0, one))
+            t += 0.01
+        assert t_held == t
+        _same(one, held, act_one, act_held)
+    assert abs(one.speed) < 0.05
+
+
 def test_python_steps_between_held_calls_and_resets_are_seen():
     one, held, act_one, act_held = _pair(PLANTS[1], ACTUATORS[1])
     advance = act_held.held_command_stepper(held)
