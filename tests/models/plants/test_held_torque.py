@@ -92,7 +92,7 @@ def test_braking_to_a_standstill_fades_the_brakes_as_single_steps_do(feedforward
         car.state = state
     advance = act_held.held_command_stepper(held)
     t = 0.0
-    for k in range(30):
+    for _period in range(30):
         plan = (one.speed, -2.0) if feedforward else (None,)
         act_one.set_plan(*plan)
         act_held.set_plan(*plan)

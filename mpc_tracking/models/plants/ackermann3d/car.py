@@ -31,6 +31,9 @@ integrates: the pure-Python scalar path (:mod:`~mpc_tracking.models.plants.acker
 (:mod:`~mpc_tracking.models.plants.ackermann3d.batch_numba`, ``pip install "mpc_tracking[fast]"``), same equations,
 states equal to ~1e-15 relative per step. :meth:`xdot`, :meth:`tire_forces` and :meth:`energy` use the scalar path
 always.
+On the numba backend, :meth:`Ackermann3D.held_torque_stepper` runs a control period's steps behind the wheel-torque PI
+actuator in one compiled call (:mod:`~mpc_tracking.models.plants.ackermann3d.held`), bitwise the numbers of single
+steps.
 
 Low-speed behaviour: the slip floor ``eps_v`` turns the tire law viscous below ``eps_v`` (bounded
 stiffness, no chatter) and zero slip velocity gives zero force (no creep at standstill); the
