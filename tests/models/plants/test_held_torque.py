@@ -25,6 +25,7 @@ PLANTS = [
     {"preset": "sedan", "drive": "fwd", "brakes": "driven"},
     {"preset": "rc_car"},
     {"preset": "rc_car_reference"},  # float32 casts, the reference's signed brake torque
+    {"preset": "rc_car_reference", "brakes": "all", "drive": "rwd"},  # signed torque braking the undriven wheels
 ]
 ACTUATORS = [
     {},
