@@ -72,13 +72,13 @@ def torque_pi_stepper(plant: Any, actuator: Any) -> Callable[[float, float, int,
     P = plant.vehicle
     K = plant._K
     sched, patches = _table(P.mu_schedule, 2), _table(P.mu_patches, 4)
-    pi, steer = actuator.pi, actuator.steer
     cst = np.empty(27)
     io = np.empty(9)
     loads = np.empty(4)
 
     def advance(t: float, dt: float, n_steps: int, v_cmd: float, delta_cmd: float) -> float:
         plant._check_dt(dt)
+        pi, steer = actuator.pi, actuator.steer  # (the objects the actuator has now)
         mass, b_w, radius, mask, n_driven, brake_all, mu = actuator._constants(P)
         kn = K.P
         cst[:] = (pi.kp, pi.ki, pi.a_max, pi.d_max, 0.05, steer.delta_max, steer.rate_max, mass, b_w, radius,
