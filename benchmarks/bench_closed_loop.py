@@ -18,9 +18,10 @@ instrumented run splits the time outside the MPC (wall - the ``solve()`` calls):
 (``plant.step``, all substeps), the actuator calls, the projection of the pose onto the path
 (``path.project``), the logging of a row (the loop's ``_record``) and the rest (loop bookkeeping:
 lap counter, corridor check, speed measurement, the wrappers' own cost, under a microsecond per call).
-The wrappers step the plant one call at a time, so that split describes the loop without the compiled
-held-command steps (``Actuator.held_command_stepper``: the kinematic bicycle behind the direct actuator
-takes a control period's steps in one call in the timed runs).
+When the actuator offers the plant's compiled held-command steps (``Actuator.held_command_stepper``: the
+kinematic bicycle behind the direct actuator, the 3D car behind ``wheel_torque_pi`` on the numba backend), the
+split times that one call per control period (``plant_and_actuator_held``) instead of the plant and the
+actuator apart; otherwise the wrappers step the plant one call at a time.
 ``--cprofile N`` also prints the N functions with the largest own time outside ``solve()``
 (cProfile, a third run; its overhead inflates small functions).
 
@@ -159,13 +160,18 @@ def split_run(sc: Any) -> dict[str, Any]:
     path, mpc, plant, actuator, kw = build(sc)
     clock = _Clock()
     mpc.solve = clock.wrap(mpc.solve, "mpc_solve")
-    plant.step = clock.wrap(plant.step, "plant")
+    held = actuator.held_command_stepper(plant)
+    if held is not None:  # a control period's plant steps in one call: time that call (wrapping step would end it)
+        actuator.held_command_stepper = lambda plant: clock.wrap(held, "plant_and_actuator_held")  # type: ignore
+    else:
+        plant.step = clock.wrap(plant.step, "plant")
+        actuator = _TimedActuator(actuator, clock)
     path.project = clock.wrap(path.project, "projection")
     record = simulation._Loop._record
     simulation._Loop._record = clock.wrap(record, "logging")  # type: ignore[method-assign]
     try:
         t0 = time.perf_counter()
-        res = mt.simulate(path, mpc, plant, _TimedActuator(actuator, clock), **kw)
+        res = mt.simulate(path, mpc, plant, actuator, **kw)
         wall = time.perf_counter() - t0
     finally:
         simulation._Loop._record = record  # type: ignore[method-assign]

@@ -275,6 +275,25 @@ class WheelTorquePI(Actuator):
         self.pi.reset()
         self.steer.reset()
 
+    def held_command_stepper(self, plant: Any) -> Callable[[float, float, int, float, float], float] | None:
+        """The plant's held-command steps behind this actuator in one compiled call (``plant.held_torque_stepper``:
+        the 3D car on the numba backend), the commands checked as :meth:`__call__` checks them; None for a subclass
+        (it may change the torques), a replaced speed loop or limiter, or a plant without them."""
+        held = getattr(plant, "held_torque_stepper", None)
+        if (held is None or type(self) is not WheelTorquePI or type(self.pi) is not _SpeedPI
+                or type(self.steer) is not SteeringLimiter):
+            return None
+        inner = held(self)
+        if inner is None:
+            return None
+        name = self.name
+
+        def advance(t: float, dt: float, n: int, v_cmd: float, delta_cmd: float) -> float:
+            check_commands(name, v_cmd, delta_cmd)
+            return inner(t, dt, n, v_cmd, delta_cmd)
+
+        return advance
+
     def _constants(self, P: Any) -> tuple:
         """Mass, wheel damping and radius, drive mask and its sum, braking on all wheels, friction
         coefficient of the vehicle parameters ``P`` (kept while the plant keeps the same parameter object)."""

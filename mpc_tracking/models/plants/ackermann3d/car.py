@@ -31,6 +31,9 @@ integrates: the pure-Python scalar path (:mod:`~mpc_tracking.models.plants.acker
 (:mod:`~mpc_tracking.models.plants.ackermann3d.batch_numba`, ``pip install "mpc_tracking[fast]"``), same equations,
 states equal to ~1e-15 relative per step. :meth:`xdot`, :meth:`tire_forces` and :meth:`energy` use the scalar path
 always.
+On the numba backend, :meth:`Ackermann3D.held_torque_stepper` runs a control period's steps behind the wheel-torque PI
+actuator in one compiled call (:mod:`~mpc_tracking.models.plants.ackermann3d.held`), bitwise the numbers of single
+steps.
 
 Low-speed behaviour: the slip floor ``eps_v`` turns the tire law viscous below ``eps_v`` (bounded
 stiffness, no chatter) and zero slip velocity gives zero force (no creep at standstill); the
@@ -40,6 +43,7 @@ choices are options, see :class:`~mpc_tracking.models.plants.ackermann3d.params.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, ClassVar
 
@@ -217,6 +221,22 @@ class Ackermann3D(MotionModel):
         self._delta = delta
         self.t = t + dt
         return np.array(st) if x is None else x
+
+    def held_torque_stepper(self, actuator: Any) -> Callable[[float, float, int, float, float], float] | None:
+        """``advance(t, dt, n, v_cmd, delta_cmd) -> t_end`` [s]: ``n`` steps of ``dt`` [s] behind the wheel-torque PI
+        ``actuator`` (:class:`~mpc_tracking.actuation.WheelTorquePI`) with the command held, in one compiled call
+        (:func:`~mpc_tracking.models.plants.ackermann3d.held.torque_pi_stepper`): the same numbers as ``n`` calls of
+        ``step(t, dt, actuator(t, dt, v_cmd, delta_cmd, self))``, bitwise.
+
+        None unless every step would run the compiled kernel anyway: the numba backend, this class's own
+        :meth:`step`, :meth:`normal_loads` and friction update (not replaced on the object or in a subclass).
+        """
+        if (self._numba is None or type(self) is not Ackermann3D
+                or any(k in self.__dict__ for k in ("step", "normal_loads", "_use_friction", "speed"))):
+            return None
+        from mpc_tracking.models.plants.ackermann3d.held import torque_pi_stepper
+
+        return torque_pi_stepper(self, actuator)
 
     def _use_friction(self, mu: float) -> None:
         """Step on the road friction ``mu`` [-] (the scalar constants and the kernels' ``prm``) when it changed."""
