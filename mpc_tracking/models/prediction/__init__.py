@@ -72,6 +72,9 @@ class PredictionModel:
     CHECK_DUALITY_GAP : bool
         Whether OSQP stops only when the duality gap is small too, besides the primal and dual residuals
         (:attr:`QPStructure.check_duality_gap <mpc_tracking.mpc.backends.QPStructure>`; default True).
+    QP_TOLERANCE_FACTOR : float
+        Factor on the settings' ``eps_abs``, ``eps_rel`` for this model's QP (:attr:`QPStructure.tolerance_factor
+        <mpc_tracking.mpc.backends.QPStructure>`; default 1).
     """
 
     name: ClassVar[str] = "base"
@@ -90,6 +93,7 @@ class PredictionModel:
     LINEARIZATION: ClassVar[str] = "previous"
     CUT_STATES: ClassVar[tuple[int, ...]] = ()
     CHECK_DUALITY_GAP: ClassVar[bool] = True
+    QP_TOLERANCE_FACTOR: ClassVar[float] = 1.0
     #: time constant [s] of the plant's speed loop the model leads (0: none)
     speed_lag: float = 0.0
 
@@ -282,13 +286,17 @@ class DynamicPrediction(PredictionModel):
     I_ACCEL = 0
     LINEARIZATION = "reference"  # about a shifted plan the stiff tyre modes made the steering oscillate
     CUT_STATES = (3, 5)  # a_y = v_x r
-    #: OSQP stops on its residuals alone: waiting for the duality gap too took most of the iterations of this QP.
-    #: Replayed QPs of closed loops (eps 1e-5, 3 equilibration passes), mean iterations: 78 -> 34 (N = 30) and
-    #: 86 -> 38 (N = 50) on the oval with a kinematic plant, 32 -> 26 for the sedan on the bundled circuit; the
-    #: sedan's closed loops on the bundled and 6 generated circuits: 0.68 -> 0.63 ms CPU per step. The plans are a
-    #: little further from a tight solve: at worst a_x 2e-2 m/s^2, steering 3e-4 rad, e_y 4e-3 m (were 2e-3, 6e-5,
-    #: 2e-4). The kinematic QP gains nothing from it (23 -> 25 iterations).
-    CHECK_DUALITY_GAP = False
+    #: OSQP stops on the duality gap too, so the back end equilibrates this QP once at set-up (as the kinematic
+    #: model's; ``backends.osqp.FIXED_EQUILIBRATION``) instead of OSQP's 3 Ruiz passes on every update, with the
+    #: tolerances 3x the settings' in that equilibrated problem (:attr:`QP_TOLERANCE_FACTOR`). Replayed QPs of closed
+    #: loops at N = 30 (the oval with a kinematic plant, the sedan on 4 generated circuits; benchmarks/results/
+    #: dynqp_step.json), against residuals alone with OSQP equilibrating (eps 1e-5, the rule before):
+    #: median iterations 20 / 20 / 5 / 10 / 20 instead of 30 / 20 / 20 / 20 / 30 (means 36 / 34 / 9 / 9 / 27 instead
+    #: of 35 / 30 / 20 / 20 / 27), and the first a_x 3-5x closer to a tight solve (worst 3e-3 to 5e-3 instead of
+    #: 9e-3 to 1.9e-2 m/s^2; steering within 2.2e-4 rad, was 4e-4). Residuals alone on the once-equilibrated QP
+    #: (fewer iterations again) stopped 3x further from the tight solve (a_x 4e-2 m/s^2). (The time-optimal mode
+    #: keeps OSQP's own equilibration, now with the gap check and these tolerances.)
+    QP_TOLERANCE_FACTOR = 3.0
 
     def __init__(self, params: DynamicParams, speed_lag: float = 0.0, slip_reference: bool = True) -> None:
         from mpc_tracking.models.prediction import spatial_dynamic as sd

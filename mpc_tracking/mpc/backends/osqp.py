@@ -143,9 +143,12 @@ class OSQPBackend(QPBackend):
         self._x = np.empty(n)
         # the equilibration and the solution's check in one compiled call each (settings.compiled)
         self._kern: Any = kernels.load() if kernels.resolve(st.compiled) == "numba" else None
+        tol = float(structure.tolerance_factor)
+        if not (np.isfinite(tol) and tol > 0):
+            raise SettingsError(f"QPStructure.tolerance_factor: expected a finite number > 0, got {tol!r}")
         #: OSQP's settings at set-up (what a replay of the same QPs needs)
         self.osqp_settings: dict[str, Any] = dict(
-            verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
+            verbose=False, eps_abs=tol * st.eps_abs, eps_rel=tol * st.eps_rel, max_iter=st.max_iter, polishing=False,
             warm_starting=st.warm_start != "none",
             check_termination=CHECK_INTERVAL if self.fixed_equilibration else 10,
             scaling=0 if self.fixed_equilibration else SCALING_PASSES,
