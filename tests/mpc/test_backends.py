@@ -136,3 +136,25 @@ def test_fault_injection_fails_and_corrupts_the_chosen_calls(backend):
     assert np.all(results[2].z == 7.0) and results[2].status == mt.Status.SOLVED
     assert mpc.safeguards.check_solution(mpc.data, results[2].z) is not None  # the check rejects it
     np.testing.assert_allclose(results[3].z, first, atol=1e-6)
+
+
+@pytest.mark.parametrize("factor", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_tolerance_factor_is_a_settings_error(factor: float) -> None:
+    from dataclasses import replace
+
+    _mpc, structure = _step_qp()
+    with pytest.raises(SettingsError, match="QPStructure.tolerance_factor: expected a finite number > 0"):
+        backends.get("osqp")(replace(structure, tolerance_factor=factor), BASE)
+
+
+def test_the_tolerance_factor_scales_osqp_s_tolerances() -> None:
+    """``QPStructure.tolerance_factor`` multiplies the settings' ``eps_abs`` and ``eps_rel``; the controller passes the
+    model's ``QP_TOLERANCE_FACTOR`` (3 for the dynamic model, 1 for the kinematic)."""
+    from dataclasses import replace
+
+    _mpc, structure = _step_qp()
+    be = backends.get("osqp")(replace(structure, tolerance_factor=3.0), BASE)
+    assert be.solver.settings.eps_abs == 3.0 * BASE.eps_abs and be.solver.settings.eps_rel == 3.0 * BASE.eps_rel
+    assert be.osqp_settings["eps_abs"] == 3.0 * BASE.eps_abs
+    plain = backends.get("osqp")(structure, BASE)
+    assert plain.solver.settings.eps_abs == BASE.eps_abs
