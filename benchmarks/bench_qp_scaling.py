@@ -6,7 +6,9 @@ The sedan of ``bench_closed_loop.py`` (``ackermann3d`` plant, dynamic prediction
 ``unscaled`` (the model's scale replaced by ones on the instance: the QP as before issue 23's scaling) and
 ``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with); ``--passes``
 adds ``passes10``: the default QP with OSQP's own 10 Ruiz equilibration passes instead of the back end's
-``SCALING_PASSES`` (each pass is paid on every matrix update); ``--variants`` picks some. Per run: the median, mean
+``SCALING_PASSES`` (each pass is paid on every matrix update); ``residuals`` (not by default) the dynamic QP's
+stopping rule before dynqp (OSQP's residuals alone, OSQP equilibrating on every update, the settings' tolerances);
+``--variants`` picks some. Per run: the median, mean
 and 90th percentile of OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the
 outcome; then the distribution over circuits (median and worst of each figure).
 
@@ -60,6 +62,9 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
     settings, model = mpc0.settings, mpc0.model
     if variant == "kinematic":
         settings, model = settings.replace(prediction_model="kinematic"), None
+    elif variant == "residuals":  # the dynamic QP's stopping rule before dynqp: residuals alone, OSQP equilibrating
+        model.CHECK_DUALITY_GAP = False  # type: ignore[misc]
+        model.QP_TOLERANCE_FACTOR = 1.0  # type: ignore[misc]
     elif variant == "unscaled":
         model.variable_scale = lambda st, ds: (np.ones(model.nx), np.ones(model.nu))  # type: ignore[method-assign]
     passes = osqp_backend.SCALING_PASSES
@@ -76,7 +81,9 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
             "solve_ms_median": 1e3 * float(np.median(res.series["solve_time"])),
             "step_ms_median": 1e3 * float(np.median(res.series["step_time"])),
             "step_ms_mean": 1e3 * float(np.mean(res.series["step_time"])),
-            "rms_e_y_m": float(res.metrics["rms_e_y"]), "infeasible_steps": int(res.metrics["infeasible_steps"]),
+            "rms_e_y_m": float(res.metrics["rms_e_y"]), "lap_time_s": float(res.metrics["lap_time"]),
+            "max_abs_e_y_m": float(res.metrics["max_abs_e_y"]), "mean_speed_mps": float(res.metrics["mean_speed"]),
+            "infeasible_steps": int(res.metrics["infeasible_steps"]),
             "outcome": str(res.reason), "steps": len(it)}
 
 
@@ -97,27 +104,31 @@ def _record(path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: An
 def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: Any,
            **kw: Any) -> dict[str, Any]:
     """The closed loop's QPs replayed in order on fresh OSQP back ends (``default``, ``unscaled``, ``passes10``,
-    and a tight solve: eps 1e-9); per variant the iterations, the back end's update + solve time (median, mean) and
-    the first input's distance to the tight solve (p99, worst, per input component)."""
+    ``residuals``: the stopping rule before dynqp, OSQP's residuals alone with OSQP equilibrating on every update at
+    the settings' tolerances, and a tight solve: eps 1e-9); per variant the iterations, the back end's update + solve
+    time (median, mean) and the first input's distance to the tight solve (p99, worst, per input component)."""
     recs = _record(path, mpc, plant, actuator, **kw)
     lay, st, model = mpc.layout, mpc.settings, mpc.model
     var = lay.column_scale(*model.variable_scale(st, mpc.ds))
     var_or_none = None if (var == 1.0).all() else var
     struct0 = mt.mpc.backends.QPStructure(lay, mpc.P, recs[0][3], mpc.qp.slack_quad, var_or_none,
-                                          model.CHECK_DUALITY_GAP)
+                                          model.CHECK_DUALITY_GAP, recs[0][0], model.QP_TOLERANCE_FACTOR)
     data = mt.mpc.layout.QPData(lay)
     u0 = slice(lay.nX, lay.nX + lay.nu)
     out: dict[str, Any] = {"case": name, "qps": len(recs), "N": lay.N}
     firsts: dict[str, list[np.ndarray]] = {}
     tight = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200000}
-    for variant, scale, passes, extra in (("tight", var_or_none, osqp_backend.SCALING_PASSES, tight),
-                                          ("default", var_or_none, osqp_backend.SCALING_PASSES, {}),
-                                          ("unscaled", None, osqp_backend.SCALING_PASSES, {}),
-                                          ("passes10", var_or_none, 10, {})):
+    before = {"check_duality_gap": False, "tolerance_factor": 1.0}
+    for variant, scale, passes, extra, rule in (
+            ("tight", var_or_none, osqp_backend.SCALING_PASSES, tight, {"tolerance_factor": 1.0}),
+            ("default", var_or_none, osqp_backend.SCALING_PASSES, {}, {}),
+            ("unscaled", None, osqp_backend.SCALING_PASSES, {}, {}),
+            ("passes10", var_or_none, 10, {}, {}),
+            ("residuals", var_or_none, osqp_backend.SCALING_PASSES, {}, before)):
         default_passes = osqp_backend.SCALING_PASSES
         osqp_backend.SCALING_PASSES = passes
         try:
-            be = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, scale=scale), st.replace(**extra))
+            be = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, scale=scale, **rule), st.replace(**extra))
         finally:
             osqp_backend.SCALING_PASSES = default_passes
         its, times, first = [], [], []
@@ -277,7 +288,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--t-max", type=float, default=60.0, help="simulated seconds per run")
     ap.add_argument("--passes", action="store_true", help="add OSQP's default 10 equilibration passes (passes10)")
-    ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10"), help="run only these")
+    ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10", "residuals"), help="run only these")
     ap.add_argument("--replay", action="store_true",
                     help="instead: replay recorded loops' QPs on fresh back ends against a tight solve")
     ap.add_argument("--bundled", action="store_true", help="with --replay: also the sedan on the bundled circuit")
@@ -319,7 +330,7 @@ def main() -> None:
                "solve_ms_median": [r[v]["solve_ms_median"] for r in rows],
                "step_ms_median": [r[v]["step_ms_median"] for r in rows],
                "step_ms_mean": [r[v]["step_ms_mean"] for r in rows],
-               "rms_e_y_m": [r[v]["rms_e_y_m"] for r in rows]}
+               "rms_e_y_m": [r[v]["rms_e_y_m"] for r in rows], "lap_time_s": [r[v]["lap_time_s"] for r in rows]}
         summary[v] = {k: {"median": float(np.median(a)), "worst": float(np.max(a))} for k, a in per.items()}
     out = {"provenance": finish(prov), "benchmark": "qp_scaling", "n": args.n, "seed": args.seed,
            "t_max_s": args.t_max, "scaling_passes": osqp_backend.SCALING_PASSES, "rows": rows, "summary": summary}
