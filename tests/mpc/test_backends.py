@@ -143,7 +143,7 @@ def test_bad_tolerance_factor_is_a_settings_error(factor: float) -> None:
     from dataclasses import replace
 
     _mpc, structure = _step_qp()
-    with pytest.raises(SettingsError, match="QPStructure.tolerance_factor: expected a finite number > 0"):
+    with pytest.raises(SettingsError, match=r"QPStructure\.tolerance_factor: expected a finite number > 0"):
         backends.get("osqp")(replace(structure, tolerance_factor=factor), BASE)
 
 

@@ -151,7 +151,7 @@ def test_duality_gap_check_of_the_models(params, prediction_model: str) -> None:
     mpc = mt.SpatialMPC(path, SEDAN, st, prediction=model)
     assert mpc.model.CHECK_DUALITY_GAP and bool(mpc.solver.settings.check_dualgap)
     factor = 3.0 if prediction_model == "dynamic" else 1.0
-    assert mpc.model.QP_TOLERANCE_FACTOR == factor
+    assert factor == mpc.model.QP_TOLERANCE_FACTOR
     assert mpc.solver.settings.eps_abs == factor * st.eps_abs and mpc.solver.settings.eps_rel == factor * st.eps_rel
     tight = backends.get("osqp")(backends.QPStructure(mpc.layout, mpc.P, mpc.data.A_data.copy(), mpc.qp.slack_quad,
                                                       mpc.backend.scale),
