@@ -15,7 +15,8 @@ outcome; then the distribution over circuits (median and worst of each figure).
 ``--replay`` instead records every QP of closed loops (the oval loop of ``bench_mpc_step.py``, dynamic model at
 N = 10, 30, 50, and the sedan on ``--n`` circuits, plus the bundled circuit with ``--bundled``) and replays them in
 order on fresh OSQP back ends, each QP by every back end in turn: ``default`` (as the controller sets it up),
-``unscaled`` (no variable scale), ``passes10`` and ``residuals`` (the stopping rule before dynqp), each against a
+``unscaled`` (no variable scale), ``passes10``, ``passes3`` (10 or 3 Ruiz passes) and ``residuals`` (the
+stopping rule before dynqp), each against a
 tight solve of the same QPs (eps 1e-9): iterations, update + solve time and the first
 input's distance to the tight solve; and (``without_t``) the same QPs on bare OSQP with and without the time state
 ``t`` (its columns and dynamics rows removed: without a cost on it the same optimum for the rest; since SPEED-D3
@@ -113,7 +114,8 @@ def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, ac
     var = lay.column_scale(*model.variable_scale(st, mpc.ds))
     var_or_none = None if (var == 1.0).all() else var
     struct0 = mt.mpc.backends.QPStructure(lay, mpc.P, recs[0][3], mpc.qp.slack_quad, var_or_none,
-                                          model.CHECK_DUALITY_GAP, recs[0][0], model.QP_TOLERANCE_FACTOR)
+                                          model.CHECK_DUALITY_GAP, recs[0][0], model.QP_TOLERANCE_FACTOR,
+                                          model.QP_SCALING_PASSES)
     data = mt.mpc.layout.QPData(lay)
     u0 = slice(lay.nX, lay.nX + lay.nu)
     out: dict[str, Any] = {"case": name, "qps": len(recs), "N": lay.N}
@@ -124,7 +126,8 @@ def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, ac
             ("tight", var_or_none, osqp_backend.SCALING_PASSES, tight, {"tolerance_factor": 1.0}),
             ("default", var_or_none, osqp_backend.SCALING_PASSES, {}, {}),
             ("unscaled", None, osqp_backend.SCALING_PASSES, {}, {}),
-            ("passes10", var_or_none, 10, {}, {}),
+            ("passes10", var_or_none, 10, {}, {"scaling_passes": 10}),
+            ("passes3", var_or_none, osqp_backend.SCALING_PASSES, {}, {"scaling_passes": 3}),
             ("residuals", var_or_none, osqp_backend.SCALING_PASSES, {}, before)):
         default_passes = osqp_backend.SCALING_PASSES
         osqp_backend.SCALING_PASSES = passes

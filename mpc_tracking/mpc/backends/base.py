@@ -68,6 +68,9 @@ class QPStructure:
     tolerance_factor : float
         Factor (> 0) on the settings' tolerances ``eps_abs``, ``eps_rel`` for this QP (:attr:`PredictionModel.
         QP_TOLERANCE_FACTOR <mpc_tracking.models.prediction.PredictionModel.QP_TOLERANCE_FACTOR>`); default 1.
+    scaling_passes : int, optional
+        Ruiz passes of an equilibration a back end computes once at set-up (:attr:`PredictionModel.QP_SCALING_PASSES
+        <mpc_tracking.models.prediction.PredictionModel.QP_SCALING_PASSES>`); None: the back end's default.
     """
 
     layout: QPLayout
@@ -78,6 +81,7 @@ class QPStructure:
     check_duality_gap: bool = True
     q: np.ndarray | None = None
     tolerance_factor: float = 1.0
+    scaling_passes: int | None = None
 
 
 @dataclass(eq=False, slots=True)

@@ -119,12 +119,15 @@ class OSQPBackend(QPBackend):
         # OSQP equilibrates on every update (see FIXED_EQUILIBRATION)
         self.fixed_equilibration = (FIXED_EQUILIBRATION and bool(structure.check_duality_gap)
                                     and st.mode != "time_optimal")
-        if self.fixed_equilibration:
+        passes = SCALING_PASSES if structure.scaling_passes is None else structure.scaling_passes
+        if isinstance(passes, bool) or not (isinstance(passes, (int, np.integer)) and 0 <= passes <= 100):
+            raise SettingsError(f"QPStructure.scaling_passes: expected None or an int 0..100, got {passes!r}")
+        if self.fixed_equilibration:  # (passes: of this equilibration; OSQP's own keeps SCALING_PASSES per update)
             S = sparse.diags(var_scale)
             in_scaled = equilibration.Equilibration(var_scale, np.ones(m), 1.0).entry_factors(lay.A_indptr,
                                                                                               lay.A_indices)
             eq = equilibration.ruiz(S @ structure.P @ S, lay.A_matrix(setup_data * in_scaled), q_rep * var_scale,
-                                    SCALING_PASSES)
+                                    int(passes))
         else:
             eq = equilibration.Equilibration(np.ones(n), np.ones(m), 1.0)
         #: the equilibration the back end applies itself, with the model's scale: ``D`` (n,) on the QP's variables
