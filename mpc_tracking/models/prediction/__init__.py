@@ -291,21 +291,24 @@ class DynamicPrediction(PredictionModel):
     I_ACCEL = 0
     LINEARIZATION = "reference"  # about a shifted plan the stiff tyre modes made the steering oscillate
     CUT_STATES = (3, 5)  # a_y = v_x r
-    #: OSQP stops on the duality gap too, so the back end equilibrates this QP once at set-up (as the kinematic
-    #: model's; ``backends.osqp.FIXED_EQUILIBRATION``) instead of OSQP's 3 Ruiz passes on every update, with the
-    #: tolerances 3x the settings' in that equilibrated problem (:attr:`QP_TOLERANCE_FACTOR`). Replayed QPs of closed
-    #: loops at N = 30 (the oval with a kinematic plant, the sedan on 4 generated circuits; benchmarks/results/
-    #: dynqp_step.json), against residuals alone with OSQP equilibrating (eps 1e-5, the rule before):
-    #: median iterations 20 / 20 / 5 / 10 / 20 instead of 30 / 20 / 20 / 20 / 30 (means 36 / 34 / 9 / 9 / 27 instead
-    #: of 35 / 30 / 20 / 20 / 27), and the first a_x 3-5x closer to a tight solve (worst 3e-3 to 5e-3 instead of
-    #: 9e-3 to 1.9e-2 m/s^2; steering within 2.2e-4 rad, was 4e-4). Residuals alone on the once-equilibrated QP
-    #: (fewer iterations again) stopped 3x further from the tight solve (a_x 4e-2 m/s^2). (The time-optimal mode
-    #: keeps OSQP's own equilibration, now with the gap check and these tolerances.)
+    #: OSQP stops on the duality gap too (the default ``CHECK_DUALITY_GAP``), so the back end equilibrates this QP
+    #: once at set-up (as the kinematic model's; ``backends.osqp.FIXED_EQUILIBRATION``) instead of OSQP's Ruiz passes
+    #: on every update, at tolerances 3x the settings' in that equilibrated problem. Replaying the QPs of 8 closed
+    #: loops (the sedan on the bundled and 4 generated circuits at N = 30, the oval with a kinematic plant at N = 10,
+    #: 30, 50; each QP solved in turn by both rules; benchmarks/results/dynqp_step.json) against the rule before
+    #: (residuals alone, OSQP equilibrating on every update, eps 1e-5): median update + solve lower in all 8 (sedan
+    #: loops 0.57-0.70x, oval 0.85-0.92x), median iterations 5-30 instead of 20-40, mean iterations lower on the sedan
+    #: loops (14-25 instead of 22-27) but higher on the oval at N = 30, 50 (39, 44 instead of 35, 38: a longer tail);
+    #: the first a_x 2-7x closer to a tight solve (worst 1.5e-3 to 6.9e-3 instead of 8.9e-3 to 2.0e-2 m/s^2),
+    #: steering as close (within 3.8e-4 rad). Residuals alone on the once-equilibrated QP (fewer iterations again)
+    #: stopped further from the tight solve (a_x 4e-2 m/s^2). The time-optimal mode keeps OSQP's own equilibration,
+    #: now with the gap check and these tolerances.
     QP_TOLERANCE_FACTOR = 3.0
-    #: 10 Ruiz passes (OSQP's default) for the equilibration computed once (free per step; the 3 passes of
-    #: ``SCALING_PASSES`` were chosen for OSQP's equilibration on every update): the same replayed QPs, mean
-    #: iterations 44 instead of 65 on the oval at N = 50, 34 instead of 37 at N = 30, 197 instead of 226 summed over
-    #: the 8 loops, as accurate (benchmarks/results/dynqp_step.json). The kinematic QP gains nothing from it.
+    #: 10 Ruiz passes (OSQP's default) for the equilibration computed once (free per step; the back end's 3 passes
+    #: were chosen for OSQP's equilibration on every update). A small gain on the same replay against 3 passes: mean
+    #: iterations summed over the 8 loops 205 instead of 209, mean update + solve summed 4.46 instead of 4.66 ms, mostly
+    #: the oval's N = 50 tail (44 instead of 50 mean iterations; at N = 30 39 instead of 36); as accurate. The
+    #: kinematic QP gains nothing from it (its replays: the same or more iterations).
     QP_SCALING_PASSES = 10
 
     def __init__(self, params: DynamicParams, speed_lag: float = 0.0, slip_reference: bool = True) -> None:
