@@ -297,12 +297,12 @@ class DynamicPrediction(PredictionModel):
     #: loops (the sedan on the bundled and 4 generated circuits at N = 30, the oval with a kinematic plant at N = 10,
     #: 30, 50; each QP solved in turn by both rules; benchmarks/results/dynqp_step.json) against the rule before
     #: (residuals alone, OSQP equilibrating on every update, eps 1e-5): median update + solve lower in all 8 (sedan
-    #: loops 0.57-0.70x, oval 0.85-0.92x), median iterations 5-30 instead of 20-40, mean iterations lower on the sedan
-    #: loops (14-25 instead of 22-27) but higher on the oval at N = 30, 50 (39, 44 instead of 35, 38: a longer tail);
-    #: the first a_x 2-7x closer to a tight solve (worst 1.5e-3 to 6.9e-3 instead of 8.9e-3 to 2.0e-2 m/s^2),
-    #: steering as close (within 3.8e-4 rad). Residuals alone on the once-equilibrated QP (fewer iterations again)
-    #: stopped further from the tight solve (a_x 4e-2 m/s^2). The time-optimal mode keeps OSQP's own equilibration,
-    #: now with the gap check and these tolerances.
+    #: loops 0.44-0.87x, oval 0.85-0.92x), median iterations 5-30 instead of 20-40, mean iterations lower on the sedan
+    #: loops (14-25 instead of 22-27) but higher on the oval at N = 10 / 30 / 50 (28 / 39 / 44 instead of 27 / 35 / 38:
+    #: a longer tail); the first a_x 1.4-6x closer to a tight solve (worst 1.5e-3 to 6.9e-3 instead of 8.9e-3 to
+    #: 2.0e-2 m/s^2), steering as close (within 3.8e-4 rad). Residuals alone on the once-equilibrated QP (fewer
+    #: iterations again) stopped further from the tight solve (a_x 4e-2 m/s^2). The time-optimal mode keeps OSQP's own
+    #: equilibration, now with the gap check and these tolerances.
     QP_TOLERANCE_FACTOR = 3.0
     #: 10 Ruiz passes (OSQP's default) for the equilibration computed once (free per step; the back end's 3 passes
     #: were chosen for OSQP's equilibration on every update). A small gain on the same replay against 3 passes: mean
