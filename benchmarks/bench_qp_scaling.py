@@ -5,12 +5,12 @@ The sedan of ``bench_closed_loop.py`` (``ackermann3d`` plant, dynamic prediction
 ``scaled`` (the default: OSQP solves in the variables ``z / scale``, ``PredictionModel.variable_scale``),
 ``unscaled`` (the model's scale replaced by ones on the instance: the QP as before issue 23's scaling) and
 ``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with); ``--passes``
-adds ``passes10``: the default QP with OSQP's own 10 Ruiz equilibration passes instead of the back end's
-``SCALING_PASSES`` (each pass is paid on every matrix update); ``residuals`` (not by default) the dynamic QP's
-stopping rule before dynqp (OSQP's residuals alone, OSQP equilibrating on every update, the settings' tolerances);
-``--variants`` picks some. Per run: the median, mean
-and 90th percentile of OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the
-outcome; then the distribution over circuits (median and worst of each figure).
+adds ``passes10``: the back end's ``SCALING_PASSES`` set to 10 (since dynqp the dynamic QP is equilibrated once
+with the model's own 10 passes, ``QP_SCALING_PASSES``, so for it this is the default); ``residuals`` (not by
+default) the dynamic QP's stopping rule before dynqp (OSQP's residuals alone, OSQP equilibrating on every update,
+the settings' tolerances); ``--variants`` picks some. Per run: the median, mean and 90th percentile of OSQP's
+iterations, the median solve and step times, the mean step time, RMS e_y, max |e_y|, mean speed, the lap time and
+the outcome; then the distribution over circuits (median and worst of each figure).
 
 ``--replay`` instead records every QP of closed loops (the oval loop of ``bench_mpc_step.py``, dynamic model at
 N = 10, 30, 50, and the sedan on ``--n`` circuits, plus the bundled circuit with ``--bundled``) and replays them in
