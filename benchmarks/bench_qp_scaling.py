@@ -5,23 +5,27 @@ The sedan of ``bench_closed_loop.py`` (``ackermann3d`` plant, dynamic prediction
 ``scaled`` (the default: OSQP solves in the variables ``z / scale``, ``PredictionModel.variable_scale``),
 ``unscaled`` (the model's scale replaced by ones on the instance: the QP as before issue 23's scaling) and
 ``kinematic`` (the kinematic prediction model in the same loop: the iterations to compare with); ``--passes``
-adds ``passes10``: the default QP with OSQP's own 10 Ruiz equilibration passes instead of the back end's
-``SCALING_PASSES`` (each pass is paid on every matrix update); ``--variants`` picks some. Per run: the median, mean
-and 90th percentile of OSQP's iterations, the median solve and step times, the mean step time, RMS e_y and the
-outcome; then the distribution over circuits (median and worst of each figure).
+adds ``passes10``: the back end's ``SCALING_PASSES`` set to 10 (since dynqp the dynamic QP is equilibrated once
+with the model's own 10 passes, ``QP_SCALING_PASSES``, so for it this is the default); ``residuals`` (not by
+default) the dynamic QP's stopping rule before dynqp (OSQP's residuals alone, OSQP equilibrating on every update,
+the settings' tolerances); ``--variants`` picks some. Per run: the median, mean and 90th percentile of OSQP's
+iterations, the median solve and step times, the mean step time, RMS e_y, max |e_y|, mean speed, the lap time and
+the outcome; then the distribution over circuits (median and worst of each figure).
 
 ``--replay`` instead records every QP of closed loops (the oval loop of ``bench_mpc_step.py``, dynamic model at
 N = 10, 30, 50, and the sedan on ``--n`` circuits, plus the bundled circuit with ``--bundled``) and replays them in
-order on fresh OSQP back ends: ``default`` (as the controller sets it up), ``unscaled`` (no variable scale) and
-``passes10``, each against a tight solve of the same QPs (eps 1e-9): iterations, update + solve time and the first
+order on fresh OSQP back ends, each QP by every back end in turn: ``default`` (as the controller sets it up),
+``unscaled`` (no variable scale), ``passes10``, ``passes3`` (10 or 3 Ruiz passes) and ``residuals`` (the
+stopping rule before dynqp), each against a
+tight solve of the same QPs (eps 1e-9): iterations, update + solve time and the first
 input's distance to the tight solve; and (``without_t``) the same QPs on bare OSQP with and without the time state
 ``t`` (its columns and dynamics rows removed: without a cost on it the same optimum for the rest; since SPEED-D3
 the controller's QP leaves t out by itself, so this part is skipped).
 
 ``--step-ab [N ...]`` times the controller's dynamic step with the QP without t (the default since SPEED-D3) and
-with t (a model that keeps it), and the kinematic step, call by call in turn (a busy machine moves all three
-alike): the whole step, the QP numbers and the back end's update + solve, and the ratios. Prints JSON with a
-``provenance`` block; ``--out FILE`` writes it.
+with t (a model that keeps it), without t with the stopping rule before dynqp (``dynamic_residuals``), and the
+kinematic step, call by call in turn (a busy machine moves them alike): the whole step, the QP numbers and the
+back end's update + solve, and the ratios. Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
 
     python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...]
         [--replay [--bundled]] [--step-ab [N ...] [--repeats 2000]] [--out FILE]
@@ -60,6 +64,9 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
     settings, model = mpc0.settings, mpc0.model
     if variant == "kinematic":
         settings, model = settings.replace(prediction_model="kinematic"), None
+    elif variant == "residuals":  # the dynamic QP's stopping rule before dynqp: residuals alone, OSQP equilibrating
+        model.CHECK_DUALITY_GAP = False  # type: ignore[misc]
+        model.QP_TOLERANCE_FACTOR = 1.0  # type: ignore[misc]
     elif variant == "unscaled":
         model.variable_scale = lambda st, ds: (np.ones(model.nx), np.ones(model.nu))  # type: ignore[method-assign]
     passes = osqp_backend.SCALING_PASSES
@@ -76,7 +83,9 @@ def run(path: mt.ReferencePath, variant: str, t_max: float) -> dict[str, Any]:
             "solve_ms_median": 1e3 * float(np.median(res.series["solve_time"])),
             "step_ms_median": 1e3 * float(np.median(res.series["step_time"])),
             "step_ms_mean": 1e3 * float(np.mean(res.series["step_time"])),
-            "rms_e_y_m": float(res.metrics["rms_e_y"]), "infeasible_steps": int(res.metrics["infeasible_steps"]),
+            "rms_e_y_m": float(res.metrics["rms_e_y"]), "lap_time_s": float(res.metrics["lap_time"]),
+            "max_abs_e_y_m": float(res.metrics["max_abs_e_y"]), "mean_speed_mps": float(res.metrics["mean_speed"]),
+            "infeasible_steps": int(res.metrics["infeasible_steps"]),
             "outcome": str(res.reason), "steps": len(it)}
 
 
@@ -97,45 +106,57 @@ def _record(path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: An
 def replay(name: str, path: mt.ReferencePath, mpc: mt.SpatialMPC, plant: Any, actuator: Any,
            **kw: Any) -> dict[str, Any]:
     """The closed loop's QPs replayed in order on fresh OSQP back ends (``default``, ``unscaled``, ``passes10``,
-    and a tight solve: eps 1e-9); per variant the iterations, the back end's update + solve time (median, mean) and
-    the first input's distance to the tight solve (p99, worst, per input component)."""
+    ``residuals``: the stopping rule before dynqp, OSQP's residuals alone with OSQP equilibrating on every update at
+    the settings' tolerances, and a tight solve: eps 1e-9); per variant the iterations, the back end's update + solve
+    time (median, mean) and the first input's distance to the tight solve (p99, worst, per input component)."""
     recs = _record(path, mpc, plant, actuator, **kw)
     lay, st, model = mpc.layout, mpc.settings, mpc.model
     var = lay.column_scale(*model.variable_scale(st, mpc.ds))
     var_or_none = None if (var == 1.0).all() else var
     struct0 = mt.mpc.backends.QPStructure(lay, mpc.P, recs[0][3], mpc.qp.slack_quad, var_or_none,
-                                          model.CHECK_DUALITY_GAP)
+                                          model.CHECK_DUALITY_GAP, recs[0][0], model.QP_TOLERANCE_FACTOR,
+                                          model.QP_SCALING_PASSES)
     data = mt.mpc.layout.QPData(lay)
     u0 = slice(lay.nX, lay.nX + lay.nu)
     out: dict[str, Any] = {"case": name, "qps": len(recs), "N": lay.N}
-    firsts: dict[str, list[np.ndarray]] = {}
     tight = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200000}
-    for variant, scale, passes, extra in (("tight", var_or_none, osqp_backend.SCALING_PASSES, tight),
-                                          ("default", var_or_none, osqp_backend.SCALING_PASSES, {}),
-                                          ("unscaled", None, osqp_backend.SCALING_PASSES, {}),
-                                          ("passes10", var_or_none, 10, {})):
+    before = {"check_duality_gap": False, "tolerance_factor": 1.0}
+    bes: dict[str, Any] = {}
+    for variant, scale, passes, extra, rule in (
+            ("tight", var_or_none, osqp_backend.SCALING_PASSES, tight, {"tolerance_factor": 1.0}),
+            ("default", var_or_none, osqp_backend.SCALING_PASSES, {}, {}),
+            ("unscaled", None, osqp_backend.SCALING_PASSES, {}, {}),
+            ("passes10", var_or_none, 10, {}, {"scaling_passes": 10}),
+            ("passes3", var_or_none, osqp_backend.SCALING_PASSES, {}, {"scaling_passes": 3}),
+            ("residuals", var_or_none, osqp_backend.SCALING_PASSES, {}, before)):
         default_passes = osqp_backend.SCALING_PASSES
         osqp_backend.SCALING_PASSES = passes
         try:
-            be = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, scale=scale), st.replace(**extra))
+            bes[variant] = mt.mpc.backends.get("osqp")(dataclasses.replace(struct0, scale=scale, **rule),
+                                                       st.replace(**extra))
         finally:
             osqp_backend.SCALING_PASSES = default_passes
-        its, times, first = [], [], []
-        for q, lo, hi, Ax, A, B in recs:
-            data.q[:], data.l[:], data.u[:], data.A_data[:] = q, lo, hi, Ax
+    # each QP solved by every variant in turn (a busy machine slows them alike), each warm from its own last solve
+    its: dict[str, list[int]] = {v: [] for v in bes}
+    times: dict[str, list[float]] = {v: [] for v in bes}
+    firsts: dict[str, list[np.ndarray]] = {v: [] for v in bes}
+    for q, lo, hi, Ax, A, B in recs:
+        data.q[:], data.l[:], data.u[:], data.A_data[:] = q, lo, hi, Ax
+        for variant, be in bes.items():
             t = time.perf_counter()
             res = be.solve(data, A, B)
-            times.append(time.perf_counter() - t)
-            its.append(res.iterations)
-            first.append(np.full(lay.nu, np.nan) if res.z is None else res.z[u0].copy())
-        firsts[variant] = first
+            times[variant].append(time.perf_counter() - t)
+            its[variant].append(res.iterations)
+            firsts[variant].append(np.full(lay.nu, np.nan) if res.z is None else res.z[u0].copy())
+    for variant in bes:
         if variant == "tight":
             continue
-        err = np.abs(np.asarray(first) - np.asarray(firsts["tight"]))
-        out[variant] = {"iterations": {"mean": float(np.mean(its)), "median": float(np.median(its)),
-                                       "p90": float(np.percentile(its, 90)), "max": int(np.max(its))},
-                        "update_solve_us": {"median": 1e6 * float(np.median(times)),
-                                            "mean": 1e6 * float(np.mean(times))},
+        err = np.abs(np.asarray(firsts[variant]) - np.asarray(firsts["tight"]))
+        it = its[variant]
+        out[variant] = {"iterations": {"mean": float(np.mean(it)), "median": float(np.median(it)),
+                                       "p90": float(np.percentile(it, 90)), "max": int(np.max(it))},
+                        "update_solve_us": {"median": 1e6 * float(np.median(times[variant])),
+                                            "mean": 1e6 * float(np.mean(times[variant]))},
                         "first_input_error_p99": [float(v) for v in np.nanpercentile(err, 99, axis=0)],
                         "first_input_error_max": [float(v) for v in np.nanmax(err, axis=0)],
                         "failed": int(np.isnan(err).any(axis=1).sum())}
@@ -220,8 +241,17 @@ def _with_t(model: DynamicPrediction) -> DynamicPrediction:
     return model
 
 
+def _residuals(model: DynamicPrediction) -> DynamicPrediction:
+    """``model`` with the QP's stopping rule before dynqp (OSQP's residuals alone, OSQP equilibrating on every update,
+    the settings' tolerances; on the instance, as :func:`_with_t`)."""
+    model.CHECK_DUALITY_GAP = False  # type: ignore[misc]
+    model.QP_TOLERANCE_FACTOR = 1.0  # type: ignore[misc]
+    return model
+
+
 def step_ab(horizons: tuple[int, ...], repeats: int) -> dict[str, Any]:
-    """The dynamic model's step with and without t in the QP, and the kinematic step, timed call by call in turn
+    """The dynamic model's step with and without t in the QP, with the stopping rule before dynqp
+    (``dynamic_residuals``, without t), and the kinematic step, timed call by call in turn
     (the order rotated every round; one part after the other, each repeated as in ``bench_mpc_step.parts``) on one
     mid-lap state of the oval: ``bench_mpc_step.parts``' settings (the dynamic model with rk4 and the friction
     ellipse). Per horizon the medians [us] of the whole step (``solve``), the QP numbers (``build``) and
@@ -237,7 +267,8 @@ def step_ab(horizons: tuple[int, ...], repeats: int) -> dict[str, Any]:
         veh = mt.VehicleParams()
         mpcs = {"kinematic": mt.SpatialMPC(path, veh, base),
                 "dynamic_without_t": mt.SpatialMPC(path, veh, dyn, prediction=DynamicPrediction(params)),
-                "dynamic_with_t": mt.SpatialMPC(path, veh, dyn, prediction=_with_t(DynamicPrediction(params)))}
+                "dynamic_with_t": mt.SpatialMPC(path, veh, dyn, prediction=_with_t(DynamicPrediction(params))),
+                "dynamic_residuals": mt.SpatialMPC(path, veh, dyn, prediction=_residuals(DynamicPrediction(params)))}
         calls: dict[str, dict[str, Any]] = {}
         for name, mpc in mpcs.items():
             for s in (3.0, 3.3):
@@ -252,7 +283,7 @@ def step_ab(horizons: tuple[int, ...], repeats: int) -> dict[str, Any]:
         names = list(mpcs)
         for part in ("solve", "build", "backend"):  # (a part at a time: the back end re-solves one QP, as in parts())
             for r in range(repeats):
-                order = names[r % 3:] + names[: r % 3]
+                order = names[r % len(names):] + names[: r % len(names)]
                 for name in order:
                     fn = calls[name][part]
                     t = time.perf_counter()
@@ -260,13 +291,15 @@ def step_ab(horizons: tuple[int, ...], repeats: int) -> dict[str, Any]:
                     times[name][part].append(time.perf_counter() - t)
         med = {n: {p: round(1e6 * float(np.median(v)), 1) for p, v in parts.items()} for n, parts in times.items()}
         row: dict[str, Any] = {"median_us": med}
-        for n in ("dynamic_without_t", "dynamic_with_t"):
+        for n in ("dynamic_without_t", "dynamic_with_t", "dynamic_residuals"):
             row[f"{n}_vs_kinematic_step"] = med[n]["solve"] / med["kinematic"]["solve"]
             lay = mpcs[n].layout
             row[f"{n}_qp"] = {"n": lay.n, "m": lay.m, "nnz_A": int(lay.nnz),
                               "iterations": int(mpcs[n].solve(state, measured=meas).iterations)}
         row["without_vs_with_t"] = {p: med["dynamic_without_t"][p] / med["dynamic_with_t"][p]
                                     for p in ("solve", "build", "backend")}
+        row["default_vs_residuals"] = {p: med["dynamic_without_t"][p] / med["dynamic_residuals"][p]
+                                       for p in ("solve", "build", "backend")}
         out[str(N)] = row
     return out
 
@@ -277,7 +310,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--t-max", type=float, default=60.0, help="simulated seconds per run")
     ap.add_argument("--passes", action="store_true", help="add OSQP's default 10 equilibration passes (passes10)")
-    ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10"), help="run only these")
+    ap.add_argument("--variants", nargs="+", choices=(*VARIANTS, "passes10", "residuals"), help="run only these")
     ap.add_argument("--replay", action="store_true",
                     help="instead: replay recorded loops' QPs on fresh back ends against a tight solve")
     ap.add_argument("--bundled", action="store_true", help="with --replay: also the sedan on the bundled circuit")
@@ -319,7 +352,7 @@ def main() -> None:
                "solve_ms_median": [r[v]["solve_ms_median"] for r in rows],
                "step_ms_median": [r[v]["step_ms_median"] for r in rows],
                "step_ms_mean": [r[v]["step_ms_mean"] for r in rows],
-               "rms_e_y_m": [r[v]["rms_e_y_m"] for r in rows]}
+               "rms_e_y_m": [r[v]["rms_e_y_m"] for r in rows], "lap_time_s": [r[v]["lap_time_s"] for r in rows]}
         summary[v] = {k: {"median": float(np.median(a)), "worst": float(np.max(a))} for k, a in per.items()}
     out = {"provenance": finish(prov), "benchmark": "qp_scaling", "n": args.n, "seed": args.seed,
            "t_max_s": args.t_max, "scaling_passes": osqp_backend.SCALING_PASSES, "rows": rows, "summary": summary}

@@ -201,7 +201,9 @@ class SpatialMPC:
         self.layout.fill_dynamics(self.data.A_data, A, B)
         scale = self.layout.column_scale(*self.model.variable_scale(self.settings, self.ds))
         return cls(QPStructure(self.layout, self.P, self.data.A_data.copy(), self.qp.slack_quad, scale,
-                               self.model.CHECK_DUALITY_GAP, self.data.q.copy()), self.settings)
+                               self.model.CHECK_DUALITY_GAP, self.data.q.copy(), self.model.QP_TOLERANCE_FACTOR,
+                               self.model.QP_SCALING_PASSES),
+                   self.settings)
 
     @property
     def solver(self) -> Any:

@@ -136,3 +136,47 @@ def test_fault_injection_fails_and_corrupts_the_chosen_calls(backend):
     assert np.all(results[2].z == 7.0) and results[2].status == mt.Status.SOLVED
     assert mpc.safeguards.check_solution(mpc.data, results[2].z) is not None  # the check rejects it
     np.testing.assert_allclose(results[3].z, first, atol=1e-6)
+
+
+@pytest.mark.parametrize("factor", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_tolerance_factor_is_a_settings_error(factor: float) -> None:
+    from dataclasses import replace
+
+    _mpc, structure = _step_qp()
+    with pytest.raises(SettingsError, match=r"QPStructure\.tolerance_factor: expected a finite number > 0"):
+        backends.get("osqp")(replace(structure, tolerance_factor=factor), BASE)
+
+
+def test_the_tolerance_factor_scales_osqp_s_tolerances() -> None:
+    """``QPStructure.tolerance_factor`` multiplies the settings' ``eps_abs`` and ``eps_rel``; the controller passes the
+    model's ``QP_TOLERANCE_FACTOR`` (3 for the dynamic model, 1 for the kinematic)."""
+    from dataclasses import replace
+
+    _mpc, structure = _step_qp()
+    be = backends.get("osqp")(replace(structure, tolerance_factor=3.0), BASE)
+    assert be.solver.settings.eps_abs == 3.0 * BASE.eps_abs and be.solver.settings.eps_rel == 3.0 * BASE.eps_rel
+    assert be.osqp_settings["eps_abs"] == 3.0 * BASE.eps_abs
+    plain = backends.get("osqp")(structure, BASE)
+    assert plain.solver.settings.eps_abs == BASE.eps_abs
+
+
+@pytest.mark.parametrize("passes", [-1, 101, 2.5, True])
+def test_bad_scaling_passes_is_a_settings_error(passes) -> None:
+    from dataclasses import replace
+
+    _mpc, structure = _step_qp()
+    with pytest.raises(SettingsError, match=r"QPStructure\.scaling_passes: expected None or an int 0\.\.100"):
+        backends.get("osqp")(replace(structure, scaling_passes=passes), BASE)
+
+
+def test_the_dynamic_model_s_qp_is_equilibrated_with_its_own_passes(monkeypatch) -> None:
+    """The controller hands the model's ``QP_SCALING_PASSES`` to the back end: the dynamic model's QP is equilibrated
+    once with 10 Ruiz passes, not the back end's default 3."""
+    st = BASE.replace(prediction_model="dynamic")
+    mpc = mt.SpatialMPC(mt.load_path("oval", ds=0.5), mt.VehicleParams(), st)
+    assert mpc.model.QP_SCALING_PASSES == 10 and mpc.backend.fixed_equilibration
+    D10 = mpc.backend.equilibration.D
+    np.testing.assert_array_equal(mpc._setup_backend().equilibration.D, D10)  # the same set-up: the same factors
+    monkeypatch.setattr(type(mpc.model), "QP_SCALING_PASSES", None)  # the back end's SCALING_PASSES (3)
+    assert osqp_backend.SCALING_PASSES == 3
+    assert not np.allclose(mpc._setup_backend().equilibration.D, D10)

@@ -72,6 +72,13 @@ class PredictionModel:
     CHECK_DUALITY_GAP : bool
         Whether OSQP stops only when the duality gap is small too, besides the primal and dual residuals
         (:attr:`QPStructure.check_duality_gap <mpc_tracking.mpc.backends.QPStructure>`; default True).
+    QP_TOLERANCE_FACTOR : float
+        Factor on the settings' ``eps_abs``, ``eps_rel`` for this model's QP (:attr:`QPStructure.tolerance_factor
+        <mpc_tracking.mpc.backends.QPStructure>`; default 1).
+    QP_SCALING_PASSES : int or None
+        Ruiz passes of the equilibration the OSQP back end computes once at set-up for this model's QP
+        (:attr:`QPStructure.scaling_passes <mpc_tracking.mpc.backends.QPStructure>`); None (default): the back end's
+        ``SCALING_PASSES``.
     """
 
     name: ClassVar[str] = "base"
@@ -90,6 +97,8 @@ class PredictionModel:
     LINEARIZATION: ClassVar[str] = "previous"
     CUT_STATES: ClassVar[tuple[int, ...]] = ()
     CHECK_DUALITY_GAP: ClassVar[bool] = True
+    QP_TOLERANCE_FACTOR: ClassVar[float] = 1.0
+    QP_SCALING_PASSES: ClassVar[int | None] = None
     #: time constant [s] of the plant's speed loop the model leads (0: none)
     speed_lag: float = 0.0
 
@@ -283,13 +292,25 @@ class DynamicPrediction(PredictionModel):
     I_ACCEL = 0
     LINEARIZATION = "reference"  # about a shifted plan the stiff tyre modes made the steering oscillate
     CUT_STATES = (3, 5)  # a_y = v_x r
-    #: OSQP stops on its residuals alone: waiting for the duality gap too took most of the iterations of this QP.
-    #: Replayed QPs of closed loops (eps 1e-5, 3 equilibration passes), mean iterations: 78 -> 34 (N = 30) and
-    #: 86 -> 38 (N = 50) on the oval with a kinematic plant, 32 -> 26 for the sedan on the bundled circuit; the
-    #: sedan's closed loops on the bundled and 6 generated circuits: 0.68 -> 0.63 ms CPU per step. The plans are a
-    #: little further from a tight solve: at worst a_x 2e-2 m/s^2, steering 3e-4 rad, e_y 4e-3 m (were 2e-3, 6e-5,
-    #: 2e-4). The kinematic QP gains nothing from it (23 -> 25 iterations).
-    CHECK_DUALITY_GAP = False
+    #: OSQP stops on the duality gap too (the default ``CHECK_DUALITY_GAP``), so the back end equilibrates this QP
+    #: once at set-up (as the kinematic model's; ``backends.osqp.FIXED_EQUILIBRATION``) instead of OSQP's Ruiz passes
+    #: on every update, at tolerances 3x the settings' in that equilibrated problem. Replaying the QPs of 8 closed
+    #: loops (the sedan on the bundled and 4 generated circuits at N = 30, the oval with a kinematic plant at N = 10,
+    #: 30, 50; each QP solved in turn by both rules; benchmarks/results/dynqp_step.json) against the rule before
+    #: (residuals alone, OSQP equilibrating on every update, eps 1e-5): median update + solve lower in all 8 (sedan
+    #: loops 0.44-0.87x, oval 0.85-0.92x), median iterations 5-30 instead of 20-40, mean iterations lower on the sedan
+    #: loops (14-25 instead of 22-27) but higher on the oval at N = 10 / 30 / 50 (28 / 39 / 44 instead of 27 / 35 / 38:
+    #: a longer tail); the first a_x 1.4-6x closer to a tight solve (worst 1.5e-3 to 6.9e-3 instead of 8.9e-3 to
+    #: 2.0e-2 m/s^2), steering as close (within 3.8e-4 rad). Residuals alone on the once-equilibrated QP (fewer
+    #: iterations again) stopped further from the tight solve (a_x 4e-2 m/s^2). The time-optimal mode keeps OSQP's own
+    #: equilibration, now with the gap check and these tolerances.
+    QP_TOLERANCE_FACTOR = 3.0
+    #: 10 Ruiz passes (OSQP's default) for the equilibration computed once (free per step; the back end's 3 passes
+    #: were chosen for OSQP's equilibration on every update). A small gain on the same replay against 3 passes: mean
+    #: iterations summed over the 8 loops 205 instead of 209, mean update + solve summed 4.46 instead of 4.66 ms, mostly
+    #: the oval's N = 50 tail (44 instead of 50 mean iterations; at N = 30 39 instead of 36); as accurate. The
+    #: kinematic QP gains nothing from it (its replays: the same or more iterations).
+    QP_SCALING_PASSES = 10
 
     def __init__(self, params: DynamicParams, speed_lag: float = 0.0, slip_reference: bool = True) -> None:
         from mpc_tracking.models.prediction import spatial_dynamic as sd

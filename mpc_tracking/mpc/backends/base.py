@@ -65,6 +65,12 @@ class QPStructure:
         factor follows the largest entry). None: zeros (the cost factor then follows ``P`` alone, which for the
         controller's QP, whose slack weights dominate the cost, stops a tight solve about 100x further from the
         exact solution: 1.2e-6 instead of 1.7e-8 m/s at eps 1e-9, N = 20).
+    tolerance_factor : float
+        Factor (> 0) on the settings' tolerances ``eps_abs``, ``eps_rel`` for this QP (:attr:`PredictionModel.
+        QP_TOLERANCE_FACTOR <mpc_tracking.models.prediction.PredictionModel.QP_TOLERANCE_FACTOR>`); default 1.
+    scaling_passes : int, optional
+        Ruiz passes of an equilibration a back end computes once at set-up (:attr:`PredictionModel.QP_SCALING_PASSES
+        <mpc_tracking.models.prediction.PredictionModel.QP_SCALING_PASSES>`); None: the back end's default.
     """
 
     layout: QPLayout
@@ -74,6 +80,8 @@ class QPStructure:
     scale: np.ndarray | None = None
     check_duality_gap: bool = True
     q: np.ndarray | None = None
+    tolerance_factor: float = 1.0
+    scaling_passes: int | None = None
 
 
 @dataclass(eq=False, slots=True)

@@ -119,12 +119,15 @@ class OSQPBackend(QPBackend):
         # OSQP equilibrates on every update (see FIXED_EQUILIBRATION)
         self.fixed_equilibration = (FIXED_EQUILIBRATION and bool(structure.check_duality_gap)
                                     and st.mode != "time_optimal")
-        if self.fixed_equilibration:
+        passes = SCALING_PASSES if structure.scaling_passes is None else structure.scaling_passes
+        if isinstance(passes, bool) or not (isinstance(passes, (int, np.integer)) and 0 <= passes <= 100):
+            raise SettingsError(f"QPStructure.scaling_passes: expected None or an int 0..100, got {passes!r}")
+        if self.fixed_equilibration:  # (passes: of this equilibration; OSQP's own keeps SCALING_PASSES per update)
             S = sparse.diags(var_scale)
             in_scaled = equilibration.Equilibration(var_scale, np.ones(m), 1.0).entry_factors(lay.A_indptr,
                                                                                               lay.A_indices)
             eq = equilibration.ruiz(S @ structure.P @ S, lay.A_matrix(setup_data * in_scaled), q_rep * var_scale,
-                                    SCALING_PASSES)
+                                    int(passes))
         else:
             eq = equilibration.Equilibration(np.ones(n), np.ones(m), 1.0)
         #: the equilibration the back end applies itself, with the model's scale: ``D`` (n,) on the QP's variables
@@ -143,9 +146,12 @@ class OSQPBackend(QPBackend):
         self._x = np.empty(n)
         # the equilibration and the solution's check in one compiled call each (settings.compiled)
         self._kern: Any = kernels.load() if kernels.resolve(st.compiled) == "numba" else None
+        tol = float(structure.tolerance_factor)
+        if not (np.isfinite(tol) and tol > 0):
+            raise SettingsError(f"QPStructure.tolerance_factor: expected a finite number > 0, got {tol!r}")
         #: OSQP's settings at set-up (what a replay of the same QPs needs)
         self.osqp_settings: dict[str, Any] = dict(
-            verbose=False, eps_abs=st.eps_abs, eps_rel=st.eps_rel, max_iter=st.max_iter, polishing=False,
+            verbose=False, eps_abs=tol * st.eps_abs, eps_rel=tol * st.eps_rel, max_iter=st.max_iter, polishing=False,
             warm_starting=st.warm_start != "none",
             check_termination=CHECK_INTERVAL if self.fixed_equilibration else 10,
             scaling=0 if self.fixed_equilibration else SCALING_PASSES,
