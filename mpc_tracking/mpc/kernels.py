@@ -102,16 +102,19 @@ def load() -> ModuleType:
 
 def warm_up() -> bool:
     """Load the kernels now when numba is installed (compiling them into the on-disk cache the first
-    time), the kinematic bicycle plant's compiled substeps and the closed loop's compiled projection walk;
-    True when they are loaded."""
+    time), the kinematic bicycle plant's compiled substeps, the 3D car's step and its held-command kernel
+    behind the wheel-torque PI, and the closed loop's compiled projection walk; True when they are loaded."""
     if not numba_available():
         return False
     load()
+    from mpc_tracking.models.plants.ackermann3d import batch_numba, held
     from mpc_tracking.models.plants.kinematic_bicycle import substep_kernel
     from mpc_tracking.paths.projection import compiled_walk
 
     substep_kernel()
     compiled_walk()
+    batch_numba.load_kernels()
+    held.load_kernel()
     return True
 
 
