@@ -104,6 +104,18 @@ def check_commands(name: str, v_cmd: float, delta_cmd: float) -> None:
         raise InputError(f"actuator {name}: commands must be finite, got {(v_cmd, delta_cmd)}")
 
 
+def _checked_stepper(name: str, inner: Callable[[float, float, int, float, float], float]
+                     ) -> Callable[[float, float, int, float, float], float]:
+    """``inner`` (a plant's held-command steps) with the commands checked first, as actuator ``name``'s
+    ``__call__`` checks them (:func:`check_commands`)."""
+
+    def advance(t: float, dt: float, n: int, v_cmd: float, delta_cmd: float) -> float:
+        check_commands(name, v_cmd, delta_cmd)
+        return inner(t, dt, n, v_cmd, delta_cmd)
+
+    return advance
+
+
 class DirectActuator(Actuator):
     """The plant takes (v, delta) itself (kinematic bicycle, simple car); optional steering limits."""
 
@@ -121,13 +133,7 @@ class DirectActuator(Actuator):
         inner = held(self.steer) if type(self) is DirectActuator and held is not None else None
         if inner is None:
             return None
-        name = self.name
-
-        def advance(t: float, dt: float, n: int, v_cmd: float, delta_cmd: float) -> float:
-            check_commands(name, v_cmd, delta_cmd)
-            return inner(t, dt, n, v_cmd, delta_cmd)
-
-        return advance
+        return _checked_stepper(self.name, inner)
 
     def __call__(self, t: float, dt: float, v_cmd: float, delta_cmd: float, plant: Any) -> np.ndarray:
         check_commands(self.name, v_cmd, delta_cmd)
@@ -286,13 +292,7 @@ class WheelTorquePI(Actuator):
         inner = held(self)
         if inner is None:
             return None
-        name = self.name
-
-        def advance(t: float, dt: float, n: int, v_cmd: float, delta_cmd: float) -> float:
-            check_commands(name, v_cmd, delta_cmd)
-            return inner(t, dt, n, v_cmd, delta_cmd)
-
-        return advance
+        return _checked_stepper(self.name, inner)
 
     def _constants(self, P: Any) -> tuple:
         """Mass, wheel damping and radius, drive mask and its sum, braking on all wheels, friction
