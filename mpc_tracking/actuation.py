@@ -152,6 +152,9 @@ class _SpeedPI:
     action opposes the planned acceleration, so it can never fight the plan.
     """
 
+    #: speed [m/s] below which braking fades out (brakes stop the car without driving it backwards)
+    v_stop = 0.05
+
     def __init__(self, kp: float, ki: float, accel_max: float, decel_max: float, feedforward: bool = True) -> None:
         for k, v in (("kp", kp), ("ki", ki)):
             if not (isinstance(v, (int, float)) and np.isfinite(v) and v >= 0):
@@ -185,9 +188,9 @@ class _SpeedPI:
         if self.integral * accel < 0.0:  # anti-windup against the plan: the integral may not oppose it
             self.integral = 0.0
 
-    def __call__(self, dt: float, v_cmd: float, v: float, v_stop: float = 0.05) -> float:
+    def __call__(self, dt: float, v_cmd: float, v: float) -> float:
         """Acceleration for speed command ``v_cmd`` at speed ``v`` (or for the plan, when one is set);
-        braking fades out below ``v_stop`` [m/s] so that brakes stop the car without driving it
+        braking fades out below :attr:`v_stop` [m/s] so that brakes stop the car without driving it
         backwards (for ``v_cmd >= 0``)."""
         a_ff = 0.0
         if self._plan is not None:
@@ -201,6 +204,7 @@ class _SpeedPI:
         a_sat = min(max(a, -self.d_max), self.a_max)
         if a_sat == a:
             self.integral = cand
+        v_stop = self.v_stop
         if v_cmd >= 0.0 and a_sat < 0.0 and v < v_stop:
             a_sat *= max(v, 0.0) / v_stop
             self.integral = max(self.integral, 0.0)
