@@ -48,7 +48,8 @@ def back_in_domain(e_y: float, e_psi: float, kappa: float, e_y_max: float = floa
 
 def pursuit_angle(path, *, s0: float, e_y: float, e_psi: float, look: float) -> tuple[float, float]:
     """Bearing of the pursuit point, seen from the car: the point on the path ``look`` [m] of arc length
-    ahead of the car's projection (clamped at an open path's end).
+    ahead of the car's projection (past an open path's end: on the straight line continuing its last heading,
+    so that a car near the end is not turned towards the end point).
 
     Parameters
     ----------
@@ -76,10 +77,14 @@ def pursuit_angle(path, *, s0: float, e_y: float, e_psi: float, look: float) -> 
     (True, True)
     """
     s_t = s0 + look
-    if not path.closed:
-        s_t = min(s_t, path.length)
+    beyond = 0.0
+    if not path.closed and s_t > path.length:  # past an open path's end: straight on along its last heading
+        beyond, s_t = s_t - path.length, path.length
     car = path.point_at(np.array([s0]), e_y)[0]
     target = path.point_at(np.array([s_t]))[0]
+    if beyond > 0.0:
+        psi_end = float(path.interpolate(np.array([s_t]))["psi"][0])
+        target = target + beyond * np.array([np.cos(psi_end), np.sin(psi_end)])
     yaw = float(path.interpolate(np.array([s0]))["psi"][0]) + e_psi
     dx, dy = target - car
     dist = max(float(np.hypot(dx, dy)), 1e-9)

@@ -196,6 +196,17 @@ def test_the_stop_steering_turns_towards_the_line_within_the_steering_limits():
     assert stop_steering(path, 2.7, rate, e_y=1.0, **{**kw, "delta_prev": 0.2}) == pytest.approx(0.2 - 0.02)
 
 
+def test_the_stop_steering_near_an_open_path_end_aims_past_it():
+    """At the end of an open straight, 0.3 m off it: a gentle turn towards the line continued, not full lock
+    towards the end point (the look-ahead point clamped at the end was beside the car)."""
+    x = np.linspace(0.0, 50.0, 101)
+    path = mt.ReferencePath(x, 0.0 * x, ds=0.5)
+    st = mt.MPCSettings()
+    for s0 in (path.length - 0.2, path.length):
+        d = stop_steering(path, 2.7, st, s0=s0, e_y=0.3, e_psi=0.0, speed=3.0, lateral=4.0, delta_prev=None)
+        assert -0.1 < d < 0.0, (s0, d)
+
+
 def test_the_stop_brakes_and_steers_within_the_friction_ellipse():
     assert stop_accelerations(mt.MPCSettings(brake_decel=3.0, a_y_max=5.0)) == (3.0, 5.0)  # no ellipse: each alone
     assert stop_accelerations(mt.MPCSettings(brake_decel=3.0, a_y_max=5.0, decel_max=2.0)) == (2.0, 5.0)
