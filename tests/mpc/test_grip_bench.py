@@ -73,3 +73,19 @@ def test_no_information_is_counted_apart_in_the_distributions(bench):
                      "mu_err_2s_after_limit_cornering_pct": err, "reaction_s": 1.0})
     out = bench.distributions(rows)["rain_mu_err_2s_after_limit_cornering_pct"]
     assert out["no_information"] == 1 and out["median"] == 5.0 and out["worst"] == 7.0
+
+
+def test_wet_laps_start_at_the_lower_reference_of_the_two_files(bench, monkeypatch):
+    """On the wet road both vehicle files start at the lower of their speed references at the start (one a wet
+    car can hold there); on the other roads each controller starts at its own (None)."""
+    refs = {"dry": 36.6, "wet": 30.5}
+
+    def controller(path, ident, friction, grip):
+        assert friction == {"mu": bench.MU_WET} and grip
+        return None, None, None, SimpleNamespace(reference_input=lambda s: np.array([refs[ident], 0.0]))
+
+    monkeypatch.setattr(bench, "_controller", controller)
+    idents = {"dry": "dry", "wet": "wet"}
+    assert bench.start_speed(None, idents, "wet") == 30.5
+    for scenario in ("dry", "rain", "patch"):
+        assert bench.start_speed(None, idents, scenario) is None
