@@ -37,7 +37,7 @@ NEWTON_STOP = 1e-13
 _VX, _VY, _R, _AX, _D = 3, 4, 5, 6, 7
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
 def _pacejka(alpha, B, C, E):  # pragma: no cover - compiled
     ba = B * alpha
     psi = ba - E * (ba - math.atan(ba))
@@ -229,12 +229,169 @@ def _matmul_into(X, Y, out, ncol):  # pragma: no cover - compiled
             out[i, j] = acc
 
 
+#: scratch of :func:`_affine_step`: rows of the (n, 8) array ``w`` (k1, D1, ks, Dk, M, K, acc, y and c)
+_W_ROWS = 45
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+def _input_terms(ax, d, p, c):  # pragma: no cover - compiled
+    """The terms of :func:`_evaluate` that depend on the input ``(ax, d)`` [m/s^2, rad] only, held over a step
+    (its RK4 stages and substeps): ``c`` (12,) receives F_zf, F_zr [N] (by :func:`_evaluate`'s operations),
+    cos d, sin d, tan d, rho = tan d / L, d rho / d delta [1/m], mu_f F_zf, mu_r F_zr [N],
+    mu_f dF_z/da_x, mu_r dF_z/da_x [kg] and 1 / m [1/kg]."""
+    m, L = p[D_M], p[D_L]
+    c[0] = m * (p[D_G] * p[D_LR] - ax * p[D_H]) / L
+    c[1] = m * (p[D_G] * p[D_LF] + ax * p[D_H]) / L
+    c[2] = math.cos(d)
+    c[3] = math.sin(d)
+    td = math.tan(d)
+    c[4] = td
+    c[5] = td / L
+    c[6] = (1.0 + td * td) / L
+    c[7] = p[D_MUF] * c[0]
+    c[8] = p[D_MUR] * c[1]
+    dfz = m * p[D_H] / L
+    c[9] = p[D_MUF] * dfz
+    c[10] = p[D_MUR] * dfz
+    c[11] = 1.0 / m
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
+def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
+    """:func:`_evaluate` in the spatial form with its full Jacobian (``spatial`` True, ``jac`` 1), with the
+    input's terms ``c`` of :func:`_input_terms`: ``xdot`` (6,), ``D`` (6, 8). The same formulas written out column
+    by column (e_y, e_psi and t have no tyre or kinematic part; nothing depends on t, so ``D[:, 2]`` is zero) and
+    a division by a repeated divisor as the product with its reciprocal: equal to :func:`_evaluate` to a few
+    units in the last place (``tests/mpc/test_kernels_dynamic.py``)."""
+    ey, ep, vx, vy, r = x[0], x[1], x[3], x[4], x[5]
+    lf, lr = p[D_LF], p[D_LR]
+    cd, sd, rho, drho, mfzf, mfzr, inv_m = c[2], c[3], c[5], c[6], c[7], c[8], c[11]
+    inv_gk = 1.0 / (1.0 - ey * k)
+    ce = math.cos(ep)
+    se = math.sin(ep)
+    vyr = vy - lr * r
+    v0 = p[D_VFLOOR]
+    if vx < 2.0 * v0:
+        vc = min(max(vx, 0.0), 2.0 * v0)
+        vf = v0 + vc * vc / (4.0 * v0)
+        dvf = vc / (2.0 * v0)
+    else:
+        vf = vx
+        dvf = 1.0
+    inv_vf = 1.0 / vf
+    sdot = (vf * ce - vyr * se) * inv_gk
+    qf = (vy + lf * r) * inv_vf
+    qr = vyr * inv_vf
+    phif, dphif = _pacejka(d - math.atan(qf), p[D_BF], p[D_CF], p[D_EF])
+    phir, dphir = _pacejka(-math.atan(qr), p[D_BR], p[D_CR], p[D_ER])
+    fyf = mfzf * phif
+    fyr = mfzr * phir
+    inv_iz = 1.0 / p[D_IZ]
+    inv_tau = 1.0 / p[D_TAU]
+    dyn0 = ax - fyf * sd * inv_m + r * vy
+    dyn1 = (fyf * cd + fyr) * inv_m - r * vx
+    dyn2 = (lf * fyf * cd - lr * fyr) * inv_iz
+    kin0 = ax + 0.0 * vx
+    lr_rho = lr * rho
+    kin1 = lr_rho * ax + (lr_rho * vx - vy) * inv_tau
+    kin2 = rho * ax + (rho * vx - r) * inv_tau
+    lo = p[D_VLO]
+    inv_span = 1.0 / (p[D_VHI] - lo)
+    t = min(max((vx - lo) * inv_span, 0.0), 1.0)
+    w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
+    dw = 30.0 * t * t * (1.0 - t) ** 2 * inv_span
+    iw = 1.0 - w
+    inv_s = 1.0 / sdot
+    xdot[0] = (vf * se + vyr * ce) * inv_s
+    xdot[1] = (r - k * sdot) * inv_s
+    xdot[2] = inv_s
+    xdot[3] = (w * dyn0 + iw * kin0) * inv_s
+    xdot[4] = (w * dyn1 + iw * kin1) * inv_s
+    xdot[5] = (w * dyn2 + iw * kin2) * inv_s
+    # d sdot / dz (columns e_y, e_psi, v_x, v_y, r; zero in t, a_x, delta)
+    dS0 = sdot * k * inv_gk
+    dS1 = (-vf * se - vyr * ce) * inv_gk
+    dS3 = dvf * ce * inv_gk
+    dS4 = -se * inv_gk
+    dS5 = lr * se * inv_gk
+    # the temporal Jacobian, row by row (row t: zero)
+    D[0, 0] = 0.0
+    D[0, 1] = vf * ce - vyr * se
+    D[0, 3] = dvf * se
+    D[0, 4] = ce
+    D[0, 5] = -lr * ce
+    D[0, 6] = 0.0
+    D[0, 7] = 0.0
+    D[1, 0] = -k * dS0
+    D[1, 1] = -k * dS1
+    D[1, 3] = -k * dS3
+    D[1, 4] = -k * dS4
+    D[1, 5] = -k * dS5 + 1.0
+    D[1, 6] = 0.0
+    D[1, 7] = 0.0
+    for j in (0, 1, 3, 4, 5, 6, 7):
+        D[2, j] = 0.0
+    cf = 1.0 / (1.0 + qf * qf)
+    cr = 1.0 / (1.0 + qr * qr)
+    gf = mfzf * dphif
+    gr = mfzr * dphir
+    a_sd, a_cd, a_lf = sd * inv_m, cd * inv_m, lf * cd * inv_iz
+    b_lr = lr * inv_iz
+    for i in range(3, 6):  # e_y and e_psi: no tyre or kinematic part
+        D[i, 0] = 0.0
+        D[i, 1] = 0.0
+    # v_x: the slip angles' speed, the blend weight's slope
+    ff = gf * (cf * qf * dvf * inv_vf)
+    fr = gr * (cr * qr * dvf * inv_vf)
+    D[3, 3] = w * (-a_sd * ff) + dw * (dyn0 - kin0)
+    D[4, 3] = w * (a_cd * ff + fr * inv_m - r) + iw * (lr_rho * inv_tau) + dw * (dyn1 - kin1)
+    D[5, 3] = w * (a_lf * ff - b_lr * fr) + iw * (rho * inv_tau) + dw * (dyn2 - kin2)
+    # v_y
+    ff = gf * (-cf * inv_vf)
+    fr = gr * (-cr * inv_vf)
+    D[3, 4] = w * (-a_sd * ff + r)
+    D[4, 4] = w * (a_cd * ff + fr * inv_m) - iw * inv_tau
+    D[5, 4] = w * (a_lf * ff - b_lr * fr)
+    # r
+    ff = gf * (-cf * lf * inv_vf)
+    fr = gr * (cr * lr * inv_vf)
+    D[3, 5] = w * (-a_sd * ff + vy)
+    D[4, 5] = w * (a_cd * ff + fr * inv_m - vx)
+    D[5, 5] = w * (a_lf * ff - b_lr * fr) - iw * inv_tau
+    # a_x: the load transfer
+    ff = -(phif * c[9])
+    fr = phir * c[10]
+    D[3, 6] = w * (1.0 - a_sd * ff) + iw
+    D[4, 6] = w * (a_cd * ff + fr * inv_m) + iw * lr_rho
+    D[5, 6] = w * (a_lf * ff - b_lr * fr) + iw * rho
+    # delta: the front slip angle and the force's direction
+    kd_ = drho * (ax + vx * inv_tau)
+    D[3, 7] = w * (-a_sd * gf - fyf * cd * inv_m)
+    D[4, 7] = w * (a_cd * gf - fyf * sd * inv_m) + iw * (lr * kd_)
+    D[5, 7] = w * (a_lf * gf - lf * fyf * sd * inv_iz) + iw * kd_
+    # spatial form: d(f / sdot) = (J - (f / sdot) dS) / sdot
+    for i in range(_NX):
+        xi = xdot[i]
+        D[i, 0] = (D[i, 0] - xi * dS0) * inv_s
+        D[i, 1] = (D[i, 1] - xi * dS1) * inv_s
+        D[i, 2] = 0.0
+        D[i, 3] = (D[i, 3] - xi * dS3) * inv_s
+        D[i, 4] = (D[i, 4] - xi * dS4) * inv_s
+        D[i, 5] = (D[i, 5] - xi * dS5) * inv_s
+        D[i, 6] = D[i, 6] * inv_s
+        D[i, 7] = D[i, 7] * inv_s
+
+
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
 def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - compiled
     """``integrators.affine_step`` of the spatial model at one point: ``A`` (6, 6), ``B`` (6, 2) and the nonlinear
-    step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (n, 8) is scratch."""
-    k1, D1, dS, dAf, dAr = w[0, :6], w[1:7], w[7], w[8], w[9]
-    _evaluate(x, ax, d, k, p, True, 1, k1, D1, dS, dAf, dAr)
+    step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (_W_ROWS, 8) is scratch.
+    The Jacobians by :func:`_evaluate_sj` (the input's terms once); the RK4 sensitivities as in
+    ``integrators.affine_step`` with the products skipping t's zero column of the Jacobians."""
+    c = w[44]
+    _input_terms(ax, d, p, c)
+    k1, D1 = w[0], w[1:7]
+    _evaluate_sj(x, ax, d, k, p, c, k1, D1)
     if not rk4:
         for i in range(_NX):
             for j in range(_NX):
@@ -243,55 +400,43 @@ def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - com
             B[i, 1] = h * D1[i, _D]
             xn[i] = x[i] + h * k1[i]
         return
-    ks, Dk, M, Kx, y = w[10, :6], w[11:17], w[17:23], w[23:29], w[29, :6]
-    Ku = w[30:36]  # columns 0, 1
-    acc_x = w[36:42]  # J1x + 2 K2x + 2 K3x + K4x, and its u columns in 6, 7
-    acc_k = w[42, :6]
+    ks, Dk, M, K, acc, y = w[7], w[8:14], w[14:20], w[20:26], w[26:32], w[32]
+    # K = (Kx | Ku) of the stage: K1 = J1; acc = K1 + 2 K2 + 2 K3 + K4 (states' columns, then the inputs')
     for i in range(_NX):
-        for j in range(_NX):
-            acc_x[i, j] = D1[i, j]
-        acc_x[i, 6] = D1[i, _AX]
-        acc_x[i, 7] = D1[i, _D]
-        acc_k[i] = k1[i]
-        Ku[i, 0] = D1[i, _AX]  # K1u = J1u, K1x = J1x (in M below)
-        Ku[i, 1] = D1[i, _D]
-        for j in range(_NX):
-            Kx[i, j] = D1[i, j]
+        for j in range(_NZ):
+            K[i, j] = D1[i, j]
+            acc[i, j] = D1[i, j]
         ks[i] = k1[i]
+        y[i] = k1[i]  # acc of the slopes
     for stage in range(3):
-        c = 0.5 * h if stage < 2 else h
+        c_ = 0.5 * h if stage < 2 else h
         for i in range(_NX):
-            y[i] = x[i] + c * ks[i]
-        _evaluate(y, ax, d, k, p, True, 1, ks, Dk, dS, dAf, dAr)
-        # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju
-        for i in range(_NX):
-            for j in range(_NX):
-                M[i, j] = (1.0 if i == j else 0.0) + c * Kx[i, j]
-            M[i, 6] = c * Ku[i, 0]
-            M[i, 7] = c * Ku[i, 1]
+            xn[i] = x[i] + c_ * ks[i]
+        _evaluate_sj(xn, ax, d, k, p, c, ks, Dk)
+        # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju (J's column t is zero: its row of M is not needed)
         for i in range(_NX):
             for j in range(_NZ):
-                acc = 0.0
-                for c_ in range(_NX):
-                    acc += Dk[i, c_] * M[c_, j]
-                if j < _NX:
-                    Kx[i, j] = acc
-                else:
-                    Ku[i, j - 6] = acc + Dk[i, j]
+                M[i, j] = c_ * K[i, j]
+            M[i, i] += 1.0
+        for i in range(_NX):
+            d0, d1, d3, d4, d5 = Dk[i, 0], Dk[i, 1], Dk[i, 3], Dk[i, 4], Dk[i, 5]
+            for j in range(_NZ):
+                K[i, j] = d0 * M[0, j] + d1 * M[1, j] + d3 * M[3, j] + d4 * M[4, j] + d5 * M[5, j]
+            K[i, 6] += Dk[i, 6]
+            K[i, 7] += Dk[i, 7]
         wgt = 2.0 if stage < 2 else 1.0
         for i in range(_NX):
-            for j in range(_NX):
-                acc_x[i, j] = acc_x[i, j] + wgt * Kx[i, j]
-            acc_x[i, 6] = acc_x[i, 6] + wgt * Ku[i, 0]
-            acc_x[i, 7] = acc_x[i, 7] + wgt * Ku[i, 1]
-            acc_k[i] = acc_k[i] + wgt * ks[i]
+            for j in range(_NZ):
+                acc[i, j] += wgt * K[i, j]
+            y[i] += wgt * ks[i]
     h6 = h / 6.0
     for i in range(_NX):
         for j in range(_NX):
-            A[i, j] = (1.0 if i == j else 0.0) + h6 * acc_x[i, j]
-        B[i, 0] = h6 * acc_x[i, 6]
-        B[i, 1] = h6 * acc_x[i, 7]
-        xn[i] = x[i] + h6 * acc_k[i]
+            A[i, j] = h6 * acc[i, j]
+        A[i, i] += 1.0
+        B[i, 0] = h6 * acc[i, 6]
+        B[i, 1] = h6 * acc[i, 7]
+        xn[i] = x[i] + h6 * y[i]
 
 
 @nb.njit(nb.int64(_A2, _A1, _F1, nb.boolean), cache=True, nogil=True, error_model="numpy",
@@ -319,7 +464,7 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
     returns the number of substeps."""
     N = u_op.shape[0]
     n_sub = dynamic_substeps(x_op[:N], ds, p, rk4)
-    w = np.empty((43, _NZ))
+    w = np.empty((_W_ROWS, _NZ))
     As = np.empty((_NX, _NX))
     Bs = np.empty((_NX, _NU))
     T = np.empty((_NX, _NX))
