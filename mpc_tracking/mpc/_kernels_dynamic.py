@@ -58,8 +58,10 @@ def _matmul_into(X, Y, out, ncol):  # pragma: no cover - compiled
             out[i, j] = acc
 
 
-#: scratch of :func:`_affine_step`: rows of the (n, 8) array ``w`` (k1, D1, ks, Dk, M, K, acc, y and c)
-_W_ROWS = 45
+#: scratch of :func:`_affine_step`: rows of the (n, 8) array ``w`` (k1, D1, ks, Dk, M, K, acc, y)
+_W_ROWS = 33
+#: length of :func:`_input_terms`' array
+_NC = 15
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
@@ -67,7 +69,8 @@ def _input_terms(ax, d, p, c):  # pragma: no cover - compiled
     """The terms of ``spatial_dynamic._evaluate`` that depend on the input ``(ax, d)`` [m/s^2, rad] only, held over
     a step (its RK4 stages and substeps): ``c`` (12,) receives F_zf, F_zr [N],
     cos d, sin d, tan d, rho = tan d / L, d rho / d delta [1/m], mu_f F_zf, mu_r F_zr [N],
-    mu_f dF_z/da_x, mu_r dF_z/da_x [kg] and 1 / m [1/kg]."""
+    mu_f dF_z/da_x, mu_r dF_z/da_x [kg]; then the parameters' reciprocals 1 / m [1/kg], 1 / I_z [1/(kg m^2)],
+    1 / tau [1/s] and 1 / (v_hi - v_lo) [s/m] of the blend."""
     m, L = p[D_M], p[D_L]
     c[0] = m * (p[D_G] * p[D_LR] - ax * p[D_H]) / L
     c[1] = m * (p[D_G] * p[D_LF] + ax * p[D_H]) / L
@@ -83,6 +86,9 @@ def _input_terms(ax, d, p, c):  # pragma: no cover - compiled
     c[9] = p[D_MUF] * dfz
     c[10] = p[D_MUR] * dfz
     c[11] = 1.0 / m
+    c[12] = 1.0 / p[D_IZ]
+    c[13] = 1.0 / p[D_TAU]
+    c[14] = 1.0 / (p[D_VHI] - p[D_VLO])
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
@@ -94,7 +100,8 @@ def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
     so ``D[:, 2]`` is zero)."""
     ey, ep, vx, vy, r = x[0], x[1], x[3], x[4], x[5]
     lf, lr = p[D_LF], p[D_LR]
-    cd, sd, rho, drho, mfzf, mfzr, inv_m = c[2], c[3], c[5], c[6], c[7], c[8], c[11]
+    cd, sd, rho, drho, mfzf, mfzr = c[2], c[3], c[5], c[6], c[7], c[8]
+    inv_m, inv_iz, inv_tau, inv_span = c[11], c[12], c[13], c[14]
     inv_gk = 1.0 / (1.0 - ey * k)
     ce = math.cos(ep)
     se = math.sin(ep)
@@ -115,8 +122,6 @@ def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
     phir, dphir = _pacejka(-math.atan(qr), p[D_BR], p[D_CR], p[D_ER])
     fyf = mfzf * phif
     fyr = mfzr * phir
-    inv_iz = 1.0 / p[D_IZ]
-    inv_tau = 1.0 / p[D_TAU]
     dyn0 = ax - fyf * sd * inv_m + r * vy
     dyn1 = (fyf * cd + fyr) * inv_m - r * vx
     dyn2 = (lf * fyf * cd - lr * fyr) * inv_iz
@@ -124,9 +129,7 @@ def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
     lr_rho = lr * rho
     kin1 = lr_rho * ax + (lr_rho * vx - vy) * inv_tau
     kin2 = rho * ax + (rho * vx - r) * inv_tau
-    lo = p[D_VLO]
-    inv_span = 1.0 / (p[D_VHI] - lo)
-    t = min(max((vx - lo) * inv_span, 0.0), 1.0)
+    t = min(max((vx - p[D_VLO]) * inv_span, 0.0), 1.0)
     w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
     dw = 30.0 * t * t * (1.0 - t) ** 2 * inv_span
     iw = 1.0 - w
@@ -212,12 +215,12 @@ def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
-def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - compiled
+def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w, c):  # pragma: no cover - compiled
     """``integrators.affine_step`` of the spatial model at one point: ``A`` (6, 6), ``B`` (6, 2) and the nonlinear
-    step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (_W_ROWS, 8) is scratch.
+    step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (_W_ROWS, 8) and ``c``
+    (_NC,) are scratch.
     The Jacobians by :func:`_evaluate_sj` (the input's terms once); the RK4 sensitivities as in
     ``integrators.affine_step`` with the products skipping t's zero column of the Jacobians."""
-    c = w[44]
     _input_terms(ax, d, p, c)
     k1, D1 = w[0], w[1:7]
     _evaluate_sj(x, ax, d, k, p, c, k1, D1)
@@ -229,20 +232,22 @@ def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - com
             B[i, 1] = h * D1[i, _D]
             xn[i] = x[i] + h * k1[i]
         return
-    ks, Dk, M, K, acc, y = w[7], w[8:14], w[14:20], w[20:26], w[26:32], w[32]
-    # K = (Kx | Ku) of the stage: K1 = J1; acc = K1 + 2 K2 + 2 K3 + K4 (states' columns, then the inputs')
+    ks, Dk, M, K, acc, acc_k = w[7], w[8:14], w[14:20], w[20:26], w[26:32], w[32]
+    # K = (Kx | Ku) of the stage: K1 = J1; acc = K1 + 2 K2 + 2 K3 + K4 (the states' columns, then the inputs'),
+    # acc_k the same sum of the slopes
     for i in range(_NX):
         for j in range(_NZ):
             K[i, j] = D1[i, j]
             acc[i, j] = D1[i, j]
         ks[i] = k1[i]
-        y[i] = k1[i]  # acc of the slopes
+        acc_k[i] = k1[i]
     for stage in range(3):
         c_ = 0.5 * h if stage < 2 else h
+        wgt = 2.0 if stage < 2 else 1.0
         for i in range(_NX):
-            xn[i] = x[i] + c_ * ks[i]
+            xn[i] = x[i] + c_ * ks[i]  # the stage's point
         _evaluate_sj(xn, ax, d, k, p, c, ks, Dk)
-        # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju (J's column t is zero: its row of M is not needed)
+        # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju (J's column t is zero: M's row t is not needed)
         for i in range(_NX):
             for j in range(_NZ):
                 M[i, j] = c_ * K[i, j]
@@ -250,14 +255,12 @@ def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - com
         for i in range(_NX):
             d0, d1, d3, d4, d5 = Dk[i, 0], Dk[i, 1], Dk[i, 3], Dk[i, 4], Dk[i, 5]
             for j in range(_NZ):
-                K[i, j] = d0 * M[0, j] + d1 * M[1, j] + d3 * M[3, j] + d4 * M[4, j] + d5 * M[5, j]
-            K[i, 6] += Dk[i, 6]
-            K[i, 7] += Dk[i, 7]
-        wgt = 2.0 if stage < 2 else 1.0
-        for i in range(_NX):
-            for j in range(_NZ):
-                acc[i, j] += wgt * K[i, j]
-            y[i] += wgt * ks[i]
+                kij = d0 * M[0, j] + d1 * M[1, j] + d3 * M[3, j] + d4 * M[4, j] + d5 * M[5, j]
+                if j >= _NX:
+                    kij += Dk[i, j]
+                K[i, j] = kij
+                acc[i, j] += wgt * kij
+            acc_k[i] += wgt * ks[i]
     h6 = h / 6.0
     for i in range(_NX):
         for j in range(_NX):
@@ -265,7 +268,7 @@ def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - com
         A[i, i] += 1.0
         B[i, 0] = h6 * acc[i, 6]
         B[i, 1] = h6 * acc[i, 7]
-        xn[i] = x[i] + h6 * y[i]
+        xn[i] = x[i] + h6 * acc_k[i]
 
 
 @nb.njit(nb.int64(_A2, _A1, _F1, nb.boolean), cache=True, nogil=True, error_model="numpy",
@@ -294,6 +297,7 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
     N = u_op.shape[0]
     n_sub = dynamic_substeps(x_op[:N], ds, p, rk4)
     w = np.empty((_W_ROWS, _NZ))
+    c = np.empty(_NC)
     As = np.empty((_NX, _NX))
     Bs = np.empty((_NX, _NU))
     T = np.empty((_NX, _NX))
@@ -307,7 +311,7 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
         for i in range(_NX):
             x[i] = x_op[k, i]
             x_first[i] = x[i]
-        _affine_step(x, ax, d, kap, h, p, rk4, A[k], B[k], xn, w)
+        _affine_step(x, ax, d, kap, h, p, rk4, A[k], B[k], xn, w, c)
         # f = x_next - A x_op - B u_op
         for i in range(_NX):
             acc = 0.0
@@ -317,7 +321,7 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
         for _ in range(n_sub - 1):
             for i in range(_NX):
                 x[i] = xn[i]
-            _affine_step(x, ax, d, kap, h, p, rk4, As, Bs, xn, w)
+            _affine_step(x, ax, d, kap, h, p, rk4, As, Bs, xn, w, c)
             for i in range(_NX):
                 acc = 0.0
                 for j in range(_NX):
