@@ -485,7 +485,8 @@ def _cornering_rows(vy, r, v, vf, w, ax, d, p):  # pragma: no cover - compiled
 def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover - compiled
     """``spatial_dynamic.steady_cornering`` at each point: ``out`` (K, 5) receives e_psi, v_y, r, a_x, delta.
     The rows it solves by :func:`_cornering_rows` (the speed's terms once per point); the Newton steps stop early
-    once they move nothing beyond ``NEWTON_STOP``."""
+    once they move nothing beyond ``NEWTON_STOP``, and then the last step's residual and correction of a_x stand for
+    the final ones (the state moved by nothing since)."""
     lr, lf, L = p[D_LR], p[D_LF], p[D_L]
     v0, lo, hi = p[D_VFLOOR], p[D_VLO], p[D_VHI]
     for i in range(kappa.shape[0]):
@@ -506,6 +507,8 @@ def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover
         v_y = g0 + lr * v * kap
         delta = g1
         a_x = ar
+        res0 = res1 = 0.0
+        converged = False
         for _ in range(iterations):
             r = _cornering_r(v_y, v, kap, lr)
             xd3, res0, res1, jv0, jv1, jd0, jd1 = _cornering_rows(v_y, r, v, vf, w, a_x, delta, p)
@@ -517,10 +520,12 @@ def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover
                 v_y = v_y - min(max(dv, -2.0), 2.0)
                 delta = delta - min(max(dd, -0.05), 0.05)
                 if abs(dv) <= NEWTON_STOP and abs(dd) <= NEWTON_STOP and abs(ar - xd3) <= NEWTON_STOP:
-                    break  # converged: the remaining steps would move nothing beyond rounding
+                    converged = True  # the remaining steps would move nothing beyond rounding
+                    break
         r = _cornering_r(v_y, v, kap, lr)
-        xd3, res0, res1, jv0, jv1, jd0, jd1 = _cornering_rows(v_y, r, v, vf, w, a_x, delta, p)
-        a_x = a_x + (ar - xd3)
+        if not converged:  # the final residual and a_x correction (converged: the last step's, moved by nothing)
+            xd3, res0, res1, jv0, jv1, jd0, jd1 = _cornering_rows(v_y, r, v, vf, w, a_x, delta, p)
+            a_x = a_x + (ar - xd3)
         scale = max(abs(a_y), 1.0)
         good = abs(res0) < 1e-3 * scale and abs(res1) * lf < 1e-3 * scale and abs(delta) < 0.7
         good = good and math.isfinite(v_y) and math.isfinite(delta) and math.isfinite(a_x)
