@@ -214,7 +214,7 @@ def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
         D[i, 7] = D[i, 7] * inv_s
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
 def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w, c):  # pragma: no cover - compiled
     """``integrators.affine_step`` of the spatial model at one point: ``A`` (6, 6), ``B`` (6, 2) and the nonlinear
     step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (_W_ROWS, 8) and ``c``
