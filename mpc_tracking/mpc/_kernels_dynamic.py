@@ -58,16 +58,16 @@ def _matmul_into(X, Y, out, ncol):  # pragma: no cover - compiled
             out[i, j] = acc
 
 
-#: scratch of :func:`_affine_step`: rows of the (n, 8) array ``w`` (k1, D1, ks, Dk, M, K, acc, y)
+#: scratch of :func:`_affine_step`: rows of its (n, 8) array ``w`` (k1, D1, ks, Dk, M, K, acc, acc_k)
 _W_ROWS = 33
-#: length of :func:`_input_terms`' array
+#: length of :func:`_input_terms`' array ``c``
 _NC = 15
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
 def _input_terms(ax, d, p, c):  # pragma: no cover - compiled
     """The terms of ``spatial_dynamic._evaluate`` that depend on the input ``(ax, d)`` [m/s^2, rad] only, held over
-    a step (its RK4 stages and substeps): ``c`` (12,) receives F_zf, F_zr [N],
+    a step (its RK4 stages and substeps): ``c`` (_NC,) receives F_zf, F_zr [N],
     cos d, sin d, tan d, rho = tan d / L, d rho / d delta [1/m], mu_f F_zf, mu_r F_zr [N],
     mu_f dF_z/da_x, mu_r dF_z/da_x [kg]; then the parameters' reciprocals 1 / m [1/kg], 1 / I_z [1/(kg m^2)],
     1 / tau [1/s] and 1 / (v_hi - v_lo) [s/m] of the blend."""
@@ -218,9 +218,8 @@ def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
 def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w, c):  # pragma: no cover - compiled
     """``integrators.affine_step`` of the spatial model at one point: ``A`` (6, 6), ``B`` (6, 2) and the nonlinear
     step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (_W_ROWS, 8) and ``c``
-    (_NC,) are scratch.
-    The Jacobians by :func:`_evaluate_sj` (the input's terms once); the RK4 sensitivities as in
-    ``integrators.affine_step`` with the products skipping t's zero column of the Jacobians."""
+    (_NC,) are scratch. The Jacobians by :func:`_evaluate_sj` (the input's terms once); the RK4 sensitivities as
+    in ``integrators.affine_step``, the products skipping t's zero column of the Jacobians."""
     _input_terms(ax, d, p, c)
     k1, D1 = w[0], w[1:7]
     _evaluate_sj(x, ax, d, k, p, c, k1, D1)
