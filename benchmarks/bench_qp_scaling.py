@@ -25,16 +25,25 @@ the controller's QP leaves t out by itself, so this part is skipped).
 ``--step-ab [N ...]`` times the controller's dynamic step with the QP without t (the default since SPEED-D3) and
 with t (a model that keeps it), without t with the stopping rule before dynqp (``dynamic_residuals``), and the
 kinematic step, call by call in turn (a busy machine moves them alike): the whole step, the QP numbers and the
-back end's update + solve, and the ratios. Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
+back end's update + solve, and the ratios. With ``--against DIR`` (a source tree of another commit, e.g.
+``git archive main | tar -x -C /tmp/before``) it runs that measurement ``--rounds`` times in fresh processes on
+this checkout (``after``) and on DIR (``before``, the same benchmark code importing DIR's package), alternately
+and in turn first (interleaved: a busy machine moves both alike): per tree and horizon the medians over the rounds,
+and the ratios after / before. Prints JSON with a ``provenance`` block; ``--out FILE`` writes it.
 
     python benchmarks/bench_qp_scaling.py [--n 6] [--seed 1] [--t-max 60] [--passes] [--variants ...]
-        [--replay [--bundled]] [--step-ab [N ...] [--repeats 2000]] [--out FILE]
+        [--replay [--bundled]] [--step-ab [N ...] [--repeats 2000] [--against DIR [--rounds 3]]] [--out FILE]
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import logging
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -304,6 +313,43 @@ def step_ab(horizons: tuple[int, ...], repeats: int) -> dict[str, Any]:
     return out
 
 
+def step_ab_against(horizons: tuple[int, ...], repeats: int, against: Path, rounds: int) -> dict[str, Any]:
+    """:func:`step_ab` ``rounds`` times on this checkout (``after``) and on the source tree ``against``
+    (``before``), each run a fresh process of this script with ``PYTHONPATH`` on its tree, the two alternating and
+    taking turns to go first. Per tree and horizon: every round's medians [us] and dynamic / kinematic step
+    ratio, their medians over the rounds; and the ratios after / before of those medians."""
+    trees = {"after": Path(__file__).resolve().parents[1], "before": against.resolve()}
+    if not (trees["before"] / "mpc_tracking" / "__init__.py").is_file():
+        raise SystemExit(f"--against: no mpc_tracking package in {against}")
+    runs: dict[str, list[dict[str, Any]]] = {t: [] for t in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for tree in (("after", "before") if r % 2 == 0 else ("before", "after")):
+                out = Path(tmp) / f"{tree}_{r}.json"
+                env = dict(os.environ, PYTHONPATH=str(trees[tree]) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+                subprocess.run([sys.executable, str(Path(__file__).resolve()), "--step-ab", *map(str, horizons),
+                                "--repeats", str(repeats), "--out", str(out)], env=env, check=True,
+                               stdout=subprocess.DEVNULL)
+                runs[tree].append(json.loads(out.read_text())["horizons"])
+    summary: dict[str, Any] = {}
+    for N in map(str, horizons):
+        row: dict[str, Any] = {}
+        for tree, rs in runs.items():
+            med = {name: {part: float(np.median([x[N]["median_us"][name][part] for x in rs]))
+                          for part in rs[0][N]["median_us"][name]} for name in rs[0][N]["median_us"]}
+            ratios = [x[N]["dynamic_without_t_vs_kinematic_step"] for x in rs]
+            row[tree] = {"median_us": med, "dynamic_vs_kinematic_step": float(np.median(ratios)),
+                         "dynamic_vs_kinematic_step_rounds": ratios,
+                         "iterations": {n: x[N][f"{n}_qp"]["iterations"] for x in rs[:1]
+                                        for n in ("dynamic_without_t", "dynamic_with_t", "dynamic_residuals")}}
+        row["after_vs_before"] = {name: {part: row["after"]["median_us"][name][part]
+                                         / row["before"]["median_us"][name][part]
+                                         for part in row["after"]["median_us"][name]}
+                                  for name in row["after"]["median_us"]}
+        summary[N] = row
+    return {"trees": {t: str(p) for t, p in trees.items()}, "rounds": rounds, "horizons": summary, "runs": runs}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=6, help="generated circuits")
@@ -318,14 +364,22 @@ def main() -> None:
                     help="instead: the dynamic step with and without t in the QP and the kinematic step, timed in "
                          "turn at these horizons (default 10 30 50)")
     ap.add_argument("--repeats", type=int, default=2000, help="with --step-ab: calls of each part")
+    ap.add_argument("--against", type=Path, metavar="DIR",
+                    help="with --step-ab: also measure the source tree DIR (before), interleaved with this one")
+    ap.add_argument("--rounds", type=int, default=3, help="with --against: runs of each tree")
     ap.add_argument("--out", type=Path, help="write the JSON to this file")
     args = ap.parse_args()
     variants = tuple(args.variants or ((*VARIANTS, "passes10") if args.passes else VARIANTS))
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
     if args.step_ab is not None:
-        rep = {"benchmark": "qp_scaling step_ab", "repeats": args.repeats,
-               "horizons": step_ab(tuple(args.step_ab or (10, 30, 50)), args.repeats)}
+        horizons = tuple(args.step_ab or (10, 30, 50))
+        if args.against is not None:
+            rep = {"benchmark": "qp_scaling step_ab against", "repeats": args.repeats,
+                   **step_ab_against(horizons, args.repeats, args.against, args.rounds)}
+        else:
+            rep = {"benchmark": "qp_scaling step_ab", "repeats": args.repeats,
+                   "horizons": step_ab(horizons, args.repeats)}
         rep = {"provenance": finish(prov), **rep}
         print(dumps(rep))
         if args.out:

@@ -2,8 +2,9 @@
 
 The numbers of :mod:`mpc_tracking.models.prediction.spatial_dynamic` (``_evaluate``, ``linearize`` with its exact
 RK4 sensitivities, ``steady_cornering``) and of :class:`~mpc_tracking.models.prediction.DynamicPrediction`
-(``substeps``, ``linearize``, ``reference_op``), one horizon point at a time and in the same order of
-floating-point operations as the numpy expressions, so the two paths agree to rounding
+(``substeps``, ``linearize``, ``reference_op``), one horizon point at a time: the same formulas, with the terms
+held over a step computed once, a division by a repeated divisor as the product with its reciprocal and only the
+entries a caller uses, so the two paths agree to a few units in the last place of each operation
 (``tests/mpc/test_kernels_dynamic.py`` holds them to 1e-12). Compiler options as in :mod:`._kernels`: on-disk
 cache, explicit signatures, IEEE arithmetic (``error_model="numpy"``, no fastmath).
 
@@ -34,188 +35,16 @@ _NX, _NU, _NZ = 6, 2, 8
 #: a_x [m/s^2] are all below this: the steps left would move the result by less than 1e-12
 #: (tests/mpc/test_kernels_dynamic.py)
 NEWTON_STOP = 1e-13
-_VX, _VY, _R, _AX, _D = 3, 4, 5, 6, 7
+_AX, _D = 6, 7  # the inputs' columns of a Jacobian (6, 8)
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
 def _pacejka(alpha, B, C, E):  # pragma: no cover - compiled
     ba = B * alpha
     psi = ba - E * (ba - math.atan(ba))
     dpsi = B * (1.0 - E + E / (1.0 + ba * ba))
     phi = C * math.atan(psi)
     return math.sin(phi), math.cos(phi) * C / (1.0 + psi * psi) * dpsi
-
-
-@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
-def _evaluate(x, ax, d, k, p, spatial, jac, xdot, D, dS, dAf, dAr):  # pragma: no cover - compiled
-    """``spatial_dynamic._evaluate`` at one point: ``xdot`` (6,) and, with ``jac`` 1, ``D`` (6, 8); ``dS``, ``dAf``,
-    ``dAr`` (8,) are scratch. ``jac`` 2 (temporal form only): just the entries steady cornering's Newton steps use,
-    ``D[4:6, 4]`` and ``D[4:6, 7]`` (d(v_y_dot, r_dot)/d(v_y, delta)), by the same operations as ``jac`` 1."""
-    ey, ep, vx, vy, r = x[0], x[1], x[3], x[4], x[5]
-    m, L, lf, lr = p[D_M], p[D_L], p[D_LF], p[D_LR]
-    gk = 1.0 - ey * k
-    ce = math.cos(ep)
-    se = math.sin(ep)
-    vyr = vy - lr * r
-    v0 = p[D_VFLOOR]
-    if vx < 2.0 * v0:
-        vc = min(max(vx, 0.0), 2.0 * v0)
-        vf = v0 + vc * vc / (4.0 * v0)
-        dvf = vc / (2.0 * v0)
-    else:
-        vf = vx
-        dvf = 1.0
-    sdot = (vf * ce - vyr * se) / gk
-    qf = (vy + lf * r) / vf
-    qr = vyr / vf
-    af = d - math.atan(qf)
-    ar = -math.atan(qr)
-    fzf = m * (p[D_G] * lr - ax * p[D_H]) / L
-    fzr = m * (p[D_G] * lf + ax * p[D_H]) / L
-    phif, dphif = _pacejka(af, p[D_BF], p[D_CF], p[D_EF])
-    phir, dphir = _pacejka(ar, p[D_BR], p[D_CR], p[D_ER])
-    mu_f, mu_r = p[D_MUF], p[D_MUR]
-    fyf = mu_f * fzf * phif
-    fyr = mu_r * fzr * phir
-    cd = math.cos(d)
-    sd = math.sin(d)
-    Iz = p[D_IZ]
-    dyn0 = ax - fyf * sd / m + r * vy
-    dyn1 = (fyf * cd + fyr) / m - r * vx
-    dyn2 = (lf * fyf * cd - lr * fyr) / Iz
-    td = math.tan(d)
-    rho = td / L
-    tau = p[D_TAU]
-    kin0 = ax + 0.0 * vx
-    kin1 = lr * rho * ax + (lr * rho * vx - vy) / tau
-    kin2 = rho * ax + (rho * vx - r) / tau
-    lo, hi = p[D_VLO], p[D_VHI]
-    t = min(max((vx - lo) / (hi - lo), 0.0), 1.0)
-    w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
-    dw = 30.0 * t * t * (1.0 - t) ** 2 / (hi - lo)
-    xdot[0] = vf * se + vyr * ce
-    xdot[1] = r - k * sdot
-    xdot[2] = 1.0
-    xdot[3] = w * dyn0 + (1.0 - w) * kin0
-    xdot[4] = w * dyn1 + (1.0 - w) * kin1
-    xdot[5] = w * dyn2 + (1.0 - w) * kin2
-    if spatial:
-        for i in range(_NX):
-            xdot[i] /= sdot
-    if not jac:
-        return
-    if jac == 2:
-        _cornering_jacobian(ax, d, vx, vf, qf, qr, fzf, fzr, fyf, dphif, dphir, cd, sd, td, w, p, D)
-        return
-    for j in range(_NZ):
-        dS[j] = 0.0
-        dAf[j] = 0.0
-        dAr[j] = 0.0
-    dS[0] = sdot * k / gk
-    dS[1] = (-vf * se - vyr * ce) / gk
-    dS[_VX] = dvf * ce / gk
-    dS[_VY] = -se / gk
-    dS[_R] = lr * se / gk
-    for i in range(_NX):
-        for j in range(_NZ):
-            D[i, j] = 0.0
-    D[0, 1] = vf * ce - vyr * se
-    D[0, _VX] = dvf * se
-    D[0, _VY] = ce
-    D[0, _R] = -lr * ce
-    for j in range(_NZ):
-        D[1, j] = -k * dS[j]
-    D[1, _R] += 1.0
-    inv_vf = 1.0 / vf
-    cf = 1.0 / (1.0 + qf * qf)
-    cr = 1.0 / (1.0 + qr * qr)
-    dAf[_VX] = cf * qf * dvf * inv_vf
-    dAf[_VY] = -cf * inv_vf
-    dAf[_R] = -cf * lf * inv_vf
-    dAf[_D] = 1.0
-    dAr[_VX] = cr * qr * dvf * inv_vf
-    dAr[_VY] = -cr * inv_vf
-    dAr[_R] = cr * lr * inv_vf
-    dfz = m * p[D_H] / L
-    gf = mu_f * fzf * dphif
-    gr = mu_r * fzr * dphir
-    a_sd, a_cd, a_lf = sd / m, cd / m, lf * cd / Iz
-    b_lr = lr / Iz
-    for j in range(_NZ):
-        fy_f = gf * dAf[j]
-        fy_r = gr * dAr[j]
-        if j == _AX:
-            fy_f -= mu_f * phif * dfz
-            fy_r += mu_r * phir * dfz
-        g0 = -a_sd * fy_f
-        g1 = a_cd * fy_f + fy_r / m
-        g2 = a_lf * fy_f - b_lr * fy_r
-        if j == _AX:
-            g0 += 1.0
-        elif j == _D:
-            g0 -= fyf * cd / m
-            g1 -= fyf * sd / m
-            g2 -= lf * fyf * sd / Iz
-        elif j == _VY:
-            g0 += r
-        elif j == _R:
-            g0 += vy
-            g1 -= vx
-        elif j == _VX:
-            g1 -= r
-        # kinematic part
-        h0, h1, h2 = 0.0, 0.0, 0.0
-        if j == _AX:
-            h0, h1, h2 = 1.0, lr * rho, rho
-        elif j == _D:
-            drho = (1.0 + td * td) / L
-            h1 = lr * drho * (ax + vx / tau)
-            h2 = drho * (ax + vx / tau)
-        elif j == _VX:
-            h1 = lr * rho / tau
-            h2 = rho / tau
-        elif j == _VY:
-            h1 = -1.0 / tau
-        elif j == _R:
-            h2 = -1.0 / tau
-        D[3, j] = w * g0 + (1.0 - w) * h0
-        D[4, j] = w * g1 + (1.0 - w) * h1
-        D[5, j] = w * g2 + (1.0 - w) * h2
-    D[3, _VX] += dw * (dyn0 - kin0)
-    D[4, _VX] += dw * (dyn1 - kin1)
-    D[5, _VX] += dw * (dyn2 - kin2)
-    if spatial:
-        for i in range(_NX):
-            for j in range(_NZ):
-                D[i, j] = (D[i, j] - xdot[i] * dS[j]) / sdot
-
-
-@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
-def _cornering_jacobian(ax, d, vx, vf, qf, qr, fzf, fzr, fyf, dphif, dphir, cd, sd, td, w, p, D):  # pragma: no cover
-    """:func:`_evaluate`'s ``D[4:6, 4]`` and ``D[4:6, 7]`` (temporal form), the operations of its full Jacobian."""
-    m, L, lf, lr, Iz, tau = p[D_M], p[D_L], p[D_LF], p[D_LR], p[D_IZ], p[D_TAU]
-    inv_vf = 1.0 / vf
-    cf = 1.0 / (1.0 + qf * qf)
-    cr = 1.0 / (1.0 + qr * qr)
-    gf = p[D_MUF] * fzf * dphif
-    gr = p[D_MUR] * fzr * dphir
-    a_cd, a_lf = cd / m, lf * cd / Iz
-    b_lr = lr / Iz
-    # j = v_y: dAf = -cf / vf, dAr = -cr / vf; kinematic part h1 = -1 / tau, h2 = 0
-    fy_f = gf * (-cf * inv_vf)
-    fy_r = gr * (-cr * inv_vf)
-    D[4, _VY] = w * (a_cd * fy_f + fy_r / m) + (1.0 - w) * (-1.0 / tau)
-    D[5, _VY] = w * (a_lf * fy_f - b_lr * fy_r) + (1.0 - w) * 0.0
-    # j = delta: dAf = 1, dAr = 0
-    fy_f = gf * 1.0
-    fy_r = gr * 0.0
-    g1 = a_cd * fy_f + fy_r / m
-    g2 = a_lf * fy_f - b_lr * fy_r
-    g1 -= fyf * sd / m
-    g2 -= lf * fyf * sd / Iz
-    drho = (1.0 + td * td) / L
-    D[4, _D] = w * g1 + (1.0 - w) * (lr * drho * (ax + vx / tau))
-    D[5, _D] = w * g2 + (1.0 - w) * (drho * (ax + vx / tau))
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
@@ -229,12 +58,171 @@ def _matmul_into(X, Y, out, ncol):  # pragma: no cover - compiled
             out[i, j] = acc
 
 
+#: scratch of :func:`_affine_step`: rows of its (n, 8) array ``w`` (k1, D1, ks, Dk, M, K, acc, acc_k)
+_W_ROWS = 33
+#: length of :func:`_input_terms`' array ``c``
+_NC = 15
+
+
 @nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
-def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - compiled
+def _input_terms(ax, d, p, c):  # pragma: no cover - compiled
+    """The terms of ``spatial_dynamic._evaluate`` that depend on the input ``(ax, d)`` [m/s^2, rad] only, held over
+    a step (its RK4 stages and substeps): ``c`` (_NC,) receives F_zf, F_zr [N],
+    cos d, sin d, tan d, rho = tan d / L, d rho / d delta [1/m], mu_f F_zf, mu_r F_zr [N],
+    mu_f dF_z/da_x, mu_r dF_z/da_x [kg]; then the parameters' reciprocals 1 / m [1/kg], 1 / I_z [1/(kg m^2)],
+    1 / tau [1/s] and 1 / (v_hi - v_lo) [s/m] of the blend."""
+    m, L = p[D_M], p[D_L]
+    c[0] = m * (p[D_G] * p[D_LR] - ax * p[D_H]) / L
+    c[1] = m * (p[D_G] * p[D_LF] + ax * p[D_H]) / L
+    c[2] = math.cos(d)
+    c[3] = math.sin(d)
+    td = math.tan(d)
+    c[4] = td
+    c[5] = td / L
+    c[6] = (1.0 + td * td) / L
+    c[7] = p[D_MUF] * c[0]
+    c[8] = p[D_MUR] * c[1]
+    dfz = m * p[D_H] / L
+    c[9] = p[D_MUF] * dfz
+    c[10] = p[D_MUR] * dfz
+    c[11] = 1.0 / m
+    c[12] = 1.0 / p[D_IZ]
+    c[13] = 1.0 / p[D_TAU]
+    c[14] = 1.0 / (p[D_VHI] - p[D_VLO])
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
+def _evaluate_sj(x, ax, d, k, p, c, xdot, D):  # pragma: no cover - compiled
+    """``spatial_dynamic._evaluate`` at one point in the spatial form with its Jacobian (``spatial=True,
+    jac=True``) from the state ``x`` (6,), the input ``(ax, d)``, the curvature ``k`` [1/m] and the input's terms
+    ``c`` of :func:`_input_terms`: ``xdot`` (6,), ``D`` (6, 8) (columns: the states, then a_x, delta). The same
+    formulas written out column by column (e_y, e_psi and t have no tyre or kinematic part; nothing depends on t,
+    so ``D[:, 2]`` is zero)."""
+    ey, ep, vx, vy, r = x[0], x[1], x[3], x[4], x[5]
+    lf, lr = p[D_LF], p[D_LR]
+    cd, sd, rho, drho, mfzf, mfzr = c[2], c[3], c[5], c[6], c[7], c[8]
+    inv_m, inv_iz, inv_tau, inv_span = c[11], c[12], c[13], c[14]
+    inv_gk = 1.0 / (1.0 - ey * k)
+    ce = math.cos(ep)
+    se = math.sin(ep)
+    vyr = vy - lr * r
+    v0 = p[D_VFLOOR]
+    if vx < 2.0 * v0:
+        vc = min(max(vx, 0.0), 2.0 * v0)
+        vf = v0 + vc * vc / (4.0 * v0)
+        dvf = vc / (2.0 * v0)
+    else:
+        vf = vx
+        dvf = 1.0
+    inv_vf = 1.0 / vf
+    sdot = (vf * ce - vyr * se) * inv_gk
+    qf = (vy + lf * r) * inv_vf
+    qr = vyr * inv_vf
+    phif, dphif = _pacejka(d - math.atan(qf), p[D_BF], p[D_CF], p[D_EF])
+    phir, dphir = _pacejka(-math.atan(qr), p[D_BR], p[D_CR], p[D_ER])
+    fyf = mfzf * phif
+    fyr = mfzr * phir
+    dyn0 = ax - fyf * sd * inv_m + r * vy
+    dyn1 = (fyf * cd + fyr) * inv_m - r * vx
+    dyn2 = (lf * fyf * cd - lr * fyr) * inv_iz
+    kin0 = ax + 0.0 * vx
+    lr_rho = lr * rho
+    kin1 = lr_rho * ax + (lr_rho * vx - vy) * inv_tau
+    kin2 = rho * ax + (rho * vx - r) * inv_tau
+    t = min(max((vx - p[D_VLO]) * inv_span, 0.0), 1.0)
+    w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
+    dw = 30.0 * t * t * (1.0 - t) ** 2 * inv_span
+    iw = 1.0 - w
+    inv_s = 1.0 / sdot
+    xdot[0] = (vf * se + vyr * ce) * inv_s
+    xdot[1] = (r - k * sdot) * inv_s
+    xdot[2] = inv_s
+    xdot[3] = (w * dyn0 + iw * kin0) * inv_s
+    xdot[4] = (w * dyn1 + iw * kin1) * inv_s
+    xdot[5] = (w * dyn2 + iw * kin2) * inv_s
+    # d sdot / dz (columns e_y, e_psi, v_x, v_y, r; zero in t, a_x, delta)
+    dS0 = sdot * k * inv_gk
+    dS1 = (-vf * se - vyr * ce) * inv_gk
+    dS3 = dvf * ce * inv_gk
+    dS4 = -se * inv_gk
+    dS5 = lr * se * inv_gk
+    # the temporal Jacobian, row by row (row t: zero)
+    D[0, 0] = 0.0
+    D[0, 1] = vf * ce - vyr * se
+    D[0, 3] = dvf * se
+    D[0, 4] = ce
+    D[0, 5] = -lr * ce
+    D[0, 6] = 0.0
+    D[0, 7] = 0.0
+    D[1, 0] = -k * dS0
+    D[1, 1] = -k * dS1
+    D[1, 3] = -k * dS3
+    D[1, 4] = -k * dS4
+    D[1, 5] = -k * dS5 + 1.0
+    D[1, 6] = 0.0
+    D[1, 7] = 0.0
+    for j in (0, 1, 3, 4, 5, 6, 7):
+        D[2, j] = 0.0
+    cf = 1.0 / (1.0 + qf * qf)
+    cr = 1.0 / (1.0 + qr * qr)
+    gf = mfzf * dphif
+    gr = mfzr * dphir
+    a_sd, a_cd, a_lf = sd * inv_m, cd * inv_m, lf * cd * inv_iz
+    b_lr = lr * inv_iz
+    for i in range(3, 6):  # e_y and e_psi: no tyre or kinematic part
+        D[i, 0] = 0.0
+        D[i, 1] = 0.0
+    # v_x: the slip angles' speed, the blend weight's slope
+    ff = gf * (cf * qf * dvf * inv_vf)
+    fr = gr * (cr * qr * dvf * inv_vf)
+    D[3, 3] = w * (-a_sd * ff) + dw * (dyn0 - kin0)
+    D[4, 3] = w * (a_cd * ff + fr * inv_m - r) + iw * (lr_rho * inv_tau) + dw * (dyn1 - kin1)
+    D[5, 3] = w * (a_lf * ff - b_lr * fr) + iw * (rho * inv_tau) + dw * (dyn2 - kin2)
+    # v_y
+    ff = gf * (-cf * inv_vf)
+    fr = gr * (-cr * inv_vf)
+    D[3, 4] = w * (-a_sd * ff + r)
+    D[4, 4] = w * (a_cd * ff + fr * inv_m) - iw * inv_tau
+    D[5, 4] = w * (a_lf * ff - b_lr * fr)
+    # r
+    ff = gf * (-cf * lf * inv_vf)
+    fr = gr * (cr * lr * inv_vf)
+    D[3, 5] = w * (-a_sd * ff + vy)
+    D[4, 5] = w * (a_cd * ff + fr * inv_m - vx)
+    D[5, 5] = w * (a_lf * ff - b_lr * fr) - iw * inv_tau
+    # a_x: the load transfer
+    ff = -(phif * c[9])
+    fr = phir * c[10]
+    D[3, 6] = w * (1.0 - a_sd * ff) + iw
+    D[4, 6] = w * (a_cd * ff + fr * inv_m) + iw * lr_rho
+    D[5, 6] = w * (a_lf * ff - b_lr * fr) + iw * rho
+    # delta: the front slip angle and the force's direction
+    kd_ = drho * (ax + vx * inv_tau)
+    D[3, 7] = w * (-a_sd * gf - fyf * cd * inv_m)
+    D[4, 7] = w * (a_cd * gf - fyf * sd * inv_m) + iw * (lr * kd_)
+    D[5, 7] = w * (a_lf * gf - lf * fyf * sd * inv_iz) + iw * kd_
+    # spatial form: d(f / sdot) = (J - (f / sdot) dS) / sdot
+    for i in range(_NX):
+        xi = xdot[i]
+        D[i, 0] = (D[i, 0] - xi * dS0) * inv_s
+        D[i, 1] = (D[i, 1] - xi * dS1) * inv_s
+        D[i, 2] = 0.0
+        D[i, 3] = (D[i, 3] - xi * dS3) * inv_s
+        D[i, 4] = (D[i, 4] - xi * dS4) * inv_s
+        D[i, 5] = (D[i, 5] - xi * dS5) * inv_s
+        D[i, 6] = D[i, 6] * inv_s
+        D[i, 7] = D[i, 7] * inv_s
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
+def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w, c):  # pragma: no cover - compiled
     """``integrators.affine_step`` of the spatial model at one point: ``A`` (6, 6), ``B`` (6, 2) and the nonlinear
-    step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (n, 8) is scratch."""
-    k1, D1, dS, dAf, dAr = w[0, :6], w[1:7], w[7], w[8], w[9]
-    _evaluate(x, ax, d, k, p, True, 1, k1, D1, dS, dAf, dAr)
+    step ``xn`` (6,) from ``x`` with the input ``(ax, d)`` held over ``h`` [m]; ``w`` (_W_ROWS, 8) and ``c``
+    (_NC,) are scratch. The Jacobians by :func:`_evaluate_sj` (the input's terms once); the RK4 sensitivities as
+    in ``integrators.affine_step``, the products skipping t's zero column of the Jacobians."""
+    _input_terms(ax, d, p, c)
+    k1, D1 = w[0], w[1:7]
+    _evaluate_sj(x, ax, d, k, p, c, k1, D1)
     if not rk4:
         for i in range(_NX):
             for j in range(_NX):
@@ -243,54 +231,42 @@ def _affine_step(x, ax, d, k, h, p, rk4, A, B, xn, w):  # pragma: no cover - com
             B[i, 1] = h * D1[i, _D]
             xn[i] = x[i] + h * k1[i]
         return
-    ks, Dk, M, Kx, y = w[10, :6], w[11:17], w[17:23], w[23:29], w[29, :6]
-    Ku = w[30:36]  # columns 0, 1
-    acc_x = w[36:42]  # J1x + 2 K2x + 2 K3x + K4x, and its u columns in 6, 7
-    acc_k = w[42, :6]
+    ks, Dk, M, K, acc, acc_k = w[7], w[8:14], w[14:20], w[20:26], w[26:32], w[32]
+    # K = (Kx | Ku) of the stage: K1 = J1; acc = K1 + 2 K2 + 2 K3 + K4 (the states' columns, then the inputs'),
+    # acc_k the same sum of the slopes
     for i in range(_NX):
-        for j in range(_NX):
-            acc_x[i, j] = D1[i, j]
-        acc_x[i, 6] = D1[i, _AX]
-        acc_x[i, 7] = D1[i, _D]
-        acc_k[i] = k1[i]
-        Ku[i, 0] = D1[i, _AX]  # K1u = J1u, K1x = J1x (in M below)
-        Ku[i, 1] = D1[i, _D]
-        for j in range(_NX):
-            Kx[i, j] = D1[i, j]
+        for j in range(_NZ):
+            K[i, j] = D1[i, j]
+            acc[i, j] = D1[i, j]
         ks[i] = k1[i]
+        acc_k[i] = k1[i]
     for stage in range(3):
-        c = 0.5 * h if stage < 2 else h
-        for i in range(_NX):
-            y[i] = x[i] + c * ks[i]
-        _evaluate(y, ax, d, k, p, True, 1, ks, Dk, dS, dAf, dAr)
-        # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju
-        for i in range(_NX):
-            for j in range(_NX):
-                M[i, j] = (1.0 if i == j else 0.0) + c * Kx[i, j]
-            M[i, 6] = c * Ku[i, 0]
-            M[i, 7] = c * Ku[i, 1]
-        for i in range(_NX):
-            for j in range(_NZ):
-                acc = 0.0
-                for c_ in range(_NX):
-                    acc += Dk[i, c_] * M[c_, j]
-                if j < _NX:
-                    Kx[i, j] = acc
-                else:
-                    Ku[i, j - 6] = acc + Dk[i, j]
+        c_ = 0.5 * h if stage < 2 else h
         wgt = 2.0 if stage < 2 else 1.0
         for i in range(_NX):
-            for j in range(_NX):
-                acc_x[i, j] = acc_x[i, j] + wgt * Kx[i, j]
-            acc_x[i, 6] = acc_x[i, 6] + wgt * Ku[i, 0]
-            acc_x[i, 7] = acc_x[i, 7] + wgt * Ku[i, 1]
-            acc_k[i] = acc_k[i] + wgt * ks[i]
+            xn[i] = x[i] + c_ * ks[i]  # the stage's point
+        _evaluate_sj(xn, ax, d, k, p, c, ks, Dk)
+        # Kx <- J (I + c Kx), Ku <- J (c Ku) + Ju (J's column t is zero: M's row t is not needed)
+        for i in range(_NX):
+            for j in range(_NZ):
+                M[i, j] = c_ * K[i, j]
+            M[i, i] += 1.0
+        for i in range(_NX):
+            d0, d1, d3, d4, d5 = Dk[i, 0], Dk[i, 1], Dk[i, 3], Dk[i, 4], Dk[i, 5]
+            for j in range(_NZ):
+                kij = d0 * M[0, j] + d1 * M[1, j] + d3 * M[3, j] + d4 * M[4, j] + d5 * M[5, j]
+                if j >= _NX:
+                    kij += Dk[i, j]
+                K[i, j] = kij
+                acc[i, j] += wgt * kij
+            acc_k[i] += wgt * ks[i]
     h6 = h / 6.0
     for i in range(_NX):
         for j in range(_NX):
-            A[i, j] = (1.0 if i == j else 0.0) + h6 * acc_x[i, j]
-        B[i, 0] = h6 * acc_x[i, 6]
-        B[i, 1] = h6 * acc_x[i, 7]
+            A[i, j] = h6 * acc[i, j]
+        A[i, i] += 1.0
+        B[i, 0] = h6 * acc[i, 6]
+        B[i, 1] = h6 * acc[i, 7]
         xn[i] = x[i] + h6 * acc_k[i]
 
 
@@ -319,7 +295,8 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
     returns the number of substeps."""
     N = u_op.shape[0]
     n_sub = dynamic_substeps(x_op[:N], ds, p, rk4)
-    w = np.empty((43, _NZ))
+    w = np.empty((_W_ROWS, _NZ))
+    c = np.empty(_NC)
     As = np.empty((_NX, _NX))
     Bs = np.empty((_NX, _NU))
     T = np.empty((_NX, _NX))
@@ -333,7 +310,7 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
         for i in range(_NX):
             x[i] = x_op[k, i]
             x_first[i] = x[i]
-        _affine_step(x, ax, d, kap, h, p, rk4, A[k], B[k], xn, w)
+        _affine_step(x, ax, d, kap, h, p, rk4, A[k], B[k], xn, w, c)
         # f = x_next - A x_op - B u_op
         for i in range(_NX):
             acc = 0.0
@@ -343,7 +320,7 @@ def dynamic_linearize(x_op, u_op, kappa, ds, p, rk4, A, B, f):  # pragma: no cov
         for _ in range(n_sub - 1):
             for i in range(_NX):
                 x[i] = xn[i]
-            _affine_step(x, ax, d, kap, h, p, rk4, As, Bs, xn, w)
+            _affine_step(x, ax, d, kap, h, p, rk4, As, Bs, xn, w, c)
             for i in range(_NX):
                 acc = 0.0
                 for j in range(_NX):
@@ -452,67 +429,107 @@ def expand_states(zx, U, x0, A, B, f, xcol, X):  # pragma: no cover - compiled
                 X[k + 1, i] = A[k, i, i] * X[k, i] + b
 
 
-@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False)
-def _cornering_state(vy, v, kap, lr, x):  # pragma: no cover - compiled
-    """``steady_cornering``'s ``state(v_y)``: ``x`` (6,) receives the state; returns r."""
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
+def _cornering_r(vy, v, kap, lr):  # pragma: no cover - compiled
+    """``steady_cornering``'s ``state(v_y)``: the yaw rate r [rad/s] of the rear axle moving along the path."""
     r = kap * math.sqrt(v * v + (vy - lr * kap * v) ** 2)
     for _ in range(2):
         r = kap * math.sqrt(v * v + (vy - lr * r) ** 2)
-    x[0] = 0.0
-    x[1] = -math.atan((vy - lr * r) / v)
-    x[2] = 0.0
-    x[3] = v
-    x[4] = vy
-    x[5] = r
     return r
+
+
+@nb.njit(cache=True, nogil=True, error_model="numpy", fastmath=False, inline="always")
+def _cornering_rows(vy, r, v, vf, w, ax, d, p):  # pragma: no cover - compiled
+    """The rows of ``spatial_dynamic._evaluate`` (temporal form) that steady cornering solves, at the state of
+    ``v_y``, ``r`` (e_y = 0, v_x = ``v``; e_psi enters no body row), ``vf`` the floored speed and ``w`` the blend
+    weight at ``v``: ``(v_x_dot, v_y_dot, r_dot)`` and ``d(v_y_dot, r_dot)/d(v_y, delta)`` (r and e_psi held:
+    ``steady_cornering``'s Jacobian); ``tan d`` as ``sin d / cos d``."""
+    m, L, lf, lr, h = p[D_M], p[D_L], p[D_LF], p[D_LR], p[D_H]
+    inv_m = 1.0 / m
+    inv_iz = 1.0 / p[D_IZ]
+    inv_tau = 1.0 / p[D_TAU]
+    inv_vf = 1.0 / vf
+    qf = (vy + lf * r) * inv_vf
+    qr = (vy - lr * r) * inv_vf
+    phif, dphif = _pacejka(d - math.atan(qf), p[D_BF], p[D_CF], p[D_EF])
+    phir, dphir = _pacejka(-math.atan(qr), p[D_BR], p[D_CR], p[D_ER])
+    mfzf = p[D_MUF] * (m * (p[D_G] * lr - ax * h) / L)
+    mfzr = p[D_MUR] * (m * (p[D_G] * lf + ax * h) / L)
+    fyf = mfzf * phif
+    fyr = mfzr * phir
+    cd = math.cos(d)
+    sd = math.sin(d)
+    td = sd / cd
+    rho = td / L
+    iw = 1.0 - w
+    xd3 = w * (ax - fyf * sd * inv_m + r * vy) + iw * (ax + 0.0 * v)
+    xd4 = w * ((fyf * cd + fyr) * inv_m - r * v) + iw * (lr * rho * ax + (lr * rho * v - vy) * inv_tau)
+    xd5 = w * ((lf * fyf * cd - lr * fyr) * inv_iz) + iw * (rho * ax + (rho * v - r) * inv_tau)
+    gf = mfzf * dphif
+    gr = mfzr * dphir
+    a_cd, a_lf = cd * inv_m, lf * cd * inv_iz
+    b_lr = lr * inv_iz
+    ff = gf * (-inv_vf / (1.0 + qf * qf))
+    fr = gr * (-inv_vf / (1.0 + qr * qr))
+    jv0 = w * (a_cd * ff + fr * inv_m) - iw * inv_tau
+    jv1 = w * (a_lf * ff - b_lr * fr)
+    kd_ = (1.0 + td * td) / L * (ax + v * inv_tau)
+    jd0 = w * (a_cd * gf - fyf * sd * inv_m) + iw * (lr * kd_)
+    jd1 = w * (a_lf * gf - lf * fyf * sd * inv_iz) + iw * kd_
+    return xd3, xd4, xd5, jv0, jv1, jd0, jd1
 
 
 @nb.njit(nb.void(_A1, _A1, _A1, _F1, nb.int64, _F2), cache=True, nogil=True, error_model="numpy",
          fastmath=False)
 def steady_cornering(kappa, v_x, a_ref, p, iterations, out):  # pragma: no cover - compiled
-    """``spatial_dynamic.steady_cornering`` at each point: ``out`` (K, 5) receives e_psi, v_y, r, a_x, delta."""
+    """``spatial_dynamic.steady_cornering`` at each point: ``out`` (K, 5) receives e_psi, v_y, r, a_x, delta.
+    The rows it solves by :func:`_cornering_rows` (the speed's terms once per point); the Newton steps stop early
+    once they move nothing beyond ``NEWTON_STOP``, and then the last step's residual and correction of a_x stand for
+    the final ones (the state moved by nothing since)."""
     lr, lf, L = p[D_LR], p[D_LF], p[D_L]
-    x = np.empty(_NX)
-    xdot = np.empty(_NX)
-    D = np.empty((_NX, _NZ))
-    s1 = np.empty(_NZ)
-    s2 = np.empty(_NZ)
-    s3 = np.empty(_NZ)
+    v0, lo, hi = p[D_VFLOOR], p[D_VLO], p[D_VHI]
     for i in range(kappa.shape[0]):
         kap = kappa[i]
-        v = max(v_x[i], p[D_VFLOOR])
+        v = max(v_x[i], v0)
         ar = a_ref[i]
         a_y = v * v * kap
         g0 = -v * math.tan(p[D_M] * a_y * lf / (L * p[D_CALR]))
         g1 = math.atan(L * kap) + p[D_KUS] * a_y
+        # the speed's terms of spatial_dynamic._evaluate: the floored speed of the slip angles, the blend weight
+        if v < 2.0 * v0:
+            vc = min(max(v, 0.0), 2.0 * v0)
+            vf = v0 + vc * vc / (4.0 * v0)
+        else:
+            vf = v
+        t = min(max((v - lo) / (hi - lo), 0.0), 1.0)
+        w = t * t * t * (10.0 + t * (6.0 * t - 15.0))
         v_y = g0 + lr * v * kap
         delta = g1
         a_x = ar
+        res0 = res1 = 0.0
+        converged = False
         for _ in range(iterations):
-            _cornering_state(v_y, v, kap, lr, x)
-            _evaluate(x, a_x, delta, kap, p, False, 2, xdot, D, s1, s2, s3)
-            res0, res1 = xdot[4], xdot[5]
-            a_x = a_x + (ar - xdot[3])
-            jv0, jv1 = D[4, 4], D[5, 4]
-            jd0, jd1 = D[4, _D], D[5, _D]
+            r = _cornering_r(v_y, v, kap, lr)
+            xd3, res0, res1, jv0, jv1, jd0, jd1 = _cornering_rows(v_y, r, v, vf, w, a_x, delta, p)
+            a_x = a_x + (ar - xd3)
             det = jv0 * jd1 - jd0 * jv1
             if abs(det) > 1e-12:
                 dv = (jd1 * res0 - jd0 * res1) / det
                 dd = (-jv1 * res0 + jv0 * res1) / det
                 v_y = v_y - min(max(dv, -2.0), 2.0)
                 delta = delta - min(max(dd, -0.05), 0.05)
-                if abs(dv) <= NEWTON_STOP and abs(dd) <= NEWTON_STOP and abs(ar - xdot[3]) <= NEWTON_STOP:
-                    break  # converged: the remaining steps would move nothing beyond rounding
-        _cornering_state(v_y, v, kap, lr, x)
-        _evaluate(x, a_x, delta, kap, p, False, 0, xdot, D, s1, s2, s3)
-        res0, res1 = xdot[4], xdot[5]
-        a_x = a_x + (ar - xdot[3])
-        r = _cornering_state(v_y, v, kap, lr, x)
+                if abs(dv) <= NEWTON_STOP and abs(dd) <= NEWTON_STOP and abs(ar - xd3) <= NEWTON_STOP:
+                    converged = True  # the remaining steps would move nothing beyond rounding
+                    break
+        r = _cornering_r(v_y, v, kap, lr)
+        if not converged:  # the final residual and a_x correction (converged: the last step's, moved by nothing)
+            xd3, res0, res1, jv0, jv1, jd0, jd1 = _cornering_rows(v_y, r, v, vf, w, a_x, delta, p)
+            a_x = a_x + (ar - xd3)
         scale = max(abs(a_y), 1.0)
         good = abs(res0) < 1e-3 * scale and abs(res1) * lf < 1e-3 * scale and abs(delta) < 0.7
         good = good and math.isfinite(v_y) and math.isfinite(delta) and math.isfinite(a_x)
         if good:
-            out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4] = x[1], v_y, r, a_x, delta
+            out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4] = -math.atan((v_y - lr * r) / v), v_y, r, a_x, delta
         else:
             r_lin = v * kap
             out[i, 0] = -math.atan(g0 / v)
