@@ -725,3 +725,38 @@ def finish_step(x, y, psi, e_y, xy, z, start, X, U, table):  # pragma: no cover 
     offset_points(x, y, psi, e_y, xy)
     store_plan(X, U, table)
     return tail_max(z, start)
+
+
+@nb.njit(nb.int64(_F1, _F2, _F2, _F1, nb.boolean, nb.boolean, nb.float64, nb.float64, nb.float64, _F1, _F1,
+                  nb.int64, _F1, _F2, _F1, nb.boolean, nb.float64, _F1, nb.float64, _F1, _F2, _F2, _F2, _F2, _F1,
+                  nb.float64, _F1, _I1, _I1, _F3, _F3, _F2, _F1, nb.boolean, _F1, _F1, _F1, _F2, _F2, _F2, _F2, _F1,
+                  _F1, _F1, _I1, _F1, _F1, _F1, _F1, _F1), cache=True, nogil=True, error_model="numpy", fastmath=False)
+def kinematic_step(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, s0, s_off_x, s_off_u, cap_col,
+                   ref_prm, prev, s_prev, use_prev, ds, x0, v_min, s_grid, r, x_ref, u_ref, z_op, lim, L, data, pos_A,
+                   pos_B, A, B, f, u_prev, has_u_prev, lb, s_off_x_qp, s_off_u_qp, Q, QN, R, Rd, rate_dn, rate_up, prm,
+                   flg, lower, upper, q, dt, e_ref):  # pragma: no cover - compiled
+    """The kinematic model's whole step before the solve in one call: :func:`kinematic_prepare` (its arguments up to
+    ``lim``), the spatial model's domain check at the start, the corridor bounds of the path's widths reduced over the
+    body (``lb = -r[:, 9]`` into ``lb`` (N+1,), ``ub = r[:, 8]``), :func:`kinematic_build` (its arguments from ``L``;
+    ``u_prev`` (2,) is the last command when ``has_u_prev``, else the reference's first input is used) and
+    :func:`all_finite` of the QP's matrix data and cost vector.
+
+    Returns 1 (the QP is built), 0 (the last plan's grid is not uniform with this one: nothing built, the caller
+    takes the general path), 3 (the start is outside the model's domain: ``e_y kappa >= 1`` or ``|e_psi| >= pi/2``,
+    nothing built) or 2 (built, but its numbers are not all finite).
+    """
+    if not kinematic_prepare(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, s0, s_off_x, s_off_u,
+                             cap_col, ref_prm, prev, s_prev, use_prev, ds, x0, v_min, s_grid, r, x_ref, u_ref, z_op,
+                             lim):
+        return 0
+    if x0[0] * r[0, 0] >= 1.0 or abs(x0[1]) >= 0.5 * np.pi:
+        return 3
+    K = s_grid.shape[0]
+    N = K - 1
+    for k in range(K):
+        lb[k] = -r[k, 9]
+    up = u_prev if has_u_prev else u_ref[0]
+    kinematic_build(z_op[:, :3], z_op[:N, 3:], r[:, 0], s_grid, L, x0, data, pos_A, pos_B, A, B, f, r[:, 7], u_ref, up,
+                    lb, r[:, 8], s_off_x_qp, s_off_u_qp, Q, QN, R, Rd, rate_dn, rate_up, prm, flg, lower, upper, q, dt,
+                    e_ref)
+    return 1 if all_finite(data, q) else 2
