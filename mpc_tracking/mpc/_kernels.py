@@ -760,3 +760,21 @@ def kinematic_step(grid, table, delta, inv_len, has_inf, closed, length, lap_tur
                     lb, r[:, 8], s_off_x_qp, s_off_u_qp, Q, QN, R, Rd, rate_dn, rate_up, prm, flg, lower, upper, q, dt,
                     e_ref)
     return 1 if all_finite(data, q) else 2
+
+
+@nb.njit(nb.float64(_F1, _A1, _A1, _A1, nb.int64, _F1, _F2, nb.int64, nb.int64, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def finish_plan(z, x, y, psi, i_ey, xu, xy, nx, start, table):  # pragma: no cover - compiled
+    """:func:`finish_step` of a QP that holds every state of the model, with the plan's copy: ``xu = z[:xu.size]``
+    (the plan's states ``X`` (N+1, nx) and inputs ``U`` (N, nu), row-major, N = ``xy.shape[0] - 1``), the points of
+    ``X[:, i_ey]`` beside the path into ``xy``, the plan into ``table``; returns the largest slack ``z[start:]``."""
+    n = xu.shape[0]
+    for i in range(n):
+        xu[i] = z[i]
+    K = xy.shape[0]
+    nX = K * nx
+    X = xu[:nX].reshape((K, nx))
+    U = xu[nX:].reshape((K - 1, (n - nX) // (K - 1)))
+    offset_points(x, y, psi, X[:, i_ey], xy)
+    store_plan(X, U, table)
+    return tail_max(z, start)

@@ -591,17 +591,23 @@ class SpatialMPC:
         """The solution of a solved step (``res.z`` not None) on the grid ``s_grid`` (N+1,) [m] with the path's
         points ``x``, ``y`` [m] and heading ``psi`` [rad] there; it is recorded as the last plan and its first input
         as the command sent."""
-        guard, z = self.safeguards, res.z
+        guard, z, lay, N = self.safeguards, res.z, self.layout, self.N
         assert z is not None
-        X, U = self._unpack(z[: self.layout.nX + self.layout.nU].copy())  # one copy, two views of it
-        e_y = X[:, self.model.I_EY]
         kern: Any = self.qp.kernels
         # settings.compiled: the same numbers in compiled calls (X, U: C-contiguous float64 copies of z's then)
         fast = kern is not None and z.dtype == np.float64 and z.flags.c_contiguous
-        if fast:  # (with the last plan's table for the next step's shift)
+        if fast and lay.nx == self.nx:  # one call: the plan's copy, its points, the table for the next step's shift
+            xu, xy = np.empty(lay.nX + lay.nU), np.empty((N + 1, 2))
+            slack_max = kern.finish_plan(z, x, y, psi, self.model.I_EY, xu, xy, self.nx, lay.isl0, self._prev_table)
+            X, U = xu[: lay.nX].reshape(N + 1, self.nx), xu[lay.nX :].reshape(N, self.nu)
+        elif fast:  # (the QP does not hold every state: X recomputed)
+            X, U = self._unpack(z[: lay.nX + lay.nU].copy())  # one copy, two views of it
+            e_y = X[:, self.model.I_EY]
             xy = np.empty((e_y.size, 2))
-            slack_max = kern.finish_step(x, y, psi, e_y, xy, z, self.layout.isl0, X, U, self._prev_table)
+            slack_max = kern.finish_step(x, y, psi, e_y, xy, z, lay.isl0, X, U, self._prev_table)
         else:
+            X, U = self._unpack(z[: lay.nX + lay.nU].copy())
+            e_y = X[:, self.model.I_EY]
             xy = offset_point(x, y, psi, e_y)
             slack_max = z[self.layout.isl0 :].max()
         v_cmd, delta_cmd = self.model.command(X, U)
