@@ -29,7 +29,7 @@ from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc import backends
+from mpc_tracking.mpc import backends, kernels
 from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.blas import BlasLimit
 from mpc_tracking.mpc.disturbance import ModelDisturbance
@@ -49,6 +49,8 @@ from mpc_tracking.paths.reference_path import ReferencePath
 __all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
+
+_F_UPREV = kernels.FLG_NAMES.index("has_u_prev")  # (the flag of a last command in the fused step's integers)
 
 
 class SpatialMPC:
@@ -185,13 +187,12 @@ class SpatialMPC:
                 or not self._sampler.has_body or self.disturbance is not None or self.grip is not None
                 or st.delay > 0 or st.iterations != 1 or st.warm_start == "shift"):
             return None
-        N, nz = self.N, self.nx + self.nu
         cap_col, ref_prm, dummy_table = self._prepare_args
         c = qp._kernel_consts
-        c.flg[4] = self._sampler.has_v_box  # (kernels.kinematic_build sets the same per call)
-        # scratch of one step (x_ref, u_ref, z_op, lim: not kept past the step) and the constants
-        return (st, qp.kernels, cap_col, ref_prm, dummy_table, np.empty((N + 1, 3)), np.empty((N, 2)),
-                np.empty((N + 1, nz)), np.empty(N + 1), np.zeros(2), c.wheelbase, c.dynamics, c.out, c.prm, c.flg)
+        pack = kernels.kinematic_step_pack(c, ref_prm, self.ds, st.v_min, self._sampler.has_v_box)
+        A_data, _pos_A, _pos_B, A, B, f = c.dynamics
+        outputs = (A_data, A, B, f, *c.out[-5:])  # the QP's data l, u, q, the step durations, the lateral reference
+        return (st, qp.kernels, cap_col, dummy_table, pack, np.zeros(2), outputs)
 
     def _prediction_model(self, prediction: PredictionModel | None) -> PredictionModel:
         st = self.settings
@@ -548,28 +549,26 @@ class SpatialMPC:
         compiled call (``_kernels.kinematic_step``: the numbers of :meth:`_prepare` and :meth:`build_qp`, no
         :class:`~mpc_tracking.mpc.step.StepInput` unless the solve fails); None (nothing changed but the measured
         speed) where this step needs the general path (the last plan's grid not uniform with this one)."""
-        (_st, kern, cap_col, ref_prm, dummy_table, x_ref, u_ref, z_op, lim, no_u_prev, L, dynamics, out, prm,
-         flg) = self._fused  # type: ignore[misc]
+        _st, kern, cap_col, dummy_table, pack, no_u_prev, outputs = self._fused  # type: ignore[misc]
         s0, x0 = self._measured_state(state, measured)
         prev = self.safeguards.last_plan
         use_prev = prev is not None and self.linearization == "previous"
         N, sampler, u_prev = self.N, self._sampler, self._u_prev
         s_grid, r, lb = np.empty(N + 1), np.empty((N + 1, sampler.table.shape[1])), np.empty(N + 1)
         v_start = self._speed_start()
-        ref_prm[6] = np.nan if v_start is None else v_start
-        prm[12] = np.nan  # (kernels.kinematic_build: no measured speed from the controller)
+        pack.cst[pack.i_v_start] = np.nan if v_start is None else v_start
         has_u_prev = u_prev is not None
-        flg[5] = has_u_prev
+        pack.ints[_F_UPREV] = has_u_prev
         code = kern.kinematic_step(
-            *sampler.kernel_args(), s0, self._s_offsets, self.qp._s_offsets_u, cap_col, ref_prm,
-            self._prev_table if use_prev else dummy_table, prev.s if use_prev else s_grid,  # type: ignore[union-attr]
-            use_prev, self.ds, x0, self.settings.v_min, s_grid, r, x_ref, u_ref, z_op, lim, L, *dynamics,
-            u_prev if has_u_prev else no_u_prev, has_u_prev, lb, *out)
+            *sampler.kernel_args(), s0, cap_col, use_prev, x0, self._prev_table if use_prev else dummy_table,
+            prev.s if use_prev else s_grid, u_prev if has_u_prev else no_u_prev,  # type: ignore[union-attr]
+            s_grid, r, lb, pack.cst, pack.ints, pack.work, *outputs)
         if code == 0:  # the last plan's grid is not uniform with this one
             return None
         if code == 3:
             self._check_domain(s0, x0, r[:, 0])  # raises
             return None  # pragma: no cover - the kernel's check is this one
+        u_ref = pack.views[1]
         self.qp.compiled_build_done(x0, lb, r[:, 8], u_ref, u_prev if u_prev is not None else u_ref[0])
         if code == 2:
             logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
@@ -578,6 +577,7 @@ class SpatialMPC:
             res = self._backend_solve(self.data, None)
         self.n_steps += 1
         if res.z is None or res.status is None:
+            x_ref, u_ref, z_op, lim = pack.views
             step = StepInput(x0=x0, x_op=z_op[:, :3], u_op=z_op[:-1, 3:], u_ref=u_ref, x_ref=x_ref,
                              q=sampler.packed(r), s_grid=s_grid, e_y_limit=lim, s0=s0, t=float(t), s_measured=s0,
                              x_measured=x0.copy(),

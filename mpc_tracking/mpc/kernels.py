@@ -238,6 +238,50 @@ def kinematic_build(kern: ModuleType, c: BoundsCostConstants, x_op: np.ndarray, 
                          q.v_box if q.v_box is not None else c.no_v_box, u_ref, u_prev, lb, ub, *c.out)
 
 
+class KinematicStepPack(NamedTuple):
+    """The packed arguments of the fused kinematic step (``_kernels.kinematic_step``; :func:`kinematic_step_pack`)."""
+
+    #: the constants ``[s_off_x (K), s_off_u (N), ref_prm (8), prm (13), Q, QN (9 each), R, Rd (4 each), rate_dn,
+    #: rate_up (2 each), ds, v_min, L]`` (K = N+1)
+    cst: np.ndarray
+    #: ``[flg (8), pos_A (9N), pos_B (6N)]`` (int64)
+    ints: np.ndarray
+    #: the scratch ``[x_ref (3K), u_ref (2N), z_op (5K), lim (K)]``
+    work: np.ndarray
+    #: position in ``cst`` of ``ref_prm[6]``, the speed the reference's forward pass starts from (NaN: none)
+    i_v_start: int
+    #: views of ``work``: ``x_ref`` (K, 3), ``u_ref`` (N, 2), ``z_op`` (K, 5), ``lim`` (K,)
+    views: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def kinematic_step_pack(c: BoundsCostConstants, ref_prm: np.ndarray, ds: float, v_min: float,
+                        has_v_box: bool) -> KinematicStepPack:
+    """Pack the constants of the kinematic model's fused step (``_kernels.kinematic_step``, whose docstring gives the
+    layout): the step's grid offsets, the reference's numbers ``ref_prm`` (8,) (:meth:`StepQP.reference_op
+    <mpc_tracking.mpc.qp.StepQP.reference_op>`), the QP's constants ``c`` (:func:`bounds_cost_constants`), the grid
+    step ``ds`` [m], the smallest speed ``v_min`` [m/s] and whether the path sample has the extra speed ceiling
+    ``has_v_box``. Copies: a later change of ``c`` or ``ref_prm`` does not reach the pack (the measured speed
+    ``prm[12]`` is NaN in it, as the controller passes none)."""
+    N = c.s_off_u.size
+    prm = c.prm.copy()
+    prm[12] = np.nan
+    parts = (c.s_off_x, c.s_off_u, ref_prm, prm, c.Q, c.QN, c.R, c.Rd, c.rate_dn, c.rate_up, [ds, v_min, c.wheelbase])
+    cst = np.ascontiguousarray(np.concatenate([np.ravel(a) for a in parts]), dtype=np.float64)
+    sizes = (N + 1, N, 8, 13, 9, 9, 4, 4, 2, 2, 3)
+    if tuple(np.size(a) for a in parts) != sizes:
+        raise ValueError(f"kinematic_step_pack: expected the kinematic model's constants of sizes {sizes}, got "
+                         f"{tuple(np.size(a) for a in parts)}")
+    flg = c.flg.copy()
+    flg[4] = has_v_box
+    _data, pos_A, pos_B = c.dynamics[:3]
+    ints = np.ascontiguousarray(np.concatenate([flg, pos_A, pos_B]), dtype=np.int64)
+    K = N + 1
+    work = np.empty(3 * K + 2 * N + 5 * K + K)
+    views = (work[: 3 * K].reshape(K, 3), work[3 * K : 3 * K + 2 * N].reshape(N, 2),
+             work[3 * K + 2 * N : 8 * K + 2 * N].reshape(K, 5), work[8 * K + 2 * N :])
+    return KinematicStepPack(cst, ints, work, 2 * N + 1 + 6, views)
+
+
 #: the dynamic model's parameters in the order of :mod:`._kernels_dynamic`'s ``D_*`` positions (checked by the tests)
 DYNAMIC_PARAM_NAMES = ("mass", "I_z", "l_f", "l_r", "h_cg", "mu_f", "mu_r", "tyre_B_f", "tyre_C_f", "tyre_E_f",
                        "tyre_B_r", "tyre_C_r", "tyre_E_r", "v_floor", "v_blend_low", "v_blend_high", "tau_kin", "g",
