@@ -512,6 +512,8 @@ class SpatialMPC:
         (:mod:`mpc_tracking.mpc.blas`).
         """
         t_start = time.perf_counter()  # the step time includes setting the limit
+        if not self.blas_limit.threads:  # no limit: the context would do nothing
+            return self._solve(state, t, measured, t_start)
         with self.blas_limit:
             return self._solve(state, t, measured, t_start)
 

@@ -41,6 +41,8 @@ STATUS_TABLE: dict[int, Status | None] = {
 }
 _SIGINT_RETRIES = 3  # re-solves after OSQP caught a Ctrl-C that this process ignores
 _SIGINT = int(_S.OSQP_SIGINT)  # (an int: compared with each solve's status code)
+#: the status codes of STATUS_TABLE with a usable solution, as ints: (status, its text)
+_USABLE = {int(code): (status, status.value) for code, status in STATUS_TABLE.items() if status is not None}
 #: Ruiz equilibration passes (:func:`.equilibration.ruiz`, or OSQP's own ``scaling``; its default 10). OSQP
 #: equilibrates again on every ``update`` of the matrix, paying every pass every step: replaying 1201 QPs of the
 #: sedan's closed loop (dynamic model, N = 30) the update took 158 us at 10 passes, 79 us at 3, 68 us at 2, 57 us at 1,
@@ -201,12 +203,12 @@ class OSQPBackend(QPBackend):
             return BackendResult(None, None, 0, time.perf_counter() - t0, f"solver exception ({type(exc).__name__})")
         if code == _SIGINT and not _sigint_ignored():
             raise KeyboardInterrupt
-        status = STATUS_TABLE.get(code)
-        z = None if status is None or x is None else self._unscaled(x)
-        if status is None or z is None:
+        usable = _USABLE.get(code)
+        z = None if usable is None or x is None else self._unscaled(x)
+        if usable is None or z is None:
             logger.warning("MPC step %d: OSQP status %s", step, text)
             return BackendResult(None, None, iters, stime, str(text))
-        return BackendResult(z, status, iters, stime, status.value)
+        return BackendResult(z, usable[0], iters, stime, usable[1])
 
     def _unscaled(self, x: np.ndarray) -> np.ndarray | None:
         """The solver's solution in the QP's variables (``D x``, a buffer reused every step), None when not finite."""
