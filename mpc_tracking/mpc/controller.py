@@ -547,10 +547,39 @@ class SpatialMPC:
         return self._solved(res, step.s_grid, q.x, q.y, q.psi, t_start)
 
     def _solve_fused(self, state: Any, t: float, measured: Measurement | None, t_start: float) -> MPCSolution | None:
-        """One step of the compiled kinematic QP (:attr:`_fused`) with the step's numbers up to the solve in one
-        compiled call (``_kernels.kinematic_step``: the numbers of :meth:`_prepare` and :meth:`build_qp`, no
-        :class:`~mpc_tracking.mpc.step.StepInput` unless the solve fails); None (nothing changed but the measured
-        speed) where this step needs the general path (the last plan's grid not uniform with this one)."""
+        """One step of the compiled kinematic QP (:attr:`_fused`): :meth:`_build_fused`, the solve, the solution;
+        no :class:`~mpc_tracking.mpc.step.StepInput` unless the solve fails. None (nothing changed but the
+        measured speed) where this step needs the general path."""
+        built = self._build_fused(state, measured)
+        if built is None:
+            return None
+        code, s0, x0, s_grid, r = built
+        if code == 2:
+            logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
+            res = BackendResult(None, None, 0, 0.0, "non-finite QP data")
+        else:
+            res = self._backend_solve(self.data, None)
+        self.n_steps += 1
+        if res.z is None or res.status is None:
+            x_ref, u_ref, z_op, lim = self._fused[4].views  # type: ignore[index]
+            step = StepInput(x0=x0, x_op=z_op[:, :3], u_op=z_op[:-1, 3:], u_ref=u_ref, x_ref=x_ref,
+                             q=self._sampler.packed(r), s_grid=s_grid, e_y_limit=lim, s0=s0, t=float(t),
+                             s_measured=s0, x_measured=x0.copy(),
+                             v_measured=float(measured["speed"]) if measured and "speed" in measured else None)
+            return self._applied(self.safeguards.fallback(step, res.message, res.iterations, res.solve_time, t_start,
+                                                          self._cmd_prev))
+        return self._solved(res, s_grid, r[:, 4], r[:, 5], r[:, 6], t_start)
+
+    def _build_fused(self, state: Any, measured: Measurement | None) -> tuple[int, float, np.ndarray, np.ndarray,
+                                                                            np.ndarray] | None:
+        """This step's QP from the measurement in one compiled call (``_kernels.kinematic_step``: the numbers of
+        :meth:`_prepare` and :meth:`build_qp`).
+
+        Returns ``(code, s0, x0, s_grid, r)``: 1 (built) or 2 (built, not all finite), the start ``s0`` [m], the
+        state ``x0`` (3,), the grid (N+1,) [m] and the path sample's rows ``r`` (N+1, 10)
+        (:meth:`PathSampler.packed <mpc_tracking.mpc.sampler.PathSampler.packed>`); None when the last plan's grid is
+        not uniform with this one (nothing built: the general path takes the step). InputError outside the model's
+        domain, as :meth:`_prepare`."""
         _st, kern, cap_col, dummy_table, pack, no_u_prev, outputs = self._fused  # type: ignore[misc]
         s0, x0 = self._measured_state(state, measured)
         prev = self.safeguards.last_plan
@@ -572,21 +601,7 @@ class SpatialMPC:
             return None  # pragma: no cover - the kernel's check is this one
         u_ref = pack.views[1]
         self.qp.compiled_build_done(x0, lb, r[:, 8], u_ref, u_prev if u_prev is not None else u_ref[0])
-        if code == 2:
-            logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
-            res = BackendResult(None, None, 0, 0.0, "non-finite QP data")
-        else:
-            res = self._backend_solve(self.data, None)
-        self.n_steps += 1
-        if res.z is None or res.status is None:
-            x_ref, u_ref, z_op, lim = pack.views
-            step = StepInput(x0=x0, x_op=z_op[:, :3], u_op=z_op[:-1, 3:], u_ref=u_ref, x_ref=x_ref,
-                             q=sampler.packed(r), s_grid=s_grid, e_y_limit=lim, s0=s0, t=float(t), s_measured=s0,
-                             x_measured=x0.copy(),
-                             v_measured=float(measured["speed"]) if measured and "speed" in measured else None)
-            return self._applied(self.safeguards.fallback(step, res.message, res.iterations, res.solve_time, t_start,
-                                                          self._cmd_prev))
-        return self._solved(res, s_grid, r[:, 4], r[:, 5], r[:, 6], t_start)
+        return code, s0, x0, s_grid, r
 
     def _solved(self, res: BackendResult, s_grid: np.ndarray, x: np.ndarray, y: np.ndarray, psi: np.ndarray,
                 t_start: float) -> MPCSolution:

@@ -118,3 +118,39 @@ def test_non_finite_data_falls_back() -> None:
     assert [s.solver_status for s in sols] == ["non-finite QP data"] * 2
     assert sols[0].status == sols[1].status == "fallback"
     assert (sols[0].v, sols[0].delta) == (sols[1].v, sols[1].delta)
+
+
+def test_native_solve_retries_an_ignored_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OSQP's extension object reporting an interrupted solve in a process that ignores Ctrl-C (a sweep worker):
+    solved again; else the status is handed back as is (the back end raises KeyboardInterrupt)."""
+    import signal
+    from types import SimpleNamespace
+
+    from mpc_tracking.mpc.backends import osqp as osqp_backend
+
+    sigint, solved = int(osqp_backend._S.OSQP_SIGINT), int(osqp_backend._S.OSQP_SOLVED)
+
+    class Native:
+        def __init__(self, codes: list[int]) -> None:
+            self.codes, self.solves = codes, 0
+            self.solution = SimpleNamespace(x=np.zeros(2))
+
+        def update_data_vec(self, *args: object) -> None: ...
+        def update_data_mat(self, *args: object) -> None: ...
+
+        def solve(self) -> None:
+            self.info = SimpleNamespace(status_val=self.codes[min(self.solves, len(self.codes) - 1)], iter=3,
+                                        run_time=1e-5, status="text")
+            self.solves += 1
+
+    z = np.zeros(2)
+    monkeypatch.setattr(signal, "getsignal", lambda sig: signal.SIG_IGN)
+    native = Native([sigint, solved])
+    assert osqp_backend._solve_native(native, z, z, z, z, None, 0)[0] == solved and native.solves == 2
+    native = Native([sigint])
+    assert osqp_backend._solve_native(native, z, z, z, z, None, 0)[0] == sigint
+    assert native.solves == 1 + osqp_backend._SIGINT_RETRIES
+    monkeypatch.setattr(signal, "getsignal", lambda sig: signal.SIG_DFL)
+    native = Native([sigint, solved])
+    code, _x, iters, run_time, text = osqp_backend._solve_native(native, z, z, z, z, None, 0)
+    assert (code, iters, run_time, text, native.solves) == (sigint, 3, 1e-5, "text", 1)

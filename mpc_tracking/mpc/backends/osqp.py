@@ -271,10 +271,13 @@ def _solve_native(native: object, q: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         solver.warm_start(warm_x, None)
     solver.solve()
     info = solver.info
-    for _ in range(_SIGINT_RETRIES):
-        if info.status_val != _SIGINT or not _sigint_ignored():
-            break
-        logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
-        solver.solve()
-        info = solver.info
-    return info.status_val, solver.solution.x, int(info.iter), float(info.run_time), str(info.status)
+    code = info.status_val
+    if code == _SIGINT:
+        for _ in range(_SIGINT_RETRIES):
+            if code != _SIGINT or not _sigint_ignored():
+                break
+            logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
+            solver.solve()
+            info = solver.info
+            code = info.status_val
+    return code, solver.solution.x, int(info.iter), float(info.run_time), info.status  # (the text: str already)
