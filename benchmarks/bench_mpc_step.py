@@ -11,7 +11,8 @@ with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osq
 replays the QPs on OSQP's extension object (no wrapper): the lowest floor. ``step_parts_us`` times
 each part of one step alone (N = 10, 30, 50 of ``--horizons``): the profile split (``prepare`` and ``QP numbers``
 are the general path's calls; the kinematic model's compiled step runs both as one call, timed as ``prepare + build
-in one compiled call``; ``step_parts_us_python``: numpy only; ``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
+in one compiled call``; ``step_parts_us_python``: numpy only;
+``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
 ratio to the kinematic step). ``--rounds R`` repeats the closed loop and its replay R times per horizon
 (``rounds_summary``: medians, the ratio of each round and their median); ``--evict-mb M`` adds a native replay with
 M MB streamed between solves (``bare_osqp_native_evicted``): the floor with cold data caches, as the closed loop's
