@@ -18,7 +18,11 @@ the last plan and the clamp of the operating point (any model), the kinematic mo
 its Euler linearization and discretization written into the QP (:func:`kinematic_linearize_fill`), its speed
 bound, rates, corridor rows, lateral reference and cost vector, in the same call (:func:`kinematic_build`), and
 the grid, path sample, reference and shifted operating point of its step in one call
-(``_kernels.kinematic_prepare``), the solution check
+(``_kernels.kinematic_prepare``); the controller runs all of that, the domain check, the corridor bounds of the
+path's widths and the finiteness check as one call per step (``_kernels.kinematic_step``, its constants packed by
+:func:`kinematic_step_pack`: each array argument costs a conversion per call) where its general path would run
+those same kernels; the solved plan's copy, its points in the world and the table of the next step's shift in one
+call (``finish_plan``); the solution check
 (:func:`constraint_excess`), the finiteness checks of the QP data and of the solver's solution
 (``all_finite``), the largest corridor slack (``tail_max``) and the plan's points in the world (``offset_points``),
 the OSQP back end's equilibration of each step's numbers and the solution's way back (``equilibrate_step``,
@@ -54,7 +58,7 @@ from mpc_tracking.errors import SettingsError
 
 __all__ = ["CHOICES", "numba_available", "resolve", "load", "warm_up", "compile_seconds",
            "kinematic_linearize_fill", "constraint_excess", "BoundsCostConstants", "bounds_cost_constants",
-           "kinematic_build", "dynamic_params", "DYNAMIC_PARAM_NAMES"]
+           "kinematic_build", "KinematicStepPack", "kinematic_step_pack", "dynamic_params", "DYNAMIC_PARAM_NAMES"]
 
 logger = logging.getLogger(__name__)
 

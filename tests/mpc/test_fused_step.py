@@ -154,3 +154,22 @@ def test_native_solve_retries_an_ignored_ctrl_c(monkeypatch: pytest.MonkeyPatch)
     native = Native([sigint, solved])
     code, _x, iters, run_time, text = osqp_backend._solve_native(native, z, z, z, z, None, 0)
     assert (code, iters, run_time, text, native.solves) == (sigint, 3, 1e-5, "text", 1)
+
+
+def test_the_pack_holds_the_constants_of_the_general_path() -> None:
+    """kinematic_step_pack copies the QP's and the reference's constants in the kernel's layout."""
+    a, _ = _pair(mt.load_path("oval", ds=0.5))
+    pack, c, ref_prm = a._fused[4], a.qp._kernel_consts, a._prepare_args[1]  # type: ignore[index]
+    N = a.N
+    i = pack.i_v_start - 6  # where ref_prm starts
+    assert i == 2 * N + 1
+    np.testing.assert_array_equal(pack.cst[: N + 1], c.s_off_x)
+    np.testing.assert_array_equal(pack.cst[N + 1 : i], c.s_off_u)
+    np.testing.assert_array_equal(np.delete(pack.cst[i : i + 8], 6), np.delete(ref_prm, 6))
+    np.testing.assert_array_equal(pack.cst[i + 8 : i + 20], c.prm[:12])
+    assert np.isnan(pack.cst[i + 20])  # the measured speed: none from the controller
+    np.testing.assert_array_equal(pack.cst[i + 21 : i + 30], c.Q.ravel())
+    np.testing.assert_array_equal(pack.cst[-3:], [a.ds, a.settings.v_min, c.wheelbase])
+    np.testing.assert_array_equal(pack.ints[8:], np.concatenate([c.dynamics[1], c.dynamics[2]]))
+    with pytest.raises(ValueError, match="sizes"):
+        kernels.kinematic_step_pack(c, ref_prm[:7], a.ds, 0.1, False)
