@@ -52,8 +52,9 @@ def test_closed_loop_equals_the_general_path(case: str) -> None:
 
 
 def test_one_step_gives_the_general_qp_and_solution() -> None:
-    """After one step from the same state both controllers hold the same QP (every entry) and plan."""
-    a, b = _pair(mt.load_path("oval", ds=0.5))
+    """After one step from the same state both controllers hold the same QP (every entry) and plan (a path with
+    different widths left and right)."""
+    a, b = _pair(_open_path())
     for state in ((3.0, 0.5, 0.05), (3.4, 0.45, 0.02), (3.9, 0.4, -0.01)):
         sa, sb = a.solve(state, measured={"speed": 6.0}), b.solve(state, measured={"speed": 6.0})
         for name in ("s", "x", "u", "xy", "lb", "ub"):
@@ -98,7 +99,6 @@ def test_a_corridor_provider_takes_the_general_path() -> None:
 def test_outside_the_domain_is_the_same_error() -> None:
     a, b = _pair(mt.load_path("oval", ds=0.5))
     for mpc in (a, b):
-        mpc.settings = mpc.settings  # (the same object: the fused step stays on)
         with pytest.raises(InputError, match="faces away"):
             mpc._solve_fused((3.0, 0.2, 1.7), 0.0, None, 0.0) if mpc is a else mpc._prepare((3.0, 0.2, 1.7))
     with pytest.raises(InputError, match="expected finite"):
@@ -173,3 +173,23 @@ def test_the_pack_holds_the_constants_of_the_general_path() -> None:
     np.testing.assert_array_equal(pack.ints[8:], np.concatenate([c.dynamics[1], c.dynamics[2]]))
     with pytest.raises(ValueError, match="sizes"):
         kernels.kinematic_step_pack(c, ref_prm[:7], a.ds, 0.1, False)
+
+
+def test_finish_plan_equals_numpy() -> None:
+    """The solved plan's copy, its points beside the path, the shift table and the largest slack: the numbers of the
+    numpy path of ``SpatialMPC._solved`` (offset_point, the table's rows, z[start:].max())."""
+    from mpc_tracking.paths.geometry import offset_point
+
+    kern = kernels.load()
+    rng = np.random.default_rng(5)
+    N, nx, nu, n_slack = 7, 3, 2, 4
+    nX, nU = (N + 1) * nx, N * nu
+    z = rng.normal(size=nX + nU + n_slack)
+    x, y, psi = (rng.normal(size=(N + 1, 3)) * [10.0, 10.0, 1.0]).T  # columns: strided, as the sample's
+    xu, xy, table = np.empty(nX + nU), np.empty((N + 1, 2)), np.empty((N + 1, nx + nu))
+    slack = kern.finish_plan(z, x, y, psi, 0, xu, xy, nx, nX + nU, table)
+    X, U = z[:nX].reshape(N + 1, nx), z[nX : nX + nU].reshape(N, nu)
+    np.testing.assert_array_equal(xu, z[: nX + nU])
+    np.testing.assert_allclose(xy, offset_point(x, y, psi, X[:, 0]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(table, np.column_stack([X, np.vstack([U, U[-1]])]))
+    assert slack == z[nX + nU :].max()
