@@ -9,8 +9,10 @@ that sequence is replayed on a fresh OSQP solver with identical settings, timing
 its step time and the ratio to the OSQP kinematic step of the same run; ``python`` is the same loop
 with ``compiled="python"`` (numpy only, the step before the kernels). ``bare_osqp_native_update_solve``
 replays the QPs on OSQP's extension object (no wrapper): the lowest floor. ``step_parts_us`` times
-each part of one step alone (N = 10, 30, 50 of ``--horizons``): the profile split (``step_parts_us_python``: numpy
-only; ``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
+each part of one step alone (N = 10, 30, 50 of ``--horizons``): the profile split (``prepare`` and ``QP numbers``
+are the general path's calls; the kinematic model's compiled step runs both as one call, timed as ``prepare + build
+in one compiled call``; ``step_parts_us_python``: numpy only;
+``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
 ratio to the kinematic step). ``--rounds R`` repeats the closed loop and its replay R times per horizon
 (``rounds_summary``: medians, the ratio of each round and their median); ``--evict-mb M`` adds a native replay with
 M MB streamed between solves (``bare_osqp_native_evicted``): the floor with cold data caches, as the closed loop's
@@ -200,6 +202,8 @@ def parts(N: int, repeats: int = 2000, compiled: str = "auto", model: str = "kin
         "QP numbers (build)": lambda: mpc.qp.build(step.x0, step.x_op, step.u_op, step.u_ref, q, s_grid, 0.0,
                                                    mpc._u_prev, step.x_ref),
         "  linearization": lambda: mpc.qp.linearize(step.x_op, step.u_op, q.kappa, s_grid),
+        **({"prepare + build in one compiled call (the step's own path)": lambda: mpc._build_fused(state, meas)}
+           if mpc._fused is not None else {}),
         "solution check": lambda: mpc.safeguards.check_solution(d, z),
         "back end solve (update + solve + status)": lambda: mpc.backend.solve(d, *mpc.qp.dynamics[:2]),
         "osqp update (refactorisation)": lambda: mpc.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data),

@@ -725,3 +725,90 @@ def finish_step(x, y, psi, e_y, xy, z, start, X, U, table):  # pragma: no cover 
     offset_points(x, y, psi, e_y, xy)
     store_plan(X, U, table)
     return tail_max(z, start)
+
+
+@nb.njit(nb.int64(_F1, _F2, _F2, _F1, nb.boolean, nb.boolean, nb.float64, nb.float64, nb.float64, nb.int64, nb.boolean,
+                  _F1, _F2, _F1, _F1, _F1, _F2, _F1, _F1, _I1, _F1, _F1, _F3, _F3, _F2, _F1, _F1, _F1, _F1, _F1),
+         cache=True, nogil=True, error_model="numpy", fastmath=False)
+def kinematic_step(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, s0, cap_col, use_prev, x0, prev,
+                   s_prev, u_prev, s_grid, r, lb, cst, ints, work, data, A, B, f, lower, upper, q, dt,
+                   e_ref):  # pragma: no cover - compiled
+    """The kinematic model's whole step before the solve in one call: :func:`kinematic_prepare`, the spatial model's
+    domain check at the start, the corridor bounds of the path's widths reduced over the body (``lb = -r[:, 9]`` into
+    ``lb`` (N+1,), ``ub = r[:, 8]``), :func:`kinematic_build` (``u_prev`` (2,) the last command when the flag
+    ``has_u_prev`` is set, else the reference's first input) and :func:`all_finite` of the QP's matrix data and cost.
+
+    The arguments of those kernels come packed (fewer arrays to pass: each costs a conversion per call) by
+    :func:`mpc_tracking.mpc.kernels.kinematic_step_pack`, with K = N+1 grid points: ``cst`` the constants
+    ``[s_off_x (K), s_off_u (N), ref_prm (8), prm (13), Q (9), QN (9), R (4), Rd (4), rate_dn (2), rate_up (2), ds,
+    v_min, L]``, ``ints`` ``[flg (8), pos_A (9N), pos_B (6N)]``, ``work`` the scratch ``[x_ref (3K), u_ref (2N),
+    z_op (5K), lim (K)]``; the others as in :func:`kinematic_prepare` and :func:`kinematic_build`.
+
+    Returns 1 (the QP is built), 0 (the last plan's grid is not uniform with this one: nothing built, the caller
+    takes the general path), 3 (the start is outside the model's domain: ``e_y kappa >= 1`` or ``|e_psi| >= pi/2``,
+    nothing built) or 2 (built, but its numbers are not all finite).
+    """
+    K = s_grid.shape[0]
+    N = K - 1
+    o = 0
+    s_off_x = cst[o:o + K]
+    o += K
+    s_off_u = cst[o:o + N]
+    o += N
+    ref_prm = cst[o:o + 8]
+    o += 8
+    prm = cst[o:o + 13]
+    o += 13
+    Q = cst[o:o + 9].reshape((3, 3))
+    o += 9
+    QN = cst[o:o + 9].reshape((3, 3))
+    o += 9
+    R = cst[o:o + 4].reshape((2, 2))
+    o += 4
+    Rd = cst[o:o + 4].reshape((2, 2))
+    o += 4
+    rate_dn = cst[o:o + 2]
+    rate_up = cst[o + 2:o + 4]
+    o += 4
+    ds, v_min, L = cst[o], cst[o + 1], cst[o + 2]
+    flg = ints[:8]
+    pos_A = ints[8:8 + 9 * N]
+    pos_B = ints[8 + 9 * N:8 + 15 * N]
+    x_ref = work[:3 * K].reshape((K, 3))
+    o = 3 * K
+    u_ref = work[o:o + 2 * N].reshape((N, 2))
+    o += 2 * N
+    z_op = work[o:o + 5 * K].reshape((K, 5))
+    o += 5 * K
+    lim = work[o:o + K]
+    if not kinematic_prepare(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, s0, s_off_x, s_off_u,
+                             cap_col, ref_prm, prev, s_prev, use_prev, ds, x0, v_min, s_grid, r, x_ref, u_ref, z_op,
+                             lim):
+        return 0
+    if x0[0] * r[0, 0] >= 1.0 or abs(x0[1]) >= 0.5 * np.pi:
+        return 3
+    for k in range(K):
+        lb[k] = -r[k, 9]
+    up = u_prev if flg[F_UPREV] != 0 else u_ref[0]
+    kinematic_build(z_op[:, :3], z_op[:N, 3:], r[:, 0], s_grid, L, x0, data, pos_A, pos_B, A, B, f, r[:, 7], u_ref, up,
+                    lb, r[:, 8], s_off_x, s_off_u, Q, QN, R, Rd, rate_dn, rate_up, prm, flg, lower, upper, q, dt,
+                    e_ref)
+    return 1 if all_finite(data, q) else 2
+
+
+@nb.njit(nb.float64(_F1, _A1, _A1, _A1, nb.int64, _F1, _F2, nb.int64, nb.int64, _F2), cache=True, nogil=True,
+         error_model="numpy", fastmath=False)
+def finish_plan(z, x, y, psi, i_ey, xu, xy, nx, start, table):  # pragma: no cover - compiled
+    """:func:`finish_step` of a QP that holds every state of the model, with the plan's copy: ``xu = z[:xu.size]``
+    (the plan's states ``X`` (N+1, nx) and inputs ``U`` (N, nu), row-major, N = ``xy.shape[0] - 1``), the points of
+    ``X[:, i_ey]`` beside the path into ``xy``, the plan into ``table``; returns the largest slack ``z[start:]``."""
+    n = xu.shape[0]
+    for i in range(n):
+        xu[i] = z[i]
+    K = xy.shape[0]
+    nX = K * nx
+    X = xu[:nX].reshape((K, nx))
+    U = xu[nX:].reshape((K - 1, (n - nX) // (K - 1)))
+    offset_points(x, y, psi, X[:, i_ey], xy)
+    store_plan(X, U, table)
+    return tail_max(z, start)

@@ -29,7 +29,7 @@ from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc import backends
+from mpc_tracking.mpc import backends, kernels
 from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.blas import BlasLimit
 from mpc_tracking.mpc.disturbance import ModelDisturbance
@@ -49,6 +49,8 @@ from mpc_tracking.paths.reference_path import ReferencePath
 __all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
+
+_F_UPREV = kernels.FLG_NAMES.index("has_u_prev")  # (the flag of a last command in the fused step's integers)
 
 
 class SpatialMPC:
@@ -150,6 +152,9 @@ class SpatialMPC:
         #: back end, or the numpy path -- not OSQP's sparse step in compiled kernels, which calls no BLAS
         dense = self.backend.dense_algebra or self.qp.kernels is None
         self.blas_limit = BlasLimit(st.blas_threads if dense else 0)
+        #: the constants of :meth:`_solve_fused` (the kinematic model's step before the solve in one compiled call),
+        #: or None where the general path runs
+        self._fused = self._fused_setup()
         self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up
@@ -169,6 +174,25 @@ class SpatialMPC:
             "(wheelbase %.3g m, delta_max %.3g rad); %.1f m of the path is that tight and cannot be followed",
             self.path.name, 1.0 / abs(float(self.path.kappa[i])), float(self.path.s[i]), r_min,
             self.vehicle.wheelbase, d_max, float(tight.sum()) * self.path.ds)
+
+    def _fused_setup(self) -> tuple[Any, ...] | None:
+        """The constants of :meth:`_solve_fused`, or None when the step needs the general path: not the compiled
+        kinematic QP (:attr:`StepQP.compiled_reference <mpc_tracking.mpc.qp.StepQP>` with its whole build compiled),
+        a corridor provider, a disturbance estimate, grip estimation, a delay, re-linearizations, a shifted warm
+        start, or :meth:`_prepare` or :meth:`build_qp` replaced (a subclass; on the instance: checked per step)."""
+        st, qp = self.settings, self.qp
+        cls = type(self)
+        if (cls._prepare is not SpatialMPC._prepare or cls.build_qp is not SpatialMPC.build_qp  # a subclass's own
+                or self._prepare_args is None or not qp._compiled_rest or self.corridor is not None
+                or not self._sampler.has_body or self.disturbance is not None or self.grip is not None
+                or st.delay > 0 or st.iterations != 1 or st.warm_start == "shift"):
+            return None
+        cap_col, ref_prm, dummy_table = self._prepare_args
+        c = qp._kernel_consts
+        pack = kernels.kinematic_step_pack(c, ref_prm, self.ds, st.v_min, self._sampler.has_v_box)
+        A_data, _pos_A, _pos_B, A, B, f = c.dynamics
+        outputs = (A_data, A, B, f, *c.out[-5:])  # the QP's data l, u, q, the step durations, the lateral reference
+        return (st, qp.kernels, cap_col, dummy_table, pack, np.zeros(2), outputs)
 
     def _prediction_model(self, prediction: PredictionModel | None) -> PredictionModel:
         st = self.settings
@@ -354,13 +378,8 @@ class SpatialMPC:
     def _prepare(self, state: Any, measured: Measurement | None = None, t: float = 0.0) -> StepInput:
         """Measured state -> this step's prediction grid, path sample and operating point
         (:class:`~mpc_tracking.mpc.step.StepInput`, ``x0`` and ``s0`` after the delay prediction)."""
-        s0, e_y, e_psi = self._unpack_state(state)
-        x0 = self.model.initial_state(e_y, e_psi, measured)
-        s_measured, x_measured = float(s0), x0.copy()  # before the delay prediction (the disturbance estimate's input)
-        self._v_now = float(x0[self.model.I_SPEED]) if self.model.SPEED_IN_STATE else None
-        s0 = float(s0)
-        if not (math.isfinite(x0[0]) and math.isfinite(x0[1]) and math.isfinite(s0)):
-            raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
+        s0, x0 = self._measured_state(state, measured)
+        s_measured, x_measured = s0, x0.copy()  # before the delay prediction (the disturbance estimate's input)
         s0, x0 = self._predict_delay(s0, x0)
         prev = self.safeguards.last_plan
         use_prev = self.linearization == "previous" and prev is not None
@@ -379,6 +398,17 @@ class SpatialMPC:
         v_measured = float(measured["speed"]) if measured and "speed" in measured else None
         return StepInput(x0=x0, x_op=x_op, u_op=u_op, u_ref=u_ref, x_ref=x_ref_op, q=q, s_grid=s_grid, e_y_limit=lim,
                          s0=s0, t=float(t), s_measured=s_measured, x_measured=x_measured, v_measured=v_measured)
+
+    def _measured_state(self, state: Any, measured: Measurement | None) -> tuple[float, np.ndarray]:
+        """``s0`` [m] and the model's state ``x0`` (nx,) of the measurement (sets the measured speed of models with
+        the speed as a state); InputError when they are not finite."""
+        s0, e_y, e_psi = self._unpack_state(state)
+        x0 = self.model.initial_state(e_y, e_psi, measured)
+        self._v_now = float(x0[self.model.I_SPEED]) if self.model.SPEED_IN_STATE else None
+        s0 = float(s0)
+        if not (math.isfinite(x0[0]) and math.isfinite(x0[1]) and math.isfinite(s0)):
+            raise InputError(f"state: expected finite (s, e_y, e_psi), got ({s0}, {e_y}, {e_psi})")
+        return s0, x0
 
     @staticmethod
     def _check_domain(s0: float, x0: np.ndarray, kappa: np.ndarray) -> None:
@@ -482,6 +512,8 @@ class SpatialMPC:
         (:mod:`mpc_tracking.mpc.blas`).
         """
         t_start = time.perf_counter()  # the step time includes setting the limit
+        if not self.blas_limit.threads:  # no limit: the context would do nothing
+            return self._solve(state, t, measured, t_start)
         with self.blas_limit:
             return self._solve(state, t, measured, t_start)
 
@@ -497,38 +529,115 @@ class SpatialMPC:
                 self.n_steps += 1
                 return self._applied(guard.rejoin(s0, e_y, e_psi, s_grid, self._sampler.sample(s_grid), d_prev,
                                                   t_start))
+        fused = self._fused
+        if (fused is not None and fused[0] is self.settings and self.disturbance is None and self.grip is None
+                and "build_qp" not in self.__dict__ and "_prepare" not in self.__dict__):  # (not replaced: tests)
+            sol = self._solve_fused(state, t, measured, t_start)
+            if sol is not None:
+                return sol
         step = self._prepare(state, measured, t)
         if self.disturbance is not None:
             self.disturbance.observe(step, self._u_prev)
         res = self._solve_iterations(step)
         self.n_steps += 1
-        z = res.z
-        if z is None or res.status is None:
+        if res.z is None or res.status is None:
             return self._applied(guard.fallback(step, res.message, res.iterations, res.solve_time, t_start,
                                                 self._cmd_prev))
-        X, U = self._unpack(z[: self.layout.nX + self.layout.nU].copy())  # one copy, two views of it
         q = step.q
-        e_y = X[:, self.model.I_EY]
+        return self._solved(res, step.s_grid, q.x, q.y, q.psi, t_start)
+
+    def _solve_fused(self, state: Any, t: float, measured: Measurement | None, t_start: float) -> MPCSolution | None:
+        """One step of the compiled kinematic QP (:attr:`_fused`): :meth:`_build_fused`, the solve, the solution;
+        no :class:`~mpc_tracking.mpc.step.StepInput` unless the solve fails. None (nothing changed but the
+        measured speed) where this step needs the general path."""
+        built = self._build_fused(state, measured)
+        if built is None:
+            return None
+        code, s0, x0, s_grid, r = built
+        if code == 2:
+            logger.warning("MPC step %d: non-finite linearization; not solved", self.n_steps)
+            res = BackendResult(None, None, 0, 0.0, "non-finite QP data")
+        else:
+            res = self._backend_solve(self.data, None)
+        self.n_steps += 1
+        if res.z is None or res.status is None:
+            x_ref, u_ref, z_op, lim = self._fused[4].views  # type: ignore[index]
+            step = StepInput(x0=x0, x_op=z_op[:, :3], u_op=z_op[:-1, 3:], u_ref=u_ref, x_ref=x_ref,
+                             q=self._sampler.packed(r), s_grid=s_grid, e_y_limit=lim, s0=s0, t=float(t),
+                             s_measured=s0, x_measured=x0.copy(),
+                             v_measured=float(measured["speed"]) if measured and "speed" in measured else None)
+            return self._applied(self.safeguards.fallback(step, res.message, res.iterations, res.solve_time, t_start,
+                                                          self._cmd_prev))
+        return self._solved(res, s_grid, r[:, 4], r[:, 5], r[:, 6], t_start)
+
+    def _build_fused(self, state: Any, measured: Measurement | None) -> tuple[int, float, np.ndarray, np.ndarray,
+                                                                            np.ndarray] | None:
+        """This step's QP from the measurement in one compiled call (``_kernels.kinematic_step``: the numbers of
+        :meth:`_prepare` and :meth:`build_qp`).
+
+        Returns ``(code, s0, x0, s_grid, r)``: 1 (built) or 2 (built, not all finite), the start ``s0`` [m], the
+        state ``x0`` (3,), the grid (N+1,) [m] and the path sample's rows ``r`` (N+1, 10)
+        (:meth:`PathSampler.packed <mpc_tracking.mpc.sampler.PathSampler.packed>`); None when the last plan's grid is
+        not uniform with this one (nothing built: the general path takes the step). InputError outside the model's
+        domain, as :meth:`_prepare`."""
+        _st, kern, cap_col, dummy_table, pack, no_u_prev, outputs = self._fused  # type: ignore[misc]
+        s0, x0 = self._measured_state(state, measured)
+        prev = self.safeguards.last_plan
+        use_prev = prev is not None and self.linearization == "previous"
+        N, sampler, u_prev = self.N, self._sampler, self._u_prev
+        s_grid, r, lb = np.empty(N + 1), np.empty((N + 1, sampler.table.shape[1])), np.empty(N + 1)
+        v_start = self._speed_start()
+        pack.cst[pack.i_v_start] = np.nan if v_start is None else v_start
+        has_u_prev = u_prev is not None
+        pack.ints[_F_UPREV] = has_u_prev
+        code = kern.kinematic_step(
+            *sampler.kernel_args(), s0, cap_col, use_prev, x0, self._prev_table if use_prev else dummy_table,
+            prev.s if use_prev else s_grid, u_prev if has_u_prev else no_u_prev,  # type: ignore[union-attr]
+            s_grid, r, lb, pack.cst, pack.ints, pack.work, *outputs)
+        if code == 0:  # the last plan's grid is not uniform with this one
+            return None
+        if code == 3:
+            self._check_domain(s0, x0, r[:, 0])  # raises
+            return None  # pragma: no cover - the kernel's check is this one
+        u_ref = pack.views[1]
+        self.qp.compiled_build_done(x0, lb, r[:, 8], u_ref, u_prev if u_prev is not None else u_ref[0])
+        return code, s0, x0, s_grid, r
+
+    def _solved(self, res: BackendResult, s_grid: np.ndarray, x: np.ndarray, y: np.ndarray, psi: np.ndarray,
+                t_start: float) -> MPCSolution:
+        """The solution of a solved step (``res.z`` not None) on the grid ``s_grid`` (N+1,) [m] with the path's
+        points ``x``, ``y`` [m] and heading ``psi`` [rad] there; it is recorded as the last plan and its first input
+        as the command sent."""
+        guard, z, lay, N = self.safeguards, res.z, self.layout, self.N
+        assert z is not None
         kern: Any = self.qp.kernels
         # settings.compiled: the same numbers in compiled calls (X, U: C-contiguous float64 copies of z's then)
         fast = kern is not None and z.dtype == np.float64 and z.flags.c_contiguous
-        if fast:  # (with the last plan's table for the next step's shift)
+        if fast and lay.nx == self.nx:  # one call: the plan's copy, its points, the table for the next step's shift
+            xu, xy = np.empty(lay.nX + lay.nU), np.empty((N + 1, 2))
+            slack_max = kern.finish_plan(z, x, y, psi, self.model.I_EY, xu, xy, self.nx, lay.isl0, self._prev_table)
+            X, U = xu[: lay.nX].reshape(N + 1, self.nx), xu[lay.nX :].reshape(N, self.nu)
+        elif fast:  # (the QP does not hold every state: X recomputed)
+            X, U = self._unpack(z[: lay.nX + lay.nU].copy())  # one copy, two views of it
+            e_y = X[:, self.model.I_EY]
             xy = np.empty((e_y.size, 2))
-            slack_max = kern.finish_step(q.x, q.y, q.psi, e_y, xy, z, self.layout.isl0, X, U, self._prev_table)
+            slack_max = kern.finish_step(x, y, psi, e_y, xy, z, lay.isl0, X, U, self._prev_table)
         else:
-            xy = offset_point(q.x, q.y, q.psi, e_y)
+            X, U = self._unpack(z[: lay.nX + lay.nU].copy())
+            e_y = X[:, self.model.I_EY]
+            xy = offset_point(x, y, psi, e_y)
             slack_max = z[self.layout.isl0 :].max()
         v_cmd, delta_cmd = self.model.command(X, U)
         sol = MPCSolution(
             v=v_cmd,
             delta=delta_cmd,
-            status=res.status,
+            status=res.status,  # type: ignore[arg-type]
             solver_status=res.message,
             success=True,
             iterations=res.iterations,
             solve_time=res.solve_time,
             step_time=0.0,
-            s=step.s_grid,
+            s=s_grid,
             x=X,
             u=U,
             xy=xy,
@@ -599,6 +708,11 @@ class SpatialMPC:
             warm = np.zeros(lay.n)
             warm[: lay.nX] = lay.stage_states(step.x_op).reshape(-1)
             warm[lay.nX : lay.nX + lay.nU] = step.u_op.reshape(-1)
+        return self._backend_solve(d, warm)
+
+    def _backend_solve(self, d: QPData, warm: np.ndarray | None) -> BackendResult:
+        """Solve the QP built in ``d`` with the back end (``warm``: a primal guess (n,) or None); a solution that
+        violates the QP's rows is a failure."""
         A, B, _f = self.qp.dynamics
         res = self.backend.solve(d, A, B, warm_x=warm, step=self.n_steps)
         if res.z is None:

@@ -18,7 +18,11 @@ the last plan and the clamp of the operating point (any model), the kinematic mo
 its Euler linearization and discretization written into the QP (:func:`kinematic_linearize_fill`), its speed
 bound, rates, corridor rows, lateral reference and cost vector, in the same call (:func:`kinematic_build`), and
 the grid, path sample, reference and shifted operating point of its step in one call
-(``_kernels.kinematic_prepare``), the solution check
+(``_kernels.kinematic_prepare``); the controller runs all of that, the domain check, the corridor bounds of the
+path's widths and the finiteness check as one call per step (``_kernels.kinematic_step``, its constants packed by
+:func:`kinematic_step_pack`: each array argument costs a conversion per call) where its general path would run
+those same kernels; the solved plan's copy, its points in the world and the table of the next step's shift in one
+call (``finish_plan``); the solution check
 (:func:`constraint_excess`), the finiteness checks of the QP data and of the solver's solution
 (``all_finite``), the largest corridor slack (``tail_max``) and the plan's points in the world (``offset_points``),
 the OSQP back end's equilibration of each step's numbers and the solution's way back (``equilibrate_step``,
@@ -54,7 +58,7 @@ from mpc_tracking.errors import SettingsError
 
 __all__ = ["CHOICES", "numba_available", "resolve", "load", "warm_up", "compile_seconds",
            "kinematic_linearize_fill", "constraint_excess", "BoundsCostConstants", "bounds_cost_constants",
-           "kinematic_build", "dynamic_params", "DYNAMIC_PARAM_NAMES"]
+           "kinematic_build", "KinematicStepPack", "kinematic_step_pack", "dynamic_params", "DYNAMIC_PARAM_NAMES"]
 
 logger = logging.getLogger(__name__)
 
@@ -236,6 +240,50 @@ def kinematic_build(kern: ModuleType, c: BoundsCostConstants, x_op: np.ndarray, 
         lb, ub = np.asarray(lb, dtype=np.float64), np.asarray(ub, dtype=np.float64)
     kern.kinematic_build(x_op, u_op, q.kappa, s_grid, c.wheelbase, x0, *c.dynamics,
                          q.v_box if q.v_box is not None else c.no_v_box, u_ref, u_prev, lb, ub, *c.out)
+
+
+class KinematicStepPack(NamedTuple):
+    """The packed arguments of the fused kinematic step (``_kernels.kinematic_step``; :func:`kinematic_step_pack`)."""
+
+    #: the constants ``[s_off_x (K), s_off_u (N), ref_prm (8), prm (13), Q, QN (9 each), R, Rd (4 each), rate_dn,
+    #: rate_up (2 each), ds, v_min, L]`` (K = N+1)
+    cst: np.ndarray
+    #: ``[flg (8), pos_A (9N), pos_B (6N)]`` (int64)
+    ints: np.ndarray
+    #: the scratch ``[x_ref (3K), u_ref (2N), z_op (5K), lim (K)]``
+    work: np.ndarray
+    #: position in ``cst`` of ``ref_prm[6]``, the speed the reference's forward pass starts from (NaN: none)
+    i_v_start: int
+    #: views of ``work``: ``x_ref`` (K, 3), ``u_ref`` (N, 2), ``z_op`` (K, 5), ``lim`` (K,)
+    views: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def kinematic_step_pack(c: BoundsCostConstants, ref_prm: np.ndarray, ds: float, v_min: float,
+                        has_v_box: bool) -> KinematicStepPack:
+    """Pack the constants of the kinematic model's fused step (``_kernels.kinematic_step``, whose docstring gives the
+    layout): the step's grid offsets, the reference's numbers ``ref_prm`` (8,) (:meth:`StepQP.reference_op
+    <mpc_tracking.mpc.qp.StepQP.reference_op>`), the QP's constants ``c`` (:func:`bounds_cost_constants`), the grid
+    step ``ds`` [m], the smallest speed ``v_min`` [m/s] and whether the path sample has the extra speed ceiling
+    ``has_v_box``. Copies: a later change of ``c`` or ``ref_prm`` does not reach the pack (the measured speed
+    ``prm[12]`` is NaN in it, as the controller passes none)."""
+    N = c.s_off_u.size
+    prm = c.prm.copy()
+    prm[12] = np.nan
+    parts = (c.s_off_x, c.s_off_u, ref_prm, prm, c.Q, c.QN, c.R, c.Rd, c.rate_dn, c.rate_up, [ds, v_min, c.wheelbase])
+    cst = np.ascontiguousarray(np.concatenate([np.ravel(a) for a in parts]), dtype=np.float64)
+    sizes = (N + 1, N, 8, 13, 9, 9, 4, 4, 2, 2, 3)
+    if tuple(np.size(a) for a in parts) != sizes:
+        raise ValueError(f"kinematic_step_pack: expected the kinematic model's constants of sizes {sizes}, got "
+                         f"{tuple(np.size(a) for a in parts)}")
+    flg = c.flg.copy()
+    flg[4] = has_v_box
+    _data, pos_A, pos_B = c.dynamics[:3]
+    ints = np.ascontiguousarray(np.concatenate([flg, pos_A, pos_B]), dtype=np.int64)
+    K = N + 1
+    work = np.empty(3 * K + 2 * N + 5 * K + K)
+    views = (work[: 3 * K].reshape(K, 3), work[3 * K : 3 * K + 2 * N].reshape(N, 2),
+             work[3 * K + 2 * N : 8 * K + 2 * N].reshape(K, 5), work[8 * K + 2 * N :])
+    return KinematicStepPack(cst, ints, work, 2 * N + 1 + 6, views)
 
 
 #: the dynamic model's parameters in the order of :mod:`._kernels_dynamic`'s ``D_*`` positions (checked by the tests)

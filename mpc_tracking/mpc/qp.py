@@ -431,11 +431,20 @@ class StepQP:
         lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
         kernels.kinematic_build(kern, self._kernel_consts, x_op, u_op, q, s_grid, x0, u_prev, u_prev_cmd is not None,
                                 v_now, lb, ub, u_ref)
+        self.compiled_build_done(x0, lb, ub, u_ref, u_prev)
+        return self.data
+
+    def compiled_build_done(self, x0: np.ndarray, lb: np.ndarray, ub: np.ndarray, u_ref: np.ndarray,
+                            u_prev: np.ndarray) -> None:
+        """Record a build of the kinematic model's QP by its compiled kernel (into the buffers packed in
+        ``_kernel_consts``; the controller's fused step calls it too): the state ``x0`` (nx,), the corridor bounds
+        ``lb``, ``ub`` (N+1,) [m], the input reference ``u_ref`` (N, nu) and the last command ``u_prev`` (nu,) it
+        used (:meth:`problem`, :meth:`plan_states`)."""
+        self._x0[:] = x0
         self._lin = self._lin_buf
         self.lb, self.ub = lb, ub
         self._e_ref = self._e_ref_buf
         self._u_ref_used, self._u_prev_used = u_ref, u_prev
-        return self.data
 
     def _dynamic_constants(self) -> tuple[Any, ...]:
         """What :meth:`_build_rest_dynamic` passes to its kernel besides the step's arrays, packed again when the

@@ -40,6 +40,9 @@ STATUS_TABLE: dict[int, Status | None] = {
     _S.OSQP_UNSOLVED: None,
 }
 _SIGINT_RETRIES = 3  # re-solves after OSQP caught a Ctrl-C that this process ignores
+_SIGINT = int(_S.OSQP_SIGINT)  # (an int: compared with each solve's status code)
+#: the status codes of STATUS_TABLE with a usable solution, as ints: (status, its text)
+_USABLE = {int(code): (status, status.value) for code, status in STATUS_TABLE.items() if status is not None}
 #: Ruiz equilibration passes (:func:`.equilibration.ruiz`, or OSQP's own ``scaling``; its default 10). OSQP
 #: equilibrates again on every ``update`` of the matrix, paying every pass every step: replaying 1201 QPs of the
 #: sedan's closed loop (dynamic model, N = 30) the update took 158 us at 10 passes, 79 us at 3, 68 us at 2, 57 us at 1,
@@ -198,14 +201,14 @@ class OSQPBackend(QPBackend):
         except Exception as exc:  # a solver fault must not end the run: the fallback path takes over
             logger.warning("MPC step %d: the solver raised %s: %s", step, type(exc).__name__, exc)
             return BackendResult(None, None, 0, time.perf_counter() - t0, f"solver exception ({type(exc).__name__})")
-        if code == _S.OSQP_SIGINT and not _sigint_ignored():
+        if code == _SIGINT and not _sigint_ignored():
             raise KeyboardInterrupt
-        status = STATUS_TABLE.get(code)
-        z = None if status is None or x is None else self._unscaled(x)
-        if status is None or z is None:
+        usable = _USABLE.get(code)
+        z = None if usable is None or x is None else self._unscaled(x)
+        if usable is None or z is None:
             logger.warning("MPC step %d: OSQP status %s", step, text)
             return BackendResult(None, None, iters, stime, str(text))
-        return BackendResult(z, status, iters, stime, status.value)
+        return BackendResult(z, usable[0], iters, stime, usable[1])
 
     def _unscaled(self, x: np.ndarray) -> np.ndarray | None:
         """The solver's solution in the QP's variables (``D x``, a buffer reused every step), None when not finite."""
@@ -225,7 +228,7 @@ class OSQPBackend(QPBackend):
             solver.warm_start(x=warm_x)
         res = solver.solve(raise_error=False)
         for _ in range(_SIGINT_RETRIES):
-            if res.info.status_val != _S.OSQP_SIGINT or not _sigint_ignored():
+            if res.info.status_val != _SIGINT or not _sigint_ignored():
                 break
             logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
             res = solver.solve(raise_error=False)
@@ -268,10 +271,13 @@ def _solve_native(native: object, q: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         solver.warm_start(warm_x, None)
     solver.solve()
     info = solver.info
-    for _ in range(_SIGINT_RETRIES):
-        if info.status_val != _S.OSQP_SIGINT or not _sigint_ignored():
-            break
-        logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
-        solver.solve()
-        info = solver.info
-    return info.status_val, solver.solution.x, int(info.iter), float(info.run_time), str(info.status)
+    code = info.status_val
+    if code == _SIGINT:
+        for _ in range(_SIGINT_RETRIES):
+            if code != _SIGINT or not _sigint_ignored():
+                break
+            logger.debug("MPC step %d: OSQP caught an ignored Ctrl-C; solving again", step)
+            solver.solve()
+            info = solver.info
+            code = info.status_val
+    return code, solver.solution.x, int(info.iter), float(info.run_time), info.status  # (the text: str already)
