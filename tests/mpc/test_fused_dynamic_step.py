@@ -175,3 +175,15 @@ def test_the_rest_pack_holds_the_general_paths_constants() -> None:
     a.grip._apply(0.7)  # type: ignore[union-attr]
     cst2, _ints2 = qp.dynamic_rest_pack()
     assert cst2 is not cst and cst2[0] == pytest.approx(0.7 * cst[0])  # a_y_max
+
+
+def test_the_domain_guard_binds_as_on_the_general_path() -> None:
+    """A start heading beyond the operating point's guard (|e_psi| > 1.2 rad, below pi/2): the same clamped
+    operating point, QP and plan (no rejoin: it would take such a step)."""
+    a, b = _pair(mt.load_path("oval", ds=0.5), rejoin=False)
+    for state in ((3.0, 0.2, 1.3), (3.3, -0.2, -1.35)):
+        sa, sb = a.solve(state, measured=MEAS), b.solve(state, measured=MEAS)
+        np.testing.assert_array_equal(a.qp.dynamics[0], b.qp.dynamics[0])
+        for name in ("A_data", "q", "l", "u"):
+            np.testing.assert_array_equal(getattr(a.data, name), getattr(b.data, name), err_msg=name)
+        np.testing.assert_array_equal(sa.u, sb.u)
