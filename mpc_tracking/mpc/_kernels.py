@@ -852,10 +852,11 @@ def dynamic_prepare(grid, table, delta, inv_len, has_inf, closed, length, lap_tu
 def dynamic_rest(r, z_op, x0, s_grid, u_ref, u_prev, x_ref, lb, ub, cst, ints, data, lower, upper, q, dt,
                  e_ref):  # pragma: no cover - compiled
     """:func:`dynamic_bounds_cost` of the dynamic model's step with its arguments packed (each array argument costs
-    a conversion per call; packed by ``SpatialMPC``'s fused dynamic step), the corridor bounds of the path's widths
-    reduced over the body (``lb = -r[:, 9]`` into ``lb`` (N+1,), ``ub = r[:, 8]`` into ``ub``), then :func:`all_finite` of the
-    QP's matrix data and cost (the return value); ``ub`` (N+1,) receives ``r[:, 8]``. ``r`` (N+1, 10): the path sample's rows (curvature, whole-path
-    ceiling in column 7); ``z_op`` (N+1, 8): the operating point (states 0..5, inputs 6..7).
+    a conversion per call; packed by :meth:`StepQP.dynamic_rest_pack <mpc_tracking.mpc.qp.StepQP.dynamic_rest_pack>`),
+    the corridor bounds of the path's widths reduced over the body (``lb = -r[:, 9]`` into ``lb`` (N+1,),
+    ``ub = r[:, 8]`` into ``ub``), then :func:`all_finite` of the QP's matrix data and cost (the return value).
+    ``r`` (N+1, 10): the path sample's rows (curvature, whole-path ceiling in column 7); ``z_op`` (N+1, 8): the
+    operating point (states 0..5, inputs 6..7).
 
     ``cst``: ``[prm (13), box_lo0 (2), box_hi0 (2), rate_dn (2), rate_up (2), cut_a (C), cut_y (C), s_off_x (N+1),
     Q (36), QN (36), R (4), Rd (4)]`` (C the cuts per step, at least 1); ``ints``: ``[flg (13), xcol (6),
