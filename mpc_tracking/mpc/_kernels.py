@@ -21,6 +21,7 @@ import numpy as np
 from mpc_tracking.mpc._kernels_dynamic import (  # noqa: F401
     dynamic_linearize,
     dynamic_linearize_fill,
+    dynamic_op_fill,
     dynamic_reference,
     dynamic_substeps,
     expand_states,
@@ -812,3 +813,84 @@ def finish_plan(z, x, y, psi, i_ey, xu, xy, nx, start, table):  # pragma: no cov
     offset_points(x, y, psi, X[:, i_ey], xy)
     store_plan(X, U, table)
     return tail_max(z, start)
+
+
+@nb.njit(nb.int64(_F1, _F2, _F2, _F1, nb.boolean, nb.boolean, nb.float64, nb.float64, nb.float64, nb.int64, nb.boolean,
+                  _F1, _F2, _F1, _F1, _F1, _F2, _F1, _F2), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def dynamic_prepare(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, s0, cap_col, use_prev, x0, prev,
+                    s_prev, cst, s_grid, r, v, z_op):  # pragma: no cover - compiled
+    """The dynamic model's step data before its reference operating point in one call (``SpatialMPC._prepare``'s
+    numbers with the compiled kernels): the grid from ``s0`` [m] into ``s_grid`` (N+1,), :func:`sample_path` into
+    ``r`` (N+1, 10), :func:`speed_reference` into ``v`` (N,) (capped by the sample's column ``cap_col``, -1: none)
+    and, with ``use_prev``, :func:`shift_plan` of the last plan ``prev`` (N+1, 8) on the grid ``s_prev`` into
+    ``z_op`` (N+1, 8) (states 0..5, inputs 6..7). ``cst``: ``[s_off_x (N+1), s_off_u (N), ref_prm (8)]`` with
+    ``ref_prm`` as in :func:`kinematic_reference` (its ds last).
+
+    Returns 1, 0 (the last plan's grid is not uniform with this one: the caller takes the general path) or 3 (the
+    state ``x0`` (6,) is outside the spatial model's domain: ``e_y kappa >= 1`` or ``|e_psi| >= pi/2``)."""
+    K = s_grid.shape[0]
+    N = K - 1
+    s_off_x = cst[:K]
+    s_off_u = cst[K:K + N]
+    ref_prm = cst[K + N:K + N + 8]
+    for k in range(K):
+        s = s0 + s_off_x[k]
+        s_grid[k] = s if closed else min(s, length)
+    sample_path(grid, table, delta, inv_len, has_inf, closed, length, lap_turn, 6, s_grid, r)
+    kappa = r[:, 0]
+    _speed_reference(kappa, r[:, max(cap_col, 0)], cap_col >= 0, s_off_u, ref_prm, v)
+    if use_prev and not shift_plan(prev, s_prev, s_grid, ref_prm[7], closed, length, 6, 2, z_op):
+        return 0
+    if x0[0] * kappa[0] >= 1.0 or abs(x0[1]) >= 0.5 * np.pi:
+        return 3
+    return 1
+
+
+@nb.njit(nb.boolean(_F2, _F2, _F1, _F1, _F2, _F1, _F2, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _F1, _F1, _F1),
+         cache=True, nogil=True, error_model="numpy", fastmath=False)
+def dynamic_rest(r, z_op, x0, s_grid, u_ref, u_prev, x_ref, lb, ub, cst, ints, data, lower, upper, q, dt,
+                 e_ref):  # pragma: no cover - compiled
+    """:func:`dynamic_bounds_cost` of the dynamic model's step with its arguments packed (each array argument costs
+    a conversion per call; packed by :meth:`StepQP.dynamic_rest_pack <mpc_tracking.mpc.qp.StepQP.dynamic_rest_pack>`),
+    the corridor bounds of the path's widths reduced over the body (``lb = -r[:, 9]`` into ``lb`` (N+1,),
+    ``ub = r[:, 8]`` into ``ub``), then :func:`all_finite` of the QP's matrix data and cost (the return value).
+    ``r`` (N+1, 10): the path sample's rows (curvature, whole-path ceiling in column 7); ``z_op`` (N+1, 8): the
+    operating point (states 0..5, inputs 6..7).
+
+    ``cst``: ``[prm (13), box_lo0 (2), box_hi0 (2), rate_dn (2), rate_up (2), cut_a (C), cut_y (C), s_off_x (N+1),
+    Q (36), QN (36), R (4), Rd (4)]`` (C the cuts per step, at least 1); ``ints``: ``[flg (13), xcol (6),
+    cut_pos_x (2 C N), cut_pos_a (C N)]`` (at least one entry each)."""
+    K = s_grid.shape[0]
+    N = K - 1
+    C = max(ints[G_NCUTS], 1)
+    o = 0
+    prm = cst[o:o + 13]
+    o += 13
+    box_lo0, box_hi0 = cst[o:o + 2], cst[o + 2:o + 4]
+    rate_dn, rate_up = cst[o + 4:o + 6], cst[o + 6:o + 8]
+    o += 8
+    cut_a, cut_y = cst[o:o + C], cst[o + C:o + 2 * C]
+    o += 2 * C
+    s_off_x = cst[o:o + K]
+    o += K
+    Q = cst[o:o + 36].reshape((6, 6))
+    o += 36
+    QN = cst[o:o + 36].reshape((6, 6))
+    o += 36
+    R = cst[o:o + 4].reshape((2, 2))
+    Rd = cst[o + 4:o + 8].reshape((2, 2))
+    flg = ints[:13]
+    xcol = ints[13:19]
+    n_px = max(2 * ints[G_NCUTS] * N, 1)
+    cut_pos_x = ints[19:19 + n_px]
+    cut_pos_a = ints[19 + n_px:]
+    for k in range(K):
+        lb[k] = -r[k, 9]
+        ub[k] = r[k, 8]
+    kappa = r[:, 0]
+    v_box = r[:, 7] if flg[G_VBOX] else kappa
+    dynamic_bounds_cost(kappa, v_box, z_op[:, :6], x0, s_grid, u_ref, u_prev, x_ref,
+                        lb, ub, prm, flg, box_lo0, box_hi0, rate_dn, rate_up, cut_a, cut_y, cut_pos_x, cut_pos_a,
+                        s_off_x, Q, QN, R, Rd, data, lower, upper, q, dt, e_ref, xcol)
+    return all_finite(data, q)

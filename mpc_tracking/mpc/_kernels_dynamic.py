@@ -581,3 +581,47 @@ def dynamic_reference(kappa, v, ds, p, slip, x_ref, u_ref, scratch, out):  # pra
     for k in range(N):
         u_ref[k, 0] = a_ref[k]
         u_ref[k, 1] = math.atan(L * kappa[k]) + k_us * v[k] ** 2 * kappa[k]
+
+
+@nb.njit(nb.int64(_F2, _F1, nb.float64, _F1, nb.boolean, nb.boolean, nb.boolean, _F1, nb.float64, _F2, _F2, _F2, _F2,
+                  _F2, _F1, _F1, _F1, _F1, _F1, _F3, _F3, _F2, _F1, _I1), cache=True, nogil=True, error_model="numpy",
+         fastmath=False)
+def dynamic_op_fill(r, v, ds, p, slip, rk4, use_prev, x0, v_min, z_op, x_ref, u_ref, scratch, out, lim, s_grid, data,
+                    lower, upper, A, B, f, ds_buf, ints):  # pragma: no cover - compiled
+    """The dynamic model's reference operating point, operating point and dynamics in one call (the numbers of
+    ``SpatialMPC._prepare`` and :meth:`StepQP.build <mpc_tracking.mpc.qp.StepQP.build>` up to the dynamics with the
+    compiled kernels): :func:`dynamic_reference` at the speed reference ``v`` (N,) into ``x_ref`` (N+1, 6),
+    ``u_ref`` (N, 2); unless ``use_prev`` (``z_op`` (N+1, 8) holds the shifted last plan) the operating point
+    ``z_op`` from it (states 0..5, inputs 6..7, the last row's inputs those of step N-1); ``z_op[0, :6] = x0``; the
+    domain guard of ``_kernels.clamp_op`` for this model (|e_y| below ``lim = 0.95 / max(|kappa|, 1e-12)`` (N+1,),
+    |e_psi| <= 1.2 rad, v_x >= ``v_min``; in place); :func:`dynamic_linearize_fill`. ``r`` (N+1, 10): the path
+    sample's rows (curvature in column 0); ``ints``: ``[xcol (6), pos_A, pos_B]`` (``pos_A`` nq^2 N entries, nq the
+    QP's states). Returns the substeps."""
+    K = z_op.shape[0]
+    N = K - 1
+    kappa = r[:, 0]
+    dynamic_reference(kappa, v, ds, p, slip, x_ref, u_ref, scratch, out)
+    if not use_prev:
+        for k in range(K):
+            for j in range(_NX):
+                z_op[k, j] = x_ref[k, j]
+            kk = min(k, N - 1)
+            for j in range(_NU):
+                z_op[k, _NX + j] = u_ref[kk, j]
+    for j in range(_NX):
+        z_op[0, j] = x0[j]
+    # (the numbers of _kernels.clamp_op with the dynamic model's indices: e_y 0, e_psi 1, the speed state v_x 3)
+    for k in range(K):
+        lim[k] = 0.95 / max(abs(kappa[k]), 1e-12)
+        z_op[k, 0] = min(max(z_op[k, 0], -lim[k]), lim[k])
+        z_op[k, 1] = min(max(z_op[k, 1], -1.2), 1.2)
+        z_op[k, 3] = max(z_op[k, 3], v_min)
+    xcol = ints[:_NX]
+    nq = 0
+    for i in range(_NX):
+        if xcol[i] >= 0:
+            nq += 1
+    pos_A = ints[_NX:_NX + nq * nq * N]
+    pos_B = ints[_NX + nq * nq * N:]
+    return dynamic_linearize_fill(z_op[:, :_NX], z_op[:N, _NX:], kappa, s_grid, p, rk4, x0, data, pos_A, pos_B, lower,
+                                  upper, A, B, f, ds_buf, xcol)

@@ -155,6 +155,9 @@ class SpatialMPC:
         #: the constants of :meth:`_solve_fused` (the kinematic model's step before the solve in one compiled call),
         #: or None where the general path runs
         self._fused = self._fused_setup()
+        #: the buffers of :meth:`_build_fused_dynamic` (the dynamic model's step before the solve in three compiled
+        #: calls), or None where the general path runs
+        self._fused_dyn = self._fused_dynamic_setup()
         self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up
@@ -193,6 +196,32 @@ class SpatialMPC:
         A_data, _pos_A, _pos_B, A, B, f = c.dynamics
         outputs = (A_data, A, B, f, *c.out[-5:])  # the QP's data l, u, q, the step durations, the lateral reference
         return (st, qp.kernels, cap_col, dummy_table, pack, np.zeros(2), outputs)
+
+    def _fused_dynamic_setup(self) -> dict[str, Any] | None:
+        """The buffers and constants of :meth:`_build_fused_dynamic`, or None when the step needs the general path:
+        not the compiled dynamic model (``DynamicPrediction`` itself, :attr:`StepQP._compiled_dynamic_model
+        <mpc_tracking.mpc.qp.StepQP>`), a corridor provider, no body widths, a disturbance estimate,
+        re-linearizations, a shifted warm start, or :meth:`_prepare` or :meth:`build_qp` replaced (a subclass; on
+        the instance: checked per step). The grip estimate is welcome: the packed numbers follow the objects it
+        replaces."""
+        st, qp = self.settings, self.qp
+        cls = type(self)
+        if (cls._prepare is not SpatialMPC._prepare or cls.build_qp is not SpatialMPC.build_qp
+                or not qp._compiled_dynamic_model or type(self.model) is not DynamicPrediction
+                or self.corridor is not None or not self._sampler.has_body or self.disturbance is not None
+                or st.delay > 0 or st.iterations != 1 or st.warm_start == "shift"):
+            return None
+        N, K, sampler = self.N, self.N + 1, self._sampler
+        return {
+            "cap_col": 3 if st.mode != "time_optimal" and sampler.has_v_ref else 7 if sampler.has_v_box else -1,
+            # [s_off_x (K), s_off_u (N), the speed reference's prm (8)] (_kernels.dynamic_prepare)
+            "cst": np.concatenate([self._s_offsets, qp._s_offsets_u, np.zeros(8)]), "cst_of": None,
+            # [xcol (6), pos_A, pos_B] (_kernels_dynamic.dynamic_op_fill)
+            "ints": np.concatenate([qp._xcol, qp._pos_A, qp._pos_B]).astype(np.int64),
+            "v": np.empty(N), "z_op": np.empty((K, self.nx + self.nu)), "x_ref": np.empty((K, self.nx)),
+            "u_ref": np.empty((N, self.nu)), "scratch": np.empty((2, K)), "out": np.empty((K, 5)),
+            "lim": np.empty(K), "dummy_table": np.zeros((K, self.nx + self.nu)),
+        }
 
     def _prediction_model(self, prediction: PredictionModel | None) -> PredictionModel:
         st = self.settings
@@ -535,6 +564,11 @@ class SpatialMPC:
             sol = self._solve_fused(state, t, measured, t_start)
             if sol is not None:
                 return sol
+        if (self._fused_dyn is not None and self.disturbance is None and "build_qp" not in self.__dict__
+                and "_prepare" not in self.__dict__):
+            sol = self._solve_fused(state, t, measured, t_start, dynamic=True)
+            if sol is not None:
+                return sol
         step = self._prepare(state, measured, t)
         if self.disturbance is not None:
             self.disturbance.observe(step, self._u_prev)
@@ -546,11 +580,13 @@ class SpatialMPC:
         q = step.q
         return self._solved(res, step.s_grid, q.x, q.y, q.psi, t_start)
 
-    def _solve_fused(self, state: Any, t: float, measured: Measurement | None, t_start: float) -> MPCSolution | None:
-        """One step of the compiled kinematic QP (:attr:`_fused`): :meth:`_build_fused`, the solve, the solution;
-        no :class:`~mpc_tracking.mpc.step.StepInput` unless the solve fails. None (nothing changed but the
-        measured speed) where this step needs the general path."""
-        built = self._build_fused(state, measured)
+    def _solve_fused(self, state: Any, t: float, measured: Measurement | None, t_start: float,
+                     dynamic: bool = False) -> MPCSolution | None:
+        """One step of the compiled kinematic QP (:attr:`_fused`; ``dynamic``: the dynamic model's,
+        :attr:`_fused_dyn`): :meth:`_build_fused` (:meth:`_build_fused_dynamic`), the solve, the solution; no
+        :class:`~mpc_tracking.mpc.step.StepInput` unless the solve fails. None (nothing changed but the measured
+        speed) where this step needs the general path."""
+        built = self._build_fused_dynamic(state, measured) if dynamic else self._build_fused(state, measured)
         if built is None:
             return None
         code, s0, x0, s_grid, r = built
@@ -561,8 +597,13 @@ class SpatialMPC:
             res = self._backend_solve(self.data, None)
         self.n_steps += 1
         if res.z is None or res.status is None:
-            x_ref, u_ref, z_op, lim = self._fused[4].views  # type: ignore[index]
-            step = StepInput(x0=x0, x_op=z_op[:, :3], u_op=z_op[:-1, 3:], u_ref=u_ref, x_ref=x_ref,
+            if dynamic:
+                fd: Any = self._fused_dyn
+                x_ref, u_ref, z_op, lim = fd["x_ref"], fd["u_ref"], fd["z_op"], fd["lim"]
+            else:
+                x_ref, u_ref, z_op, lim = self._fused[4].views  # type: ignore[index]
+            nx = x_ref.shape[1]
+            step = StepInput(x0=x0, x_op=z_op[:, :nx], u_op=z_op[:-1, nx:], u_ref=u_ref, x_ref=x_ref,
                              q=self._sampler.packed(r), s_grid=s_grid, e_y_limit=lim, s0=s0, t=float(t),
                              s_measured=s0, x_measured=x0.copy(),
                              v_measured=float(measured["speed"]) if measured and "speed" in measured else None)
@@ -602,6 +643,60 @@ class SpatialMPC:
         u_ref = pack.views[1]
         self.qp.compiled_build_done(x0, lb, r[:, 8], u_ref, u_prev if u_prev is not None else u_ref[0])
         return code, s0, x0, s_grid, r
+
+    def _build_fused_dynamic(self, state: Any, measured: Measurement | None) -> tuple[int, float, np.ndarray,
+                                                                                    np.ndarray, np.ndarray] | None:
+        """This step's QP of the dynamic model from the measurement in three compiled calls: the numbers of
+        :meth:`_prepare` and :meth:`build_qp` (``_kernels.dynamic_prepare``: grid, path sample, speed reference,
+        shifted last plan; ``_kernels_dynamic.dynamic_op_fill``: reference and operating point, clamp, dynamics;
+        ``_kernels.dynamic_rest``: bounds, corridor rows, cost and the finiteness check), no
+        :class:`~mpc_tracking.mpc.step.StepInput` or :class:`~mpc_tracking.mpc.sampler.PathSample`.
+
+        Returns ``(code, s0, x0, s_grid, r)`` as :meth:`_build_fused` (x0 (6,)); None when the last plan's grid is
+        not uniform with this one (nothing built: the general path takes the step). InputError outside the model's
+        domain, as :meth:`_prepare`."""
+        fd: Any = self._fused_dyn
+        s0, x0 = self._measured_state(state, measured)
+        st, qp, sampler, N = self.settings, self.qp, self._sampler, self.N
+        kern: Any = qp.kernels
+        cst = fd["cst"]
+        if fd["cst_of"] is not st:  # the speed reference's numbers (the grip estimate replaces the settings)
+            sampler_caps = 3 if st.mode != "time_optimal" and sampler.has_v_ref else 7 if sampler.has_v_box else -1
+            if st.iterations != 1 or st.warm_start == "shift" or st.delay > 0 or sampler_caps != fd["cap_col"]:
+                return None  # (settings replaced on the instance by ones this step does not cover)
+            cst[2 * N + 1:] = qp.dynamic_reference_prm()
+            fd["cst_of"] = st
+        v_start = self._speed_start()
+        cst[2 * N + 7] = np.nan if v_start is None else v_start
+        prev = self.safeguards.last_plan
+        use_prev = prev is not None and self.linearization == "previous"
+        s_grid, r = np.empty(N + 1), np.empty((N + 1, sampler.table.shape[1]))
+        v, z_op, x_ref, u_ref = fd["v"], fd["z_op"], fd["x_ref"], fd["u_ref"]
+        code = kern.dynamic_prepare(*sampler.kernel_args(), s0, fd["cap_col"], use_prev, x0,
+                                    self._prev_table if use_prev else fd["dummy_table"],
+                                    prev.s if use_prev else s_grid, cst, s_grid, r, v, z_op)  # type: ignore[union-attr]
+        if code == 0:  # the last plan's grid is not uniform with this one
+            return None
+        if code == 3:
+            self._check_domain(s0, x0, r[:, 0])  # raises
+            return None  # pragma: no cover - the kernel's check is this one
+        d, model = self.data, self.model
+        A, B, f = qp._lin_buf
+        kern.dynamic_op_fill(r, v, self.ds, qp._dynamic_params(), model.slip_reference,  # type: ignore[attr-defined]
+                             st.discretization == "rk4", use_prev, x0, st.v_min, z_op, x_ref, u_ref, fd["scratch"],
+                             fd["out"], fd["lim"], s_grid, d.A_data, d.l, d.u, A, B, f, qp._ds_buf, fd["ints"])
+        rest_cst, rest_ints = qp.dynamic_rest_pack()
+        u_prev = self._u_prev
+        has_u_prev = u_prev is not None
+        rest_ints[8] = bool(model.slip_reference)  # type: ignore[attr-defined]
+        rest_ints[9] = sampler.has_v_box
+        rest_ints[10] = has_u_prev
+        up = u_prev if has_u_prev else u_ref[0]
+        lb, ub = np.empty(N + 1), np.empty(N + 1)
+        finite = kern.dynamic_rest(r, z_op, x0, s_grid, u_ref, up, x_ref, lb, ub, rest_cst, rest_ints, d.A_data,
+                                   d.l, d.u, d.q, qp._dt_buf, qp._e_ref_buf)
+        qp.compiled_build_done(x0, lb, ub, u_ref, up)  # type: ignore[arg-type]
+        return (1 if finite else 2), s0, x0, s_grid, r
 
     def _solved(self, res: BackendResult, s_grid: np.ndarray, x: np.ndarray, y: np.ndarray, psi: np.ndarray,
                 t_start: float) -> MPCSolution:

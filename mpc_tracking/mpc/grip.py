@@ -435,11 +435,25 @@ class GripEstimator:
         self._last: tuple[float, float, float, float] | None = None  # t, v_x, v_y (CG), r
         self._sliding = False
         self._recent_car: list[tuple[float, float]] = []  # the car's grip in the last samples: |F|/F_z, model
+        #: the last estimate and what it stood on (:attr:`estimate`)
+        self._estimate_cache: tuple[tuple[float, ...], GripEstimate] | None = None
 
     @property
     def estimate(self) -> GripEstimate:
         """The current estimate (road units, :meth:`road_friction`; the plan's share in the units of the grip
-        shown)."""
+        shown). The same object as the last while what it stands on (each axle's grip, variance and lateral share,
+        the sliding flag) has not moved: the controller asks every step, and most steps leave it unchanged."""
+        a, b = self._axles
+        key = (a.mu, a.var, a.lateral, b.mu, b.var, b.lateral, self._sliding)
+        cached = self._estimate_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        est = self._compute_estimate()
+        self._estimate_cache = (key, est)
+        return est
+
+    def _compute_estimate(self) -> GripEstimate:
+        """The numbers of :attr:`estimate`."""
         cfg = self.config
         nominal = cfg.mu_nominal
         mu, sigma, low = [], [], []

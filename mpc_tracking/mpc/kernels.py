@@ -30,7 +30,12 @@ the OSQP back end's equilibration of each step's numbers and the solution's way 
 and the dynamic model's step (:mod:`._kernels_dynamic`): its linearization and
 discretization (Euler or RK4 with exact sensitivities, substeps composed along the nonlinear rollout) written into
 the QP, and its reference operating point (the speed reference and the steady cornering state), with its
-parameters packed by :func:`dynamic_params`.
+parameters packed by :func:`dynamic_params`; the controller runs the dynamic model's step before the solve as three
+calls (``_kernels.dynamic_prepare``: grid, path sample, speed reference, shifted last plan;
+``_kernels_dynamic.dynamic_op_fill``: reference and operating point, its clamp, the dynamics written into the QP;
+``_kernels.dynamic_rest``: bounds, corridor rows, cost and the finiteness check, its constants packed by
+:meth:`StepQP.dynamic_rest_pack <mpc_tracking.mpc.qp.StepQP.dynamic_rest_pack>`; three, not one: a kernel calls
+only kernels of its own file, see :mod:`._kernels`) where its general path would run those same kernels.
 
 Loading is lazy: the first controller that uses the kernels imports numba (about 0.5 s) and compiles the kernels
 (15-30 s on a busy 2-core machine, half of it the dynamic model's; once per installation, about 3 MB of cache) or

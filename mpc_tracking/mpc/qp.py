@@ -174,6 +174,7 @@ class StepQP:
         self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
         self._limits_packed: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None  # (sources, arrays)
         self._ref_packed: tuple[Any, np.ndarray] | None = None  # (settings, the reference's numbers)
+        self._rest_step_packed: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None  # dynamic_rest_pack
         #: the reference operating point in compiled code (:meth:`reference_op`)
         self.compiled_reference = self._compiled_rest or self._compiled_dynamic_model
         if self._compiled_rest:
@@ -477,6 +478,23 @@ class StepQP:
             cached = self._limits_packed = (src, tuple(np.ascontiguousarray(a, dtype=np.float64) for a in src))
         return cached[1]
 
+    def dynamic_rest_pack(self) -> tuple[np.ndarray, np.ndarray]:
+        """The constants of the dynamic model's QP after its dynamics packed for ``_kernels.dynamic_rest`` (the
+        controller's fused dynamic step): ``cst`` (float64) and ``ints`` (int64) as that kernel documents them, the
+        numbers :meth:`_build_rest_dynamic` passes to its kernel. Packed again when the settings, the input box,
+        the rate limits or the cut coefficients are replaced (the grip estimate does); the caller sets the flags of
+        the step (``ints[8:11]``: slip reference, whole-path ceiling, last command)."""
+        src = (self.settings, self._box_lo0, self._box_hi0, self._rate_dn, self._rate_up,
+               getattr(self, "_cut_a", None), getattr(self, "_cut_y", None))  # (no cut coefficients without cuts)
+        cached = self._rest_step_packed
+        if cached is not None and all(a is b for a, b in zip(cached[0], src, strict=True)):
+            return cached[1], cached[2]
+        _st, prm, flg, (pos_x, pos_a), mats = self._dynamic_constants()
+        cst = np.concatenate([prm, *self._dynamic_limits(), self._s_offsets_x, *(m.reshape(-1) for m in mats)])
+        ints = np.concatenate([flg, self._xcol, pos_x, pos_a]).astype(np.int64)
+        self._rest_step_packed = (src, cst, ints)
+        return cst, ints
+
     def _build_rest_dynamic(self, kern: Any, x0: np.ndarray, x_op: np.ndarray, u_ref: np.ndarray, q: PathSample,
                             s_grid: np.ndarray, t_now: float, u_prev_cmd: np.ndarray | None,
                             x_ref: np.ndarray) -> QPData:
@@ -512,10 +530,7 @@ class StepQP:
         kern: Any = self.kernels
         if self._compiled_dynamic_model:
             model: Any = self.model
-            if self._ref_packed is None or self._ref_packed[0] is not st:  # (the grip estimate replaces the settings)
-                self._ref_packed = (st, np.array([model.wheelbase, st.a_y_max, st.v_min, st.v_max,
-                                                  0.9 * st.decel_max, 0.9 * st.accel_max, np.nan, self.ds]))
-            prm = self._ref_packed[1]
+            prm = self.dynamic_reference_prm()
             prm[6] = np.nan if v_start is None else v_start
             x_op, u_op = np.empty((N + 1, self.nx)), np.empty((N, self.nu))
             v, scratch, out = self._ref_scratch
@@ -529,6 +544,16 @@ class StepQP:
         kern.kinematic_reference(q.kappa, q.kappa if cap is None else cap, cap is not None, self._s_offsets_u, prm,
                                  x_op, u_op)
         return x_op, u_op
+
+    def dynamic_reference_prm(self) -> np.ndarray:
+        """The dynamic model's speed reference's numbers (``prm`` of ``_kernels.speed_reference``: wheelbase,
+        a_y_max, v_min, v_max, 0.9 decel_max, 0.9 accel_max, the start speed (NaN: none; the caller sets it), ds),
+        packed again when the settings object is replaced (the grip estimate does)."""
+        st = self.settings
+        if self._ref_packed is None or self._ref_packed[0] is not st:
+            self._ref_packed = (st, np.array([self.model.wheelbase, st.a_y_max, st.v_min, st.v_max,
+                                              0.9 * st.decel_max, 0.9 * st.accel_max, np.nan, self.ds]))
+        return self._ref_packed[1]
 
     def _dynamic_params(self) -> np.ndarray:
         """The dynamic model's parameters packed for the kernels (packed again when the model's parameters are
