@@ -29,7 +29,7 @@ from mpc_tracking.environment.corridor import Corridor
 from mpc_tracking.errors import InputError, SettingsError
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, Measurement, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
-from mpc_tracking.mpc import backends, kernels
+from mpc_tracking.mpc import backends, fused
 from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.blas import BlasLimit
 from mpc_tracking.mpc.disturbance import ModelDisturbance
@@ -49,8 +49,6 @@ from mpc_tracking.paths.reference_path import ReferencePath
 __all__ = ["SpatialMPC"]
 
 logger = logging.getLogger(__name__)
-
-_F_UPREV = kernels.FLG_NAMES.index("has_u_prev")  # (the flag of a last command in the fused step's integers)
 
 
 class SpatialMPC:
@@ -154,10 +152,12 @@ class SpatialMPC:
         self.blas_limit = BlasLimit(st.blas_threads if dense else 0)
         #: the constants of :meth:`_solve_fused` (the kinematic model's step before the solve in one compiled call),
         #: or None where the general path runs
-        self._fused = self._fused_setup()
+        cls = type(self)
+        replaced = cls._prepare is not SpatialMPC._prepare or cls.build_qp is not SpatialMPC.build_qp  # a subclass's
+        self._fused = fused.kinematic_setup(self, replaced)
         #: the buffers of :meth:`_build_fused_dynamic` (the dynamic model's step before the solve in three compiled
         #: calls), or None where the general path runs
-        self._fused_dyn = self._fused_dynamic_setup()
+        self._fused_dyn = fused.dynamic_setup(self, replaced)
         self._check_turning_radius()
 
     # ------------------------------------------------------------------ set-up
@@ -177,51 +177,6 @@ class SpatialMPC:
             "(wheelbase %.3g m, delta_max %.3g rad); %.1f m of the path is that tight and cannot be followed",
             self.path.name, 1.0 / abs(float(self.path.kappa[i])), float(self.path.s[i]), r_min,
             self.vehicle.wheelbase, d_max, float(tight.sum()) * self.path.ds)
-
-    def _fused_setup(self) -> tuple[Any, ...] | None:
-        """The constants of :meth:`_solve_fused`, or None when the step needs the general path: not the compiled
-        kinematic QP (:attr:`StepQP.compiled_reference <mpc_tracking.mpc.qp.StepQP>` with its whole build compiled),
-        a corridor provider, a disturbance estimate, grip estimation, a delay, re-linearizations, a shifted warm
-        start, or :meth:`_prepare` or :meth:`build_qp` replaced (a subclass; on the instance: checked per step)."""
-        st, qp = self.settings, self.qp
-        cls = type(self)
-        if (cls._prepare is not SpatialMPC._prepare or cls.build_qp is not SpatialMPC.build_qp  # a subclass's own
-                or self._prepare_args is None or not qp._compiled_rest or self.corridor is not None
-                or not self._sampler.has_body or self.disturbance is not None or self.grip is not None
-                or st.delay > 0 or st.iterations != 1 or st.warm_start == "shift"):
-            return None
-        cap_col, ref_prm, dummy_table = self._prepare_args
-        c = qp._kernel_consts
-        pack = kernels.kinematic_step_pack(c, ref_prm, self.ds, st.v_min, self._sampler.has_v_box)
-        A_data, _pos_A, _pos_B, A, B, f = c.dynamics
-        outputs = (A_data, A, B, f, *c.out[-5:])  # the QP's data l, u, q, the step durations, the lateral reference
-        return (st, qp.kernels, cap_col, dummy_table, pack, np.zeros(2), outputs)
-
-    def _fused_dynamic_setup(self) -> dict[str, Any] | None:
-        """The buffers and constants of :meth:`_build_fused_dynamic`, or None when the step needs the general path:
-        not the compiled dynamic model (``DynamicPrediction`` itself, :attr:`StepQP._compiled_dynamic_model
-        <mpc_tracking.mpc.qp.StepQP>`), a corridor provider, no body widths, a disturbance estimate,
-        re-linearizations, a shifted warm start, or :meth:`_prepare` or :meth:`build_qp` replaced (a subclass; on
-        the instance: checked per step). The grip estimate is welcome: the packed numbers follow the objects it
-        replaces."""
-        st, qp = self.settings, self.qp
-        cls = type(self)
-        if (cls._prepare is not SpatialMPC._prepare or cls.build_qp is not SpatialMPC.build_qp
-                or not qp._compiled_dynamic_model or type(self.model) is not DynamicPrediction
-                or self.corridor is not None or not self._sampler.has_body or self.disturbance is not None
-                or st.delay > 0 or st.iterations != 1 or st.warm_start == "shift"):
-            return None
-        N, K, sampler = self.N, self.N + 1, self._sampler
-        return {
-            "cap_col": 3 if st.mode != "time_optimal" and sampler.has_v_ref else 7 if sampler.has_v_box else -1,
-            # [s_off_x (K), s_off_u (N), the speed reference's prm (8)] (_kernels.dynamic_prepare)
-            "cst": np.concatenate([self._s_offsets, qp._s_offsets_u, np.zeros(8)]), "cst_of": None,
-            # [xcol (6), pos_A, pos_B] (_kernels_dynamic.dynamic_op_fill)
-            "ints": np.concatenate([qp._xcol, qp._pos_A, qp._pos_B]).astype(np.int64),
-            "v": np.empty(N), "z_op": np.empty((K, self.nx + self.nu)), "x_ref": np.empty((K, self.nx)),
-            "u_ref": np.empty((N, self.nu)), "scratch": np.empty((2, K)), "out": np.empty((K, 5)),
-            "lim": np.empty(K), "dummy_table": np.zeros((K, self.nx + self.nu)),
-        }
 
     def _prediction_model(self, prediction: PredictionModel | None) -> PredictionModel:
         st = self.settings
@@ -613,90 +568,15 @@ class SpatialMPC:
 
     def _build_fused(self, state: Any, measured: Measurement | None) -> tuple[int, float, np.ndarray, np.ndarray,
                                                                             np.ndarray] | None:
-        """This step's QP from the measurement in one compiled call (``_kernels.kinematic_step``: the numbers of
-        :meth:`_prepare` and :meth:`build_qp`).
-
-        Returns ``(code, s0, x0, s_grid, r)``: 1 (built) or 2 (built, not all finite), the start ``s0`` [m], the
-        state ``x0`` (3,), the grid (N+1,) [m] and the path sample's rows ``r`` (N+1, 10)
-        (:meth:`PathSampler.packed <mpc_tracking.mpc.sampler.PathSampler.packed>`); None when the last plan's grid is
-        not uniform with this one (nothing built: the general path takes the step). InputError outside the model's
-        domain, as :meth:`_prepare`."""
-        _st, kern, cap_col, dummy_table, pack, no_u_prev, outputs = self._fused  # type: ignore[misc]
-        s0, x0 = self._measured_state(state, measured)
-        prev = self.safeguards.last_plan
-        use_prev = prev is not None and self.linearization == "previous"
-        N, sampler, u_prev = self.N, self._sampler, self._u_prev
-        s_grid, r, lb = np.empty(N + 1), np.empty((N + 1, sampler.table.shape[1])), np.empty(N + 1)
-        v_start = self._speed_start()
-        pack.cst[pack.i_v_start] = np.nan if v_start is None else v_start
-        has_u_prev = u_prev is not None
-        pack.ints[_F_UPREV] = has_u_prev
-        code = kern.kinematic_step(
-            *sampler.kernel_args(), s0, cap_col, use_prev, x0, self._prev_table if use_prev else dummy_table,
-            prev.s if use_prev else s_grid, u_prev if has_u_prev else no_u_prev,  # type: ignore[union-attr]
-            s_grid, r, lb, pack.cst, pack.ints, pack.work, *outputs)
-        if code == 0:  # the last plan's grid is not uniform with this one
-            return None
-        if code == 3:
-            self._check_domain(s0, x0, r[:, 0])  # raises
-            return None  # pragma: no cover - the kernel's check is this one
-        u_ref = pack.views[1]
-        self.qp.compiled_build_done(x0, lb, r[:, 8], u_ref, u_prev if u_prev is not None else u_ref[0])
-        return code, s0, x0, s_grid, r
+        """This step's QP of the kinematic model in one compiled call
+        (:func:`mpc_tracking.mpc.fused.build_kinematic`)."""
+        return fused.build_kinematic(self, state, measured)
 
     def _build_fused_dynamic(self, state: Any, measured: Measurement | None) -> tuple[int, float, np.ndarray,
                                                                                     np.ndarray, np.ndarray] | None:
-        """This step's QP of the dynamic model from the measurement in three compiled calls: the numbers of
-        :meth:`_prepare` and :meth:`build_qp` (``_kernels.dynamic_prepare``: grid, path sample, speed reference,
-        shifted last plan; ``_kernels_dynamic.dynamic_op_fill``: reference and operating point, clamp, dynamics;
-        ``_kernels.dynamic_rest``: bounds, corridor rows, cost and the finiteness check), no
-        :class:`~mpc_tracking.mpc.step.StepInput` or :class:`~mpc_tracking.mpc.sampler.PathSample`.
-
-        Returns ``(code, s0, x0, s_grid, r)`` as :meth:`_build_fused` (x0 (6,)); None when the last plan's grid is
-        not uniform with this one (nothing built: the general path takes the step). InputError outside the model's
-        domain, as :meth:`_prepare`."""
-        fd: Any = self._fused_dyn
-        s0, x0 = self._measured_state(state, measured)
-        st, qp, sampler, N = self.settings, self.qp, self._sampler, self.N
-        kern: Any = qp.kernels
-        cst = fd["cst"]
-        if fd["cst_of"] is not st:  # the speed reference's numbers (the grip estimate replaces the settings)
-            sampler_caps = 3 if st.mode != "time_optimal" and sampler.has_v_ref else 7 if sampler.has_v_box else -1
-            if st.iterations != 1 or st.warm_start == "shift" or st.delay > 0 or sampler_caps != fd["cap_col"]:
-                return None  # (settings replaced on the instance by ones this step does not cover)
-            cst[2 * N + 1:] = qp.dynamic_reference_prm()
-            fd["cst_of"] = st
-        v_start = self._speed_start()
-        cst[2 * N + 7] = np.nan if v_start is None else v_start
-        prev = self.safeguards.last_plan
-        use_prev = prev is not None and self.linearization == "previous"
-        s_grid, r = np.empty(N + 1), np.empty((N + 1, sampler.table.shape[1]))
-        v, z_op, x_ref, u_ref = fd["v"], fd["z_op"], fd["x_ref"], fd["u_ref"]
-        code = kern.dynamic_prepare(*sampler.kernel_args(), s0, fd["cap_col"], use_prev, x0,
-                                    self._prev_table if use_prev else fd["dummy_table"],
-                                    prev.s if use_prev else s_grid, cst, s_grid, r, v, z_op)  # type: ignore[union-attr]
-        if code == 0:  # the last plan's grid is not uniform with this one
-            return None
-        if code == 3:
-            self._check_domain(s0, x0, r[:, 0])  # raises
-            return None  # pragma: no cover - the kernel's check is this one
-        d, model = self.data, self.model
-        A, B, f = qp._lin_buf
-        kern.dynamic_op_fill(r, v, self.ds, qp._dynamic_params(), model.slip_reference,  # type: ignore[attr-defined]
-                             st.discretization == "rk4", use_prev, x0, st.v_min, z_op, x_ref, u_ref, fd["scratch"],
-                             fd["out"], fd["lim"], s_grid, d.A_data, d.l, d.u, A, B, f, qp._ds_buf, fd["ints"])
-        rest_cst, rest_ints = qp.dynamic_rest_pack()
-        u_prev = self._u_prev
-        has_u_prev = u_prev is not None
-        rest_ints[8] = bool(model.slip_reference)  # type: ignore[attr-defined]
-        rest_ints[9] = sampler.has_v_box
-        rest_ints[10] = has_u_prev
-        up = u_prev if has_u_prev else u_ref[0]
-        lb, ub = np.empty(N + 1), np.empty(N + 1)
-        finite = kern.dynamic_rest(r, z_op, x0, s_grid, u_ref, up, x_ref, lb, ub, rest_cst, rest_ints, d.A_data,
-                                   d.l, d.u, d.q, qp._dt_buf, qp._e_ref_buf)
-        qp.compiled_build_done(x0, lb, ub, u_ref, up)  # type: ignore[arg-type]
-        return (1 if finite else 2), s0, x0, s_grid, r
+        """This step's QP of the dynamic model in three compiled calls
+        (:func:`mpc_tracking.mpc.fused.build_dynamic`)."""
+        return fused.build_dynamic(self, state, measured)
 
     def _solved(self, res: BackendResult, s_grid: np.ndarray, x: np.ndarray, y: np.ndarray, psi: np.ndarray,
                 t_start: float) -> MPCSolution:
