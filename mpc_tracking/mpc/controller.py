@@ -33,7 +33,7 @@ from mpc_tracking.mpc import backends, fused
 from mpc_tracking.mpc.backends import BackendResult, QPBackend, QPStructure
 from mpc_tracking.mpc.blas import BlasLimit
 from mpc_tracking.mpc.disturbance import ModelDisturbance
-from mpc_tracking.mpc.grip import GripLimits
+from mpc_tracking.mpc.grip_limits import GripLimits
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
@@ -583,8 +583,8 @@ class SpatialMPC:
         """The solution of a solved step (``res.z`` not None) on the grid ``s_grid`` (N+1,) [m] with the path's
         points ``x``, ``y`` [m] and heading ``psi`` [rad] there; it is recorded as the last plan and its first input
         as the command sent."""
-        guard, z, lay, N = self.safeguards, res.z, self.layout, self.N
-        assert z is not None
+        guard, lay, N = self.safeguards, self.layout, self.N
+        z: np.ndarray = res.z  # type: ignore[assignment]  # (a solved step: the callers checked it)
         kern: Any = self.qp.kernels
         # settings.compiled: the same numbers in compiled calls (X, U: C-contiguous float64 copies of z's then)
         fast = kern is not None and z.dtype == np.float64 and z.flags.c_contiguous

@@ -88,16 +88,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from mpc_tracking.errors import SettingsError
-from mpc_tracking.mpc.qp import INF as QP_INF
-from mpc_tracking.paths.interpolation import LinearTable
 
-__all__ = ["GripEstimator", "GripEstimate", "GripConfig", "GripLimits", "magic_formula", "saturation_slip",
+__all__ = ["GripEstimator", "GripEstimate", "GripConfig", "magic_formula", "saturation_slip",
            "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_DEFICIT_SLIP",
            "GRIP_SPIN_SLIP",
            "GRIP_MAX_DROP", "GRIP_SLIDE_MEMORY",
@@ -186,7 +184,8 @@ class GripConfig:
         The grip an axle shows (``|F| / (D F_z)``, the prediction model's units) at the limit the controller's
         limits stand for [-]; None: the model's ``mu`` (its tyre peak). The plan's share of the limits and the
         reported friction are the estimate relative to it, at most 1: an identified tyre peak that was
-        extrapolated above what the car reached does not bias them (see :meth:`GripLimits.for_controller`).
+        extrapolated above what the car reached does not bias them (see
+        :meth:`GripLimits.for_controller <mpc_tracking.mpc.grip_limits.GripLimits.for_controller>`).
     grip_fraction : float
         Share of that limit the controller's limits ask for [-] (``settings.grip_fraction``; 1: the limits stand
         at it). A tyre past its curve while the whole car holds at least the grip the limits as set ask for
@@ -601,115 +600,3 @@ class GripEstimator:
                              ("front", "rear")[i], alpha[i], slide, axle.mu)
             else:
                 axle.gripped(shown, min(dt, _RECOVERY_DT_MAX), p.mu, self._ref[i], lat)
-
-
-class GripLimits:
-    """The controller's side of the estimate: every step it updates the estimator and scales the limits.
-
-    What scales with the share ``rho`` (:meth:`GripEstimate.plan_ratio`) of the nominal grip: ``a_y_max``,
-    ``decel_max``, ``accel_max`` (and with them the QP's bounds, rates and friction-ellipse cuts), the safe
-    stop's ``brake_decel`` (never more than the estimated braking grip), the whole-path speed ceilings (by
-    ``sqrt(rho)``: every acceleration of their forward-backward pass scales by ``rho``, so their ``v^2`` does,
-    or less where ``v_max`` caps them) and the prediction model's tyre peak (``D rho`` with ``B / rho``: the
-    same cornering stiffness, an earlier saturation). Built by :meth:`for_controller`.
-
-    Attributes
-    ----------
-    estimator : GripEstimator
-    ratio : float
-        The share of the nominal limits in use (1 = as set).
-    last : GripEstimate
-        The estimate of the last step.
-    """
-
-    def __init__(self, mpc: Any) -> None:
-        st = mpc.settings
-        params = mpc.model.params
-        self.mpc = mpc
-        self._base = st
-        self._params0 = params
-        mu_nominal = float(st.grip_mu if st.grip_mu is not None else params.mu)
-        sigma_max = st.grip_sigma_max * mu_nominal  # the settings give the uncertainty as a share of grip_mu
-        # the lateral limit the settings stand for (a_y_max is grip_fraction of it): the grip an axle shows there
-        reference = st.a_y_max / (st.grip_fraction * params.g)
-        cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
-                         sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip,
-                         mu_reference=reference if math.isfinite(reference) and reference > 0 else None,
-                         grip_fraction=st.grip_fraction, road_units="load")
-        self.estimator = GripEstimator(params, cfg)
-        sampler = mpc._sampler
-        self._table0 = sampler.table.copy()
-        qp = mpc.qp
-        self._cuts0 = (qp._cut_a.copy(), qp._cut_y.copy()) if mpc.layout.n_cuts else None
-        self.ratio = 1.0
-        self.last = self.estimator.estimate
-        self._informed = False  # a measurement of v_y and r has arrived (until then the limits stay as set)
-
-    @classmethod
-    def for_controller(cls, mpc: Any) -> GripLimits | None:
-        """The applier for ``mpc`` when ``settings.grip_estimation`` is on (the default) and its prediction model
-        has tyres and measures ``v_y``, ``r`` (the dynamic model), else None (one info message: the estimation is
-        on by default, and the kinematic model cannot do it)."""
-        if not mpc.settings.grip_estimation:
-            return None
-        params = getattr(mpc.model, "params", None)
-        if params is None or not hasattr(params, "tyre_D_f") or not mpc.model.MEASURES:
-            logger.info("grip_estimation: the %s prediction model has no tyres and measures no v_y, r; the grip "
-                        "is not estimated (prediction_model: dynamic does)", mpc.model.name)
-            return None
-        return cls(mpc)
-
-    def reset(self) -> None:
-        """Back to the nominal grip and limits (a new run)."""
-        self.estimator.reset()
-        self.last = self.estimator.estimate
-        self._informed = False
-        if self.ratio != 1.0:
-            self._apply(1.0)
-
-    def step(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
-        """Update the estimate with this step's measurement and re-scale the limits when it moved (not before the
-        first measurement of ``v_y`` and ``r``: a car that reports none keeps the limits as set)."""
-        est = self.last = self.estimator.update(t, measured, delta)
-        if not self._informed:
-            if not measured or not all(k in measured for k in ("v_x", "v_y", "r")):
-                return est
-            self._informed = True
-        ratio = est.plan_ratio()
-        if abs(ratio - self.ratio) > RATIO_STEP or (est.sliding and ratio < self.ratio):
-            if est.sliding and ratio < self.ratio:
-                logger.info("grip: sliding at t = %.2f s; limits lowered at once to %.0f %% (mu %.3f)", t,
-                            100 * ratio, est.mu)
-            self._apply(ratio)
-        return est
-
-    def _apply(self, ratio: float) -> None:
-        """Scale every limit of the controller to ``ratio`` of the settings' (see the class doc)."""
-        mpc, base = self.mpc, self._base
-        self.ratio = ratio
-        st = base.replace(a_y_max=ratio * base.a_y_max, decel_max=ratio * base.decel_max,
-                          accel_max=ratio * base.accel_max,
-                          brake_decel=min(base.brake_decel, ratio * base.decel_max))
-        mpc.settings = mpc.qp.settings = mpc.safeguards.settings = st
-        qp, model = mpc.qp, mpc.model
-        lo, hi = model.input_bounds(st)
-        views = qp._views
-        views["box_l"][:] = np.maximum(lo, -QP_INF)
-        views["box_u"][:] = np.minimum(hi, QP_INF)
-        qp._box_lo0, qp._box_hi0 = views["box_l"][0].copy(), views["box_u"][0].copy()
-        qp._rate_dn, qp._rate_up = model.input_rates(st)
-        if self._cuts0 is not None:
-            qp._cut_a = self._cuts0[0] / ratio
-            qp._cut_y = self._cuts0[1] / ratio
-            qp._cut_ga = np.broadcast_to(qp._cut_a, qp._cut_ga.shape)
-        sampler = mpc._sampler
-        table = self._table0.copy()
-        table[:, 3] *= math.sqrt(ratio)  # the speed reference
-        table[:, 7] *= math.sqrt(ratio)  # the speed ceiling
-        sampler.table = table
-        sampler._linear = LinearTable(sampler.s, table)
-        sampler.use_kernels(sampler._kernels)  # the compiled sampler keeps its own copy of the table
-        p = self._params0
-        model.params = replace(p, tyre_D_f=p.tyre_D_f * ratio, tyre_D_r=p.tyre_D_r * ratio,
-                               tyre_B_f=p.tyre_B_f / ratio, tyre_B_r=p.tyre_B_r / ratio)
-
