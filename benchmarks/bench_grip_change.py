@@ -15,8 +15,9 @@ Each scenario runs with the dry file and with the wet file, with the grip estima
 the controller's own speed reference, except on the wet road: there both files start at the lower of their two
 references (a speed the wet car can hold at the start; :func:`start_speed`).
 Columns: completed, the largest distance a body corner left the track, RMS e_y, lap time, the estimate's error
-over time (median and last, and within 2 s of the first cornering after a change), the reaction time (from a
-change of the road to the first step the plan's limits are lowered), the lowest share of the limits in use.
+over time (median and last, and 2 s after the first cornering after a change), how long after that cornering the
+estimate first came within 10 % of the road (0: before it), the reaction time (from a change of the road to the
+first step the estimate is lowered), the lowest share of the limits in use.
 The figure of the estimate against the truth is saved with ``--save`` (benchmarks/results/grip_change.png;
 ``--out NAME`` for another stem).
 
@@ -147,9 +148,9 @@ def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool
     if mpc.grip is not None:  # the shares of the limits the plan used (the lowest is reported)
         apply = mpc.grip._apply
 
-        def recording(ratio: float) -> None:
+        def recording(ratio: float, decel_held: float | None = None) -> None:
             ratios.append(ratio)
-            apply(ratio)
+            apply(ratio, decel_held)
 
         mpc.grip._apply = recording  # type: ignore[method-assign]
     t0 = time.perf_counter()
@@ -206,6 +207,12 @@ def _estimate_figures(res: Any, path: mt.ReferencePath) -> dict[str, Any]:
             out["t_change_s"] = round(float(t[k]), 2)
             out["t_cornering_s"] = round(float(t[c]), 2)
             out["mu_err_2s_after_cornering_pct"] = round(100 * float(err[within][-1]), 2)
+            # how long after the first cornering the estimate first came within 10 % of the road (0: before it
+            # -- a braking reading on the straight; the window above also counts a road that changed again in it,
+            # a patch the car leaves, where the estimate holds until the car shows more grip)
+            near = np.flatnonzero((np.arange(len(t)) >= k) & (err <= 0.10))
+            out["mu_within_10pct_after_cornering_s"] = (round(max(0.0, float(t[near[0]] - t[c])), 2)
+                                                        if near.size else None)
         kappa = np.interp(np.mod(s["s"], path.length), path.s, np.abs(path.kappa))
         demand = s["v"] ** 2 * kappa >= LIMIT_DEMAND * 9.81 * true
         limit = np.flatnonzero((np.arange(len(t)) >= k) & demand)
@@ -275,6 +282,9 @@ def distributions(rows: list[dict[str, Any]]) -> dict[str, Any]:
                       if r["mu_err_2s_after_limit_cornering_pct"] is not None], "max"),
             "no_information": sum(r["mu_err_2s_after_limit_cornering_pct"] is None for r in limit)}
         out[f"{scenario}_reaction_s"] = _stats([r.get("reaction_s") for r in laps if r], "max")
+        conv = [r.get("mu_within_10pct_after_cornering_s") for r in laps if r and "t_cornering_s" in r]
+        out[f"{scenario}_mu_within_10pct_after_cornering_s"] = {
+            **_stats(conv, "max"), "within_2s": f"{sum(c is not None and c <= 2.0 for c in conv)}/{len(conv)}"}
     return out
 
 

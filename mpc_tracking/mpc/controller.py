@@ -503,7 +503,8 @@ class SpatialMPC:
 
     def _solve(self, state: Any, t: float, measured: Measurement | None, t_start: float) -> MPCSolution:
         if self.grip is not None:  # the grip estimate scales the limits before anything reads them
-            self.grip.step(float(t), measured, None if self._cmd_prev is None else float(self._cmd_prev[1]))
+            self.grip.step(float(t), measured, None if self._cmd_prev is None else float(self._cmd_prev[1]),
+                           self._accel_cmd())
         guard = self.safeguards
         if self.settings.rejoin:
             s0, e_y, e_psi = self._unpack_state(state)
@@ -631,6 +632,14 @@ class SpatialMPC:
         self._cmd_prev = np.array([v_cmd, delta_cmd])
         sol.step_time = time.perf_counter() - t_start
         return sol
+
+    def _accel_cmd(self) -> float | None:
+        """The longitudinal acceleration [m/s^2] the last command asked for (the prediction model's input), or
+        None (the model has none, or nothing was sent yet): what the grip estimate compares the measured one to."""
+        i = self.model.I_ACCEL
+        if i is None or self._u_prev is None:
+            return None
+        return float(self._u_prev[i])
 
     def _applied(self, sol: MPCSolution) -> MPCSolution:
         """Remember a rejoin or fallback step's command as the one sent (the rate rows start there)."""

@@ -62,6 +62,7 @@ class GripLimits:
         qp = mpc.qp
         self._cuts0 = (qp._cut_a.copy(), qp._cut_y.copy()) if mpc.layout.n_cuts else None
         self.ratio = 1.0
+        self.decel_held: float | None = None  # the braking limit's floor in use (GripEstimate.decel_held)
         self.last = self.estimator.estimate
         self._informed = False  # a measurement of v_y and r has arrived (until then the limits stay as set)
 
@@ -84,32 +85,38 @@ class GripLimits:
         self.estimator.reset()
         self.last = self.estimator.estimate
         self._informed = False
-        if self.ratio != 1.0:
+        if self.ratio != 1.0 or self.decel_held is not None:
             self._apply(1.0)
 
-    def step(self, t: float, measured: Mapping[str, float] | None, delta: float | None) -> GripEstimate:
-        """Update the estimate with this step's measurement and re-scale the limits when it moved (not before the
-        first measurement of ``v_y`` and ``r``: a car that reports none keeps the limits as set)."""
-        est = self.last = self.estimator.update(t, measured, delta)
+    def step(self, t: float, measured: Mapping[str, float] | None, delta: float | None,
+             a_x_cmd: float | None = None) -> GripEstimate:
+        """Update the estimate with this step's measurement (and the steering ``delta`` [rad] and longitudinal
+        acceleration ``a_x_cmd`` [m/s^2] commanded since the last) and re-scale the limits when it moved (not
+        before the first measurement of ``v_y`` and ``r``: a car that reports none keeps the limits as set)."""
+        est = self.last = self.estimator.update(t, measured, delta, a_x_cmd)
         if not self._informed:
             if not measured or not all(k in measured for k in ("v_x", "v_y", "r")):
                 return est
             self._informed = True
         ratio = est.plan_ratio()
-        if abs(ratio - self.ratio) > RATIO_STEP or (est.sliding and ratio < self.ratio):
+        if (abs(ratio - self.ratio) > RATIO_STEP or (est.sliding and ratio < self.ratio)
+                or est.decel_held != self.decel_held):
             if est.sliding and ratio < self.ratio:
                 logger.info("grip: sliding at t = %.2f s; limits lowered at once to %.0f %% (mu %.3f)", t,
                             100 * ratio, est.mu)
-            self._apply(ratio)
+            self._apply(ratio, est.decel_held)
         return est
 
-    def _apply(self, ratio: float) -> None:
-        """Scale every limit of the controller to ``ratio`` of the settings' (see the class doc)."""
+    def _apply(self, ratio: float, decel_held: float | None = None) -> None:
+        """Scale every limit of the controller to ``ratio`` of the settings' (see the class doc); the braking
+        limit to at least ``decel_held`` [m/s^2] (:attr:`GripEstimate.decel_held`), at most as set."""
         mpc, base = self.mpc, self._base
-        self.ratio = ratio
-        st = base.replace(a_y_max=ratio * base.a_y_max, decel_max=ratio * base.decel_max,
-                          accel_max=ratio * base.accel_max,
-                          brake_decel=min(base.brake_decel, ratio * base.decel_max))
+        self.ratio, self.decel_held = ratio, decel_held
+        decel = ratio * base.decel_max
+        if decel_held is not None:
+            decel = max(decel, min(base.decel_max, decel_held))
+        st = base.replace(a_y_max=ratio * base.a_y_max, decel_max=decel, accel_max=ratio * base.accel_max,
+                          brake_decel=min(base.brake_decel, decel))
         mpc.settings = mpc.qp.settings = mpc.safeguards.settings = st
         qp, model = mpc.qp, mpc.model
         lo, hi = model.input_bounds(st)

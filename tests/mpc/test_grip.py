@@ -117,6 +117,78 @@ def _braking_turn(est: GripEstimator, a_x: float, a_y: float, alpha_f: float, st
     return any(flags), est.estimate
 
 
+def _braking_straight(est: GripEstimator, a_x: float, a_x_cmd: float, steps: int,
+                      v0: float = 25.0) -> list[grip.GripEstimate]:
+    """``steps`` samples on a straight decelerating at ``-a_x`` [m/s^2] (the speed falls linearly) while the plan
+    commands ``a_x_cmd``; the estimate after each."""
+    return [est.update(k * T, {"v_x": v0 + a_x * k * T, "v_y": 0.0, "r": 0.0}, 0.0, a_x_cmd)
+            for k in range(steps)]
+
+
+def test_braking_short_of_the_command_reads_the_friction(params):
+    """On a straight, the plan commands 6.5 m/s^2 of braking and the car decelerates at 4.8 only (a mu 0.5 patch:
+    no slip angle tells): after GRIP_SUSTAIN_SAMPLES samples short of the command the car slides, the estimate is
+    the grip the whole car shows, |a_x| / (D g) (linear units; D = 1), and the plan may brake as hard as the car
+    did (decel_held)."""
+    assert params.tyre_D_f == params.tyre_D_r == 1.0
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    a_x = -4.8
+    es = _braking_straight(est, a_x, -6.5, steps=1 + grip.GRIP_SUSTAIN_SAMPLES + 3)
+    # the first sample has no predecessor; then GRIP_SUSTAIN_SAMPLES - 1 samples short are not yet a slide
+    assert not any(e.sliding for e in es[:grip.GRIP_SUSTAIN_SAMPLES])
+    assert es[grip.GRIP_SUSTAIN_SAMPLES].sliding
+    e = es[-1]
+    assert e.mu_front == pytest.approx(-a_x / params.g, rel=1e-6)
+    assert e.mu_rear == pytest.approx(-a_x / params.g, rel=1e-6)
+    assert e.decel_held == pytest.approx(-a_x, rel=1e-9)
+
+
+@pytest.mark.parametrize("a_x, a_x_cmd", [(-6.3, -6.5), (-0.4, -0.9), (-1.0, None), (-0.5, -4.0)])
+def test_braking_as_commanded_or_gently_is_no_reading(params, a_x, a_x_cmd):
+    """Decelerating within GRIP_BRAKE_SHORT of the command (the speed loop's own lag), a command gentler than
+    GRIP_BRAKE_MIN, no command known, or the car itself decelerating less than GRIP_BRAKE_MIN: the estimate
+    holds."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    es = _braking_straight(est, a_x, a_x_cmd, steps=12)
+    assert not any(e.sliding for e in es)
+    assert es[-1].mu == params.mu and es[-1].decel_held is None
+
+
+def test_the_actuator_catching_up_with_a_braking_command_is_no_reading(params):
+    """The command switches from accelerating to braking at 3.5 m/s^2; the car's deceleration follows within a few
+    samples (each short of the command by more than GRIP_BRAKE_SHORT, but not steady: GRIP_BRAKE_STEADY) and then
+    holds the command: no slide (the rain on gen3_1 of seed 3 read this as a mu 0.24 road)."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    v, es = 30.0, []
+    for k, a in enumerate((2.5, 2.5, 1.5, 0.6, -1.2, -1.6, -2.0, -2.4, -2.8, -3.2, -3.4, -3.4, -3.4)):
+        es.append(est.update(k * T, {"v_x": v, "v_y": 0.0, "r": 0.0}, 0.0, 2.5 if k < 2 else -3.5))
+        v += a * T
+    assert not any(e.sliding for e in es) and es[-1].mu == params.mu
+
+
+def test_braking_short_at_the_planned_grip_keeps_the_limits(params):
+    """Short of the command while the car holds what the limits as set ask for (grip_fraction of the reference):
+    brakes or a command beyond the car, not a slipperier road -- the estimate holds."""
+    ref, nominal = 0.8, 0.9
+    est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, grip_fraction=0.95))
+    es = _braking_straight(est, -0.96 * ref * params.g, -9.5, steps=10)
+    assert not any(e.sliding for e in es) and es[-1].mu == pytest.approx(nominal)
+    est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, grip_fraction=0.95))
+    es = _braking_straight(est, -0.6 * ref * params.g, -9.5, steps=10)
+    assert es[-1].mu == pytest.approx(0.6 * nominal, rel=1e-6)
+
+
+def test_a_braking_reading_is_dropped_once_the_car_shows_more_grip(params):
+    """The braking reading's deceleration stands while the estimate does; a turn showing more grip than it (the
+    car left the patch) raises the estimate and drops it."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    e = _braking_straight(est, -4.8, -6.5, steps=8)[-1]
+    assert e.decel_held == pytest.approx(4.8)
+    e = _turn(est, 0.8 * params.tyre_D_f * params.g, 0.3 * saturation_slip((params.tyre_B_f, params.tyre_C_f,
+                                                                               params.tyre_E_f)), steps=6, t0=1.0)
+    assert e.mu_front > 0.75 and e.decel_held is None
+
+
 def _front_load(p: sd.DynamicParams, a_x: float) -> float:
     """D F_z of the front axle [N] with the longitudinal load transfer of ``a_x``."""
     return p.tyre_D_f * p.mass * (p.g * p.l_r - a_x * p.h_cg) / (p.l_f + p.l_r)
@@ -601,6 +673,25 @@ def test_a_slide_lowers_every_limit_within_the_step(params, compiled):
     np.testing.assert_allclose(sampled, math.sqrt(ratio) * np.interp(s_grid, mpc._sampler.s, v_box0), rtol=1e-9)
     mpc.reset()
     assert mpc.settings == base and mpc.grip.ratio == 1.0 and mpc.model.params == params
+
+
+def test_a_braking_reading_lets_the_plan_brake_as_hard_as_the_car_did(params):
+    """The controller passes the plan's acceleration command to the estimate; braking short of it on a straight
+    lowers the limits by the share, but the braking limit (and the safe stop's) only to the deceleration the car
+    held -- lowered by the share it would brake less than the road allows; reset restores the settings."""
+    mpc = _mpc(params, grip_mu=1.0)
+    base = mpc.settings
+    sol = mpc.solve((0.0, 0.0, 0.0), t=0.0, measured={"v_x": 25.0, "v_y": 0.0, "r": 0.0, "speed": 25.0})
+    assert mpc._accel_cmd() == sol.u[0, mpc.model.I_ACCEL]  # what the estimate compares the measured a_x to
+    for k in range(8):
+        mpc.grip.step(k * T, {"v_x": 25.0 - 4.0 * k * T, "v_y": 0.0, "r": 0.0}, 0.0, -7.5)
+    ratio, st = mpc.grip.ratio, mpc.settings
+    assert mpc.grip.last.decel_held == pytest.approx(4.0)
+    assert ratio < 0.45 and st.a_y_max == pytest.approx(ratio * base.a_y_max)
+    assert ratio * base.decel_max < 4.0
+    assert st.decel_max == pytest.approx(4.0) and st.brake_decel == pytest.approx(4.0)
+    mpc.reset()
+    assert mpc.settings == base and mpc.grip.decel_held is None
 
 
 def test_scaled_ceilings_are_those_of_the_scaled_limits(params):

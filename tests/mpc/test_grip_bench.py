@@ -64,6 +64,20 @@ def test_the_window_starts_at_the_first_corner_that_tests_the_grip(bench, radius
         assert out["t_limit_cornering_s"] is None and out["mu_err_2s_after_limit_cornering_pct"] is None
 
 
+@pytest.mark.parametrize("t_read, expected", [(6.5, 0.5), (3.0, 0.0), (np.inf, None)])
+def test_time_to_within_10_percent_counts_from_the_first_cornering(bench, t_read, expected):
+    """The estimate read 0.5 s into the corner (6 s): 0.5 s; read on the straight before it (a braking reading):
+    0; never: None. The distributions count the laps within 2 s."""
+    series, path = _lap(50.0, t_read)
+    out = bench._estimate_figures(_Res(series=series), path)
+    got = out["mu_within_10pct_after_cornering_s"]
+    assert got == (None if expected is None else pytest.approx(expected, abs=0.06))
+    row = {"track": "c0", "scenario": "rain", "vehicle_file": "dry", "grip_estimation": True, "completed": True,
+           "max_body_overshoot_m": 0.0, "reaction_s": 1.0, **out}
+    dist = bench.distributions([row])["rain_mu_within_10pct_after_cornering_s"]
+    assert dist["within_2s"] == ("0/1" if expected is None else "1/1")
+
+
 def test_no_information_is_counted_apart_in_the_distributions(bench):
     """The distributions give median/worst over the laps with a limit corner and count the others."""
     rows = []

@@ -45,12 +45,12 @@ def test_a_dry_lap_at_095_reads_no_slide(seed, index):
     ratios, slides = [1.0], []
     apply, step = mpc.grip._apply, mpc.grip.step
 
-    def recording_apply(ratio: float) -> None:
+    def recording_apply(ratio: float, decel_held: float | None = None) -> None:
         ratios.append(ratio)
-        apply(ratio)
+        apply(ratio, decel_held)
 
-    def recording_step(t, measured, delta):
-        est = step(t, measured, delta)
+    def recording_step(t, measured, delta, a_x_cmd=None):
+        est = step(t, measured, delta, a_x_cmd)
         if est.sliding:
             slides.append(t)
         return est
