@@ -48,8 +48,8 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   (:data:`GRIP_BRAKE_SHORT`, :data:`GRIP_BRAKE_SHORT_SHARE`, :data:`GRIP_BRAKE_STEADY`) has its tyres at their
   peak -- on a straight, where no slip angle tells (a wet patch in a braking zone: read 0.1-0.35 s after the car
   entered it instead of 2.3-3 s later, in the corner). Both axles read the whole car's grip as a slide (unless the
-  car holds the grip the limits ask for), and the plan may keep braking as hard as the car did
-  (:attr:`GripEstimate.decel_held`): the share scales the limits as set, which on the sedan would have braked at
+  car holds the grip the limits ask for); while the estimate stands on that reading the controller keeps braking
+  at the road's peak (:attr:`GripEstimate.decel_held`): scaled by the share, the sedan would have braked at
   3.6 m/s^2 where the road gave 4.8 -- and entered the corner 2.4 m/s faster.
 * **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
   reference below) without sliding confirms it: at the reference its uncertainty falls to
@@ -274,9 +274,9 @@ class GripEstimate:
         (see :meth:`plan_ratio`); None: from ``mu`` and ``sigma`` (the same where the road units are linear).
     decel_held : float or None
         The deceleration [m/s^2] the car held while it braked short of the plan's command, when the estimate
-        stands on that reading; None otherwise. The plan may brake that hard whatever the share (the car just
-        did): the share scales the limits as set, and a car whose limits were set below its braking grip (brakes
-        or identification) would otherwise brake less on a slippery road than the road allows.
+        stands on that reading; None otherwise. The controller then keeps its braking limit as set (the tyres
+        are at their peak: a command beyond it keeps them there) and its safe stop within this deceleration
+        (:class:`~mpc_tracking.mpc.grip_limits.GripLimits`).
     """
 
     mu_front: float

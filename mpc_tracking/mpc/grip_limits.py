@@ -33,6 +33,14 @@ class GripLimits:
     or less where ``v_max`` caps them) and the prediction model's tyre peak (``D rho`` with ``B / rho``: the
     same cornering stiffness, an earlier saturation). Built by :meth:`for_controller`.
 
+    Except the braking limit while the estimate stands on a braking reading (:attr:`GripEstimate.decel_held`:
+    the car braked short of the plan's command, its tyres at their peak): it stays as set, so the plan keeps
+    commanding at least what the road gives and the car keeps braking at the road's peak. Scaled by the share
+    the plan asks for less than the road gives (the sedan: 3.6 m/s^2 where the road gave 4.8); capped at the
+    deceleration held, with the friction ellipse at the lowered lateral limit taking more off, the dry vehicle
+    file on the wet sedan braked less into the first corners of three of six real tracks and left them
+    (``bench_grip_change.py --shared ...``). The safe stop brakes at most at the deceleration held.
+
     Attributes
     ----------
     estimator : GripEstimator
@@ -108,15 +116,17 @@ class GripLimits:
         return est
 
     def _apply(self, ratio: float, decel_held: float | None = None) -> None:
-        """Scale every limit of the controller to ``ratio`` of the settings' (see the class doc); the braking
-        limit to at least ``decel_held`` [m/s^2] (:attr:`GripEstimate.decel_held`), at most as set."""
+        """Scale every limit of the controller to ``ratio`` of the settings' (see the class doc). While the
+        estimate stands on a braking reading (``decel_held`` [m/s^2], :attr:`GripEstimate.decel_held`) the
+        braking limit stays as set and the safe stop brakes at most at ``decel_held``."""
         mpc, base = self.mpc, self._base
         self.ratio, self.decel_held = ratio, decel_held
         decel = ratio * base.decel_max
+        stop = min(base.brake_decel, decel if decel_held is None else decel_held)
         if decel_held is not None:
-            decel = max(decel, min(base.decel_max, decel_held))
+            decel = base.decel_max
         st = base.replace(a_y_max=ratio * base.a_y_max, decel_max=decel, accel_max=ratio * base.accel_max,
-                          brake_decel=min(base.brake_decel, decel))
+                          brake_decel=stop)
         mpc.settings = mpc.qp.settings = mpc.safeguards.settings = st
         qp, model = mpc.qp, mpc.model
         lo, hi = model.input_bounds(st)

@@ -675,10 +675,11 @@ def test_a_slide_lowers_every_limit_within_the_step(params, compiled):
     assert mpc.settings == base and mpc.grip.ratio == 1.0 and mpc.model.params == params
 
 
-def test_a_braking_reading_lets_the_plan_brake_as_hard_as_the_car_did(params):
+def test_a_braking_reading_keeps_the_car_braking_at_the_roads_peak(params):
     """The controller passes the plan's acceleration command to the estimate; braking short of it on a straight
-    lowers the limits by the share, but the braking limit (and the safe stop's) only to the deceleration the car
-    held -- lowered by the share it would brake less than the road allows; reset restores the settings."""
+    lowers the limits by the share, except the braking limit, which stays as set while the estimate stands on
+    that reading (lowered by the share the plan would brake less than the road allows); the safe stop brakes at
+    most at the deceleration the car held; reset restores the settings."""
     mpc = _mpc(params, grip_mu=1.0)
     base = mpc.settings
     sol = mpc.solve((0.0, 0.0, 0.0), t=0.0, measured={"v_x": 25.0, "v_y": 0.0, "r": 0.0, "speed": 25.0})
@@ -689,7 +690,8 @@ def test_a_braking_reading_lets_the_plan_brake_as_hard_as_the_car_did(params):
     assert mpc.grip.last.decel_held == pytest.approx(4.0)
     assert ratio < 0.45 and st.a_y_max == pytest.approx(ratio * base.a_y_max)
     assert ratio * base.decel_max < 4.0
-    assert st.decel_max == pytest.approx(4.0) and st.brake_decel == pytest.approx(4.0)
+    assert st.decel_max == base.decel_max and st.brake_decel == pytest.approx(4.0)
+    assert st.accel_max == pytest.approx(ratio * base.accel_max)
     mpc.reset()
     assert mpc.settings == base and mpc.grip.decel_held is None
 
