@@ -13,7 +13,10 @@ each part of one step alone (N = 10, 30, 50 of ``--horizons``): the profile spli
 are the general path's calls; the kinematic model's compiled step runs both as one call, timed as ``prepare + build
 in one compiled call``; ``step_parts_us_python``: numpy only;
 ``step_parts_us_dynamic``: the dynamic model with rk4 and the friction ellipse, as the sedan runs it, and its
-ratio to the kinematic step). ``--rounds R`` repeats the closed loop and its replay R times per horizon
+ratio to the kinematic step; its own step's parts too: the grip estimate, the three compiled calls of
+``fused.build_dynamic`` each alone, the steady-cornering reference and the RK4 linearization inside
+``dynamic_op_fill``, the solution). ``--parts-only`` times only these splits (no closed loops).
+``--rounds R`` repeats the closed loop and its replay R times per horizon
 (``rounds_summary``: medians, the ratio of each round and their median); ``--evict-mb M`` adds a native replay with
 M MB streamed between solves (``bare_osqp_native_evicted``): the floor with cold data caches, as the closed loop's
 plant and projection leave them. ``--no-variants``, ``--no-parts`` keep a run short.
@@ -23,7 +26,7 @@ The replay reaches into the controller (``mpc.solver``, ``mpc.P``, ``mpc.layout.
 measures exactly what the controller hands to OSQP, so it follows the controller's internals.
 
     python benchmarks/bench_mpc_step.py [--horizons 10 30 50 100 200] [--warm-start solver] [--rounds 1]
-        [--evict-mb 0] [--no-variants] [--no-parts] [--save | --out FILE]
+        [--evict-mb 0] [--no-variants] [--no-parts | --parts-only] [--save | --out FILE]
 """
 from __future__ import annotations
 
@@ -209,6 +212,8 @@ def parts(N: int, repeats: int = 2000, compiled: str = "auto", model: str = "kin
         "osqp update (refactorisation)": lambda: mpc.solver.update(q=d.q, l=d.l, u=d.u, Ax=d.A_data),
         "osqp solve (warm, same data)": lambda: mpc.solver.solve(raise_error=False),
     }
+    if mpc._fused_dyn is not None:
+        calls.update(_fused_dynamic_parts(mpc, state, meas))
     out = {}
     for name, fn in calls.items():
         fn()
@@ -222,6 +227,66 @@ def parts(N: int, repeats: int = 2000, compiled: str = "auto", model: str = "kin
     out["outside the back end (whole step - back end solve)"] = round(
         out["solve (whole step)"] - out["back end solve (update + solve + status)"], 1)
     return out
+
+
+def _fused_dynamic_parts(mpc: mt.SpatialMPC, state: tuple, meas: dict) -> dict:
+    """The parts of the dynamic model's own step (:func:`mpc_tracking.mpc.fused.build_dynamic`: three compiled
+    calls) for :func:`parts`: the grip estimate (no new sample, as in this benchmark's repeated state; and an update
+    with a new sample each call, on a copy of the estimator: what a closed loop pays), the three kernels each called
+    alone with the arguments of one step (captured), the two halves of ``dynamic_op_fill`` (the steady-cornering
+    reference, the RK4 linearization), and the solution (``_solved``)."""
+    import copy
+
+    from mpc_tracking.mpc import _kernels_dynamic as kd
+    from mpc_tracking.mpc import fused
+
+    kern = mpc.qp.kernels
+    names = ("dynamic_prepare", "dynamic_op_fill", "dynamic_rest")
+    captured: dict = {}
+    originals = {name: getattr(kern, name) for name in names}
+    for name, fn in originals.items():  # one step with the kernels wrapped: their arguments, copied
+        def keep(*a, _f=fn, _n=name):
+            captured[_n] = [x.copy() if isinstance(x, np.ndarray) else x for x in a]
+            return _f(*a)
+        setattr(kern, name, keep)
+    try:
+        mpc.solve(state, measured=meas)
+    finally:
+        for name, fn in originals.items():
+            setattr(kern, name, fn)
+    calls: dict = {}
+    grip = mpc.grip
+    if grip is not None:
+        est, clock = copy.deepcopy(grip.estimator), [0.0]
+
+        def grip_update() -> None:
+            clock[0] += 0.05
+            est.update(clock[0], {"v_x": meas["v_x"], "v_y": meas["v_y"] + 1e-3 * (clock[0] % 1.0), "r": meas["r"]},
+                       0.05)
+
+        calls["grip estimate (GripLimits.step, no new sample)"] = lambda: grip.step(0.0, meas, 0.05)
+        calls["grip estimate update, a new sample each call (GripEstimator.update)"] = grip_update
+    calls["prepare + build in three compiled calls (the step's own path)"] = (
+        lambda: fused.build_dynamic(mpc, state, meas))
+    for name in names:
+        calls[f"  _kernels.{name}" if name != "dynamic_op_fill" else "  _kernels_dynamic.dynamic_op_fill"] = (
+            lambda f=originals[name], a=captured[name]: f(*a))
+    (r, v, ds, p, slip, rk4, _use_prev, _x0, _v_min, z_op, x_ref, u_ref, scratch, out, _lim, s_grid,
+     *_rest) = captured["dynamic_op_fill"]
+    A, B, f = captured["dynamic_op_fill"][19:22]
+    N = u_ref.shape[0]
+    steps = np.maximum(np.diff(s_grid), 0.0)
+    calls["    steady-cornering reference (dynamic_reference)"] = (
+        lambda: kd.dynamic_reference(r[:, 0], v, ds, p, slip, x_ref, u_ref, scratch, out))
+    calls["    linearization (dynamic_linearize)"] = (
+        lambda: kd.dynamic_linearize(z_op[:, :6], z_op[:N, 6:], r[:, 0], steps, p, rk4, A, B, f))
+    built = fused.build_dynamic(mpc, state, meas)
+    res = mpc._backend_solve(mpc.data, None)
+    if built is not None and res.z is not None:
+        _code, _s0, _x, grid, rows = built
+        calls["solution (SpatialMPC._solved)"] = (
+            lambda: mpc._solved(res, grid, rows[:, 4], rows[:, 5], rows[:, 6], 0.0))
+    return calls
 
 
 def rounds_summary(rows: list[dict]) -> dict:
@@ -260,14 +325,15 @@ def main() -> None:
     ap.add_argument("--evict-mb", type=float, default=0.0,
                     help="also replay natively with this many MB streamed between solves (cold caches, as in the loop)")
     ap.add_argument("--no-parts", action="store_true", help="skip step_parts_us")
+    ap.add_argument("--parts-only", action="store_true", help="only step_parts_us* (no closed loops or replays)")
     ap.add_argument("--save", action="store_true", help="write benchmarks/results/mpc_step.json")
     ap.add_argument("--out", type=Path, help="write the JSON to this file instead")
     args = ap.parse_args()
     prov = provenance()
     if args.rounds < 1:
         ap.error(f"--rounds: expected an int >= 1, got {args.rounds}")
-    rows = [run(N, args.warm_start, variants=not args.no_variants, evict_mb=args.evict_mb)
-            for _ in range(args.rounds) for N in args.horizons]
+    rows = [] if args.parts_only else [run(N, args.warm_start, variants=not args.no_variants, evict_mb=args.evict_mb)
+                                       for _ in range(args.rounds) for N in args.horizons]
     part_horizons = [] if args.no_parts else [N for N in args.horizons if N <= 50] or [10, 30, 50]
     split = {str(N): parts(N, args.repeats) for N in part_horizons}
     split_python = {str(N): parts(N, args.repeats, compiled="python") for N in part_horizons}
