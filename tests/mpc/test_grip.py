@@ -774,3 +774,38 @@ def test_closed_loop_a_dry_plan_on_a_wet_circle():
     assert on.series["mu_est"][-1] == pytest.approx(0.5, rel=0.1)
     np.testing.assert_array_equal(on.series["mu_true"], 0.5)
     assert "grip estimate" in on.summary() and "mu_est" not in off.series
+
+
+def test_closed_loop_a_wet_patch_in_a_braking_zone_is_read_before_the_corner(monkeypatch):
+    """The 3D sedan brakes from 25 m/s on a straight for a R 40 m corner; the last 70 m of the straight are a
+    mu 0.5 patch. The car decelerates short of the plan's command there (no slip angle tells on a straight): the
+    estimate reads the patch, within 15 %, before the corner begins (s = 250 m). Cross-check: with the braking
+    reading off (GRIP_BRAKE_SHORT out of reach) nothing is read before the corner."""
+    from mpc_tracking.models.prediction import dynamic_params_from_ackermann3d
+
+    R = 40.0
+    th = np.linspace(0.0, np.pi / 2, 80)
+    x = np.concatenate([np.linspace(0.0, 250.0, 251)[:-1], 250.0 + R * np.sin(th)])
+    y = np.concatenate([np.zeros(250), R * (1.0 - np.cos(th))])
+    path = mt.ReferencePath(x, y, ds=1.0, width_left=4.0, width_right=4.0)
+    body = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
+    dyn = dynamic_params_from_ackermann3d(mt.create_model("ackermann3d", {"preset": "sedan"}).vehicle)
+
+    def first_reading_s(reading: bool) -> tuple[float, float]:
+        if not reading:
+            monkeypatch.setattr(grip, "GRIP_BRAKE_SHORT", 1e9)
+        car = mt.create_model("ackermann3d", {"preset": "sedan", "mu": 0.9, "mu_patches": [[215.0, 0.0, 35.0, 0.5]]})
+        act = mt.actuation.default_actuator(car)
+        st = mt.MPCSettings(prediction_model="dynamic", horizon=30, ds=2.0, v_max=25.0, a_y_max=7.0,
+                            decel_max=6.5, accel_max=3.0, friction_ellipse=True, discretization="rk4",
+                            delta_max=0.6, grip_mu=0.9)
+        mpc = mt.SpatialMPC(path, body, st, prediction=DynamicPrediction(dyn, speed_lag=act.speed_lag))
+        res = mt.simulate(path, mpc, car, act, t_max=20.0, v0=25.0)
+        assert res.metrics["max_body_overshoot"] == 0.0
+        low = np.flatnonzero(res.series["mu_est"] < 0.6)
+        return (float(res.series["s"][low[0]]), float(res.series["mu_est"][low[0]])) if low.size else (np.inf, 0.9)
+
+    s_read, mu = first_reading_s(True)
+    assert s_read < 250.0 and mu == pytest.approx(0.5, rel=0.15)
+    assert first_reading_s(False)[0] > 250.0
+
