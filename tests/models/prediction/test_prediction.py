@@ -307,3 +307,25 @@ def test_auto_linearization_is_the_models_choice(sedan_params):
     assert (kin.linearization, dyn.linearization) == ("previous", "reference")
     forced = mt.SpatialMPC(path, SEDAN, _settings(linearization="previous"), prediction=DynamicPrediction(sedan_params))
     assert forced.linearization == "previous"
+
+
+def test_near_standstill_the_command_moves_the_car_on(sedan_params):
+    """At speed the dynamic model's command leads the plan by the speed loop's lag, v_0 + lag a_0, and feeds a_0
+    forward. Near standstill (below twice its speed floor) the spatial model is not the dynamics and its first
+    input no acceleration: a plan from 0.001 m/s to 0.5 m/s with a_0 = -1.2 m/s^2 (a car stopped beside a chicane
+    after a slide) commands at least the next speed, 0.5 m/s -- not -0.4 -- and feeds forward what that asks of
+    the speed loop."""
+    lag = 1.0 / 3.0
+    m = DynamicPrediction(sedan_params, speed_lag=lag)
+    X = np.zeros((3, m.nx))
+    U = np.array([[-1.2, 0.1], [2.0, 0.0]])
+    X[:, 3] = [20.0, 19.9, 19.8]
+    assert m.command(X, U) == (pytest.approx(20.0 - 1.2 * lag), 0.1)
+    assert m.feedforward(X, U) == (20.0, -1.2)
+    X[:, 3] = [0.001, 0.5, 0.6]
+    assert 2.0 * sedan_params.v_floor > 0.001
+    v, delta = m.command(X, U)
+    assert v == pytest.approx(0.5) and delta == 0.1
+    assert m.feedforward(X, U) == (0.001, pytest.approx((0.5 - 0.001) / lag))
+    U[0, 0] = 3.0  # a plan that accelerates harder than that keeps its own lead
+    assert m.command(X, U)[0] == pytest.approx(0.001 + 3.0 * lag)
