@@ -466,7 +466,8 @@ class GripEstimator:
         self._last: tuple[float, float, float, float] | None = None  # t, v_x, v_y (CG), r
         self._sliding = False
         self._recent_car: list[tuple[float, float]] = []  # the car's grip in the last samples: |F|/F_z, model
-        self._lateral_car = 1.0  # the lateral share of the car's last reading
+        #: the whole car's grip over the last samples (|F| / F_z, model units) and the lateral share of the last
+        self._car_reading = (0.0, 0.0, 1.0)
         self._brake_samples = 0  # consecutive samples the car decelerated less than commanded
         self._recent_decel: list[float] = []  # the car's deceleration in those samples [m/s^2]
         #: the deceleration held in a braking reading [m/s^2] and the axles' estimates it gave
@@ -480,10 +481,7 @@ class GripEstimator:
         shown). The same object as the last while what it stands on (each axle's grip, variance and lateral share,
         the sliding flag) has not moved: the controller asks every step, and most steps leave it unchanged."""
         a, b = self._axles
-        held = self._decel_held
-        if held is not None and min(a.mu - held[1][0], b.mu - held[1][1]) > GRIP_SIGMA_SLIDE * min(held[1]):
-            held = self._decel_held = None  # the car showed more grip since: the braking reading is past
-        key = (a.mu, a.var, a.lateral, b.mu, b.var, b.lateral, self._sliding, held)
+        key = (a.mu, a.var, a.lateral, b.mu, b.var, b.lateral, self._sliding, self._decel_held)
         cached = self._estimate_cache
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -601,15 +599,14 @@ class GripEstimator:
         self._brake_samples = self._brake_samples + 1 if short else 0
         self._recent_decel.append(-a_x)
         del self._recent_decel[:-GRIP_SUSTAIN_SAMPLES]
-        if self._sliding:  # a tyre read this step: the estimate stands on that
-            self._decel_held = None
+        held, (front, rear) = self._decel_held, self._axles
+        if held is not None and (self._sliding or min(front.mu - held[1][0], rear.mu - held[1][1])
+                                 > GRIP_SIGMA_SLIDE * min(held[1])):
+            self._decel_held = None  # a tyre read this step, or the car showed more grip since: the reading is past
         if (self._brake_samples < GRIP_SUSTAIN_SAMPLES or self._sliding or not self._recent_car
                 or max(self._recent_decel) - min(self._recent_decel) > GRIP_BRAKE_STEADY):
             return
-        p = self.params
-        car_g = min(c[0] for c in self._recent_car)
-        car_shown = min(c[1] for c in self._recent_car)
-        lateral = self._lateral_car
+        car_g, car_shown, lateral = self._car_reading
         if car_g >= self.config.grip_fraction * self._ref_car:
             for axle, ref in zip(self._axles, self._ref, strict=True):
                 axle.held(car_shown, ref, lateral)
@@ -619,7 +616,7 @@ class GripEstimator:
         self._sliding = True
         self._decel_held = (max(min(self._recent_decel), 0.0), (self._axles[0].mu, self._axles[1].mu))
         logger.debug("grip: braking short of the command (a_x %.2f against %.2f m/s^2): mu %.3f (model units, "
-                     "peak %.3f)", a_x, a_x_cmd, car_shown, p.mu)
+                     "peak %.3f)", a_x, a_x_cmd, car_shown, self.params.mu)
 
     def _update_axles(self, a_x: float, a_y: float, r_dot: float, v_x: float, v_y: float, r: float,
                       delta: float, dt: float, body_slides: bool) -> None:
@@ -636,11 +633,11 @@ class GripEstimator:
         # per-axle forces above assume; held over GRIP_SUSTAIN_SAMPLES samples like an axle's
         f_car = m * math.hypot(a_x, a_y)
         lat_car = abs(a_y) / math.hypot(a_x, a_y) if f_car > 0.0 else 1.0  # lateral share of each reading
-        self._lateral_car = lat_car
         self._recent_car.append((f_car / (fz[0] + fz[1]), f_car / (p.tyre_D_f * fz[0] + p.tyre_D_r * fz[1])))
         del self._recent_car[:-GRIP_SUSTAIN_SAMPLES]
         car_g = min(c[0] for c in self._recent_car)
         car_shown = min(c[1] for c in self._recent_car)
+        self._car_reading = (car_g, car_shown, lat_car)  # (the braking reading's, _read_braking)
         # the grip the limits as set ask for (|F| / F_z): a tyre past its curve while the car holds it is at the
         # limit (not once the estimate is lower: then each slide reads the friction, however close to the plan)
         planned = self.config.grip_fraction * self._ref_car
