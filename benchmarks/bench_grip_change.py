@@ -7,13 +7,16 @@ file's), on these roads (``plant.params``):
 
 ``dry``     mu 0.9 everywhere (the estimator's cost: lap time and limits vs the estimator off);
 ``wet``     mu 0.6 everywhere;
+``wet_fast`` mu 0.6 everywhere, each controller starting at its own speed reference: the dry file at the dry pace,
+            the failure of the real tracks (their first fast corner comes at the dry pace, before anything was
+            read) on generated circuits;
 ``rain``    mu 0.9, then 0.6 from t = 30 s (``mu_schedule: [[30, 0.6]]``);
 ``patch``   mu 0.9 with a wet patch (mu 0.5, radius 30 m) at the end of the hardest braking zone
             (``mu_patches``: the point of the lap where the dry plan brakes hardest, 30 m before the corner).
 
 Each scenario runs with the dry file and with the wet file, with the grip estimation on and off. A lap starts at
-the controller's own speed reference, except on the wet road: there both files start at the lower of their two
-references (a speed the wet car can hold at the start; :func:`start_speed`).
+the controller's own speed reference, except on the wet road (``wet``): there both files start at the lower of
+their two references (a speed the wet car can hold at the start; :func:`start_speed`).
 Columns: completed, the largest distance a body corner left the track, RMS e_y, lap time, the estimate's error
 over time (median and last, and 2 s after the first cornering after a change), how long after that cornering the
 estimate first came within 10 % of the road (0: before it), the reaction time (from a change of the road to the
@@ -26,8 +29,8 @@ Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/gr
     python benchmarks/bench_grip_change.py [--circuits 2] [--seed 0] [--shared Monza] [--scenarios dry,rain]
                                            [--files dry,wet] [--save]
 
-``--validate`` runs, per circuit, the six laps the issue's targets need -- dry (dry file, estimation on and
-off), wet (dry file on; the wet-identified controller), rain and patch (dry file on) -- and adds a
+``--validate`` runs, per circuit, the seven laps the issue's targets need -- dry (dry file, estimation on and
+off), wet (dry file on; the wet-identified controller), wet_fast, rain and patch (dry file on) -- and adds a
 ``distributions`` block (median and worst over the circuits): completed, body overshoot, lap time vs the
 estimation off (dry) and vs the wet-identified controller (wet), the estimate's error 2 s into the first
 cornering after the change (rain, patch) and the lowest share of the limits used on the dry road.
@@ -108,7 +111,7 @@ def road(scenario: str, patch_xy: np.ndarray) -> dict[str, Any]:
     """The plant's friction parameters of a scenario."""
     if scenario == "dry":
         return {"mu": MU_DRY}
-    if scenario == "wet":
+    if scenario in ("wet", "wet_fast"):
         return {"mu": MU_WET}
     if scenario == "rain":
         return {"mu": MU_DRY, "mu_schedule": [[RAIN_AT, MU_WET]]}
@@ -229,7 +232,7 @@ def _estimate_figures(res: Any, path: mt.ReferencePath) -> dict[str, Any]:
 
 #: the laps of ``--validate``: (scenario, vehicle file, estimation on)
 VALIDATION_RUNS = (("dry", "dry", True), ("dry", "dry", False), ("wet", "dry", True), ("wet", "wet", True),
-                   ("rain", "dry", True), ("patch", "dry", True))
+                   ("wet_fast", "dry", True), ("rain", "dry", True), ("patch", "dry", True))
 
 
 def _lap(rows: list[dict[str, Any]], track: str, scenario: str, file: str, grip: bool) -> dict[str, Any] | None:
@@ -325,7 +328,7 @@ def main() -> None:
     ap.add_argument("--circuits", type=int, default=1, help="generated circuits (benchmarks/circuits.py)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shared", default="", help="comma-separated shared track names (../shared/tracks)")
-    ap.add_argument("--scenarios", default="dry,wet,rain,patch")
+    ap.add_argument("--scenarios", default="dry,wet,wet_fast,rain,patch")
     ap.add_argument("--files", default="dry,wet", help="vehicle files: dry, wet")
     ap.add_argument("--grip", default="on,off", help="grip estimation on, off or both")
     ap.add_argument("--validate", action="store_true",

@@ -91,7 +91,8 @@ def test_no_information_is_counted_apart_in_the_distributions(bench):
 
 def test_wet_laps_start_at_the_lower_reference_of_the_two_files(bench, monkeypatch):
     """On the wet road both vehicle files start at the lower of their speed references at the start (one a wet
-    car can hold there); on the other roads each controller starts at its own (None)."""
+    car can hold there); on the other roads each controller starts at its own (None) -- wet_fast too: the same
+    wet road, the dry file at the dry pace."""
     refs = {"dry": 36.6, "wet": 30.5}
 
     def controller(path, ident, friction, grip):
@@ -101,5 +102,7 @@ def test_wet_laps_start_at_the_lower_reference_of_the_two_files(bench, monkeypat
     monkeypatch.setattr(bench, "_controller", controller)
     idents = {"dry": "dry", "wet": "wet"}
     assert bench.start_speed(None, idents, "wet") == 30.5
-    for scenario in ("dry", "rain", "patch"):
+    for scenario in ("dry", "wet_fast", "rain", "patch"):
         assert bench.start_speed(None, idents, scenario) is None
+    assert bench.road("wet_fast", np.zeros(2)) == bench.road("wet", np.zeros(2)) == {"mu": bench.MU_WET}
+    assert ("wet_fast", "dry", True) in bench.VALIDATION_RUNS
