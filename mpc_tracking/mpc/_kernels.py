@@ -380,7 +380,7 @@ def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_o
 
 # positions in the prm / flg arrays of dynamic_bounds_cost (kernels.dynamic_bounds_cost packs them)
 (Q_AY, Q_VMIN, Q_VMAX, Q_DT0, Q_ACC, Q_DEC, Q_HALF_W, Q_INSET, Q_SLOPE, Q_TIME_W, Q_INF, Q_POWER,
- Q_FLOOR) = range(13)
+ Q_FLOOR, Q_FIRST_FLOOR) = range(14)
 (G_RBOX, G_RRATE, G_RXBOX, G_RCORR, G_RELL, G_NX, G_NCUTS, G_ELLIPSE, G_SLIP, G_VBOX, G_UPREV, G_POWER,
  G_NQ) = range(13)
 
@@ -415,7 +415,7 @@ def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb
         vx, r = x_op[k, 3], x_op[k, 5]
         if ellipse:  # ellipse_share(|v_x r|, a_y_max, floor)
             use = min(abs(vx * r) / a_y, 1.0)
-            share[k] = max(math.sqrt(1.0 - use * use), prm[Q_FLOOR])
+            share[k] = max(math.sqrt(1.0 - use * use), prm[Q_FLOOR] if k > 0 else prm[Q_FIRST_FLOOR])
             if C == 0:
                 lower[r_box + NU * k] = max(box_lo0[0] * share[k], -inf)
                 upper[r_box + NU * k] = min(box_hi0[0] * share[k], inf)
@@ -858,15 +858,15 @@ def dynamic_rest(r, z_op, x0, s_grid, u_ref, u_prev, x_ref, lb, ub, cst, ints, d
     ``r`` (N+1, 10): the path sample's rows (curvature, whole-path ceiling in column 7); ``z_op`` (N+1, 8): the
     operating point (states 0..5, inputs 6..7).
 
-    ``cst``: ``[prm (13), box_lo0 (2), box_hi0 (2), rate_dn (2), rate_up (2), cut_a (C), cut_y (C), s_off_x (N+1),
+    ``cst``: ``[prm (14), box_lo0 (2), box_hi0 (2), rate_dn (2), rate_up (2), cut_a (C), cut_y (C), s_off_x (N+1),
     Q (36), QN (36), R (4), Rd (4)]`` (C the cuts per step, at least 1); ``ints``: ``[flg (13), xcol (6),
     cut_pos_x (2 C N), cut_pos_a (C N)]`` (at least one entry each)."""
     K = s_grid.shape[0]
     N = K - 1
     C = max(ints[G_NCUTS], 1)
     o = 0
-    prm = cst[o:o + 13]
-    o += 13
+    prm = cst[o:o + 14]
+    o += 14
     box_lo0, box_hi0 = cst[o:o + 2], cst[o + 2:o + 4]
     rate_dn, rate_up = cst[o + 4:o + 6], cst[o + 6:o + 8]
     o += 8

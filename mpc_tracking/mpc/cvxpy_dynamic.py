@@ -19,7 +19,8 @@ measured state, never from the OSQP vectors of :mod:`mpc_tracking.mpc.qp`. The s
                 m/L (l_r/C_f - l_f/C_r)); "previous": the last plan on the new grid; then x_op[0] =
                 measured, |e_y| <= 0.95/|kappa|, |e_psi| <= 1.2, v_x >= v_min
     dynamics    x_{k+1} = A_k x_k + B_k u_k + f_k from the model's linearization at the operating point
-    ellipse     share_k = sqrt(max(1 - (|v_x r|_op,k / a_y_max)^2, ELLIPSE_FLOOR^2)); without cuts the a_x box is
+    ellipse     share_k = sqrt(max(1 - (|v_x r|_op,k / a_y_max)^2, ELLIPSE_FLOOR^2)), share_0 at least
+                FIRST_STEP_FLOOR; without cuts the a_x box is
                 [-decel share, accel share]; with ``ellipse_cuts`` the box is the plain one and the cuts
                 cos(th) a_x / A_x + sigma_k sin(th) (r_op v_x + v_op r - v_op r_op) / a_y_max <= 1 + e_k
                 (A_x = accel_max for cos >= 0, else decel_max; sigma_k the sign of the operating point's
@@ -50,7 +51,7 @@ import numpy as np
 from mpc_tracking.errors import InputError, SolverError
 from mpc_tracking.models.prediction import DynamicPrediction
 from mpc_tracking.mpc.cvxpy_ref import _BIG, CvxpyMPC, _reachable, _slope_limited_reference, _sqrtm
-from mpc_tracking.mpc.qp import ELLIPSE_CUT_ANGLES, ELLIPSE_FLOOR, REF_SLOPE, SLACK_QUAD
+from mpc_tracking.mpc.qp import ELLIPSE_CUT_ANGLES, ELLIPSE_FLOOR, FIRST_STEP_FLOOR, REF_SLOPE, SLACK_QUAD
 from mpc_tracking.paths.speed_profile import speed_profile
 
 __all__ = ["CvxpyDynamicMPC"]
@@ -168,6 +169,7 @@ class CvxpyDynamicMPC(CvxpyMPC):
         share = np.ones(N)
         if st.friction_ellipse:
             share = np.sqrt(np.maximum(1.0 - (np.abs(ay_op) / st.a_y_max) ** 2, ELLIPSE_FLOOR**2))
+            share[0] = max(share[0], FIRST_STEP_FLOOR)
         cut = st.friction_ellipse and st.ellipse_cuts
         a_lo = -st.decel_max * (1.0 if cut else share)
         a_hi = st.accel_max * (1.0 if cut else share)

@@ -21,7 +21,7 @@ from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
 from mpc_tracking.mpc.settings import MPCSettings
 from mpc_tracking.paths.speed_profile import ellipse_share
 
-__all__ = ["StepQP", "INF", "ELLIPSE_CUT_ANGLES", "ellipse_cut_layout"]
+__all__ = ["StepQP", "INF", "ELLIPSE_CUT_ANGLES", "FIRST_STEP_FLOOR", "ellipse_cut_layout"]
 
 #: OSQP's infinity: bounds at or beyond it are "no bound"
 INF = float(osqp.OSQP().constant("OSQP_INFTY"))
@@ -38,6 +38,13 @@ REF_SLOPE = 0.15
 #: the friction ellipse leaves at least this share of the longitudinal limits (braking stays
 #: possible); the same floor as the whole-path ceilings' (:data:`mpc_tracking.mpc.reference.BRAKE_FLOOR`)
 ELLIPSE_FLOOR = BRAKE_FLOOR
+#: the first prediction step keeps at least this share of the longitudinal limits whatever the measured lateral
+#: acceleration: the box is frozen at the operating point's first state, the measured one, and a car beyond its
+#: lateral limit (the grip estimate lowered it mid-corner) cannot hold that acceleration anyway -- braking in the
+#: first step is the only lever that sheds speed. At the floor (0.1 of 4.6 m/s^2) the plan braked from its second
+#: step, only the first is applied, and the dry vehicle file on the wet sedan ran wide for 2.5-3.5 s
+#: (benchmarks/bench_grip_change.py; see the guide's "limits of grip estimation")
+FIRST_STEP_FLOOR = 0.5
 #: friction-ellipse cuts per prediction step: tangents of the ellipse at these angles [deg] from
 #: the acceleration axis towards the side of the operating point's lateral acceleration (90 is the
 #: pure lateral limit; 0 and 180, pure acceleration and braking, are the input box)
@@ -316,6 +323,7 @@ class StepQP:
             # linear cuts that couple a_x with the planned a_y
             ay = model.lateral_acceleration(x_op[:-1], u_op)
             share = ellipse_share(ay, st.a_y_max, ELLIPSE_FLOOR)
+            share[0] = max(share[0], FIRST_STEP_FLOOR)
             if not lay.n_cuts:  # bounds frozen at the operating point's lateral acceleration
                 ia = model.I_ACCEL
                 V["box_l"][:, ia] = np.maximum(self._box_lo0[ia] * share, -_INF)
@@ -456,7 +464,8 @@ class StepQP:
         model: Any = self.model
         prm = np.array([st.a_y_max, st.v_min, st.v_max, st.control_period, st.accel_max, st.decel_max, self._half_w,
                         self._ref_inset, self._ref_slope, st.time_weight if st.mode == "time_optimal" else 0.0, _INF,
-                        np.nan if self._power is None else self._power, ELLIPSE_FLOOR], dtype=np.float64)
+                        np.nan if self._power is None else self._power, ELLIPSE_FLOOR, FIRST_STEP_FLOOR],
+                       dtype=np.float64)
         flg = np.array([lay.r_box, lay.r_rate, lay.r_xbox, lay.r_corr, lay.r_ell, lay.nX, lay.n_cuts,
                         int(self._ellipse), int(model.slip_reference), 0, 0, int(self._power is not None), lay.nx],
                        dtype=np.int64)
