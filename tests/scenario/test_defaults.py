@@ -124,8 +124,10 @@ def test_braking_budget_ends():
 
 def test_qp_brakes_with_what_the_tyres_have_left():
     """The dynamic model's acceleration bounds at each step are the braking budget at the operating
-    point's lateral acceleration (a circle near the limit: share below the old fixed floor 0.3)."""
+    point's lateral acceleration (a circle near the limit: share below the old fixed floor 0.3), the first
+    step's at least FIRST_STEP_FLOOR of the limit (its operating point is the measured state)."""
     from mpc_tracking.models.prediction import DynamicPrediction
+    from mpc_tracking.mpc.qp import FIRST_STEP_FLOOR
     from mpc_tracking.mpc.reference import braking_budget
 
     t = np.linspace(0.0, 2.0 * np.pi, 400, endpoint=False)
@@ -141,8 +143,10 @@ def test_qp_brakes_with_what_the_tyres_have_left():
     prob = mpc.qp.problem()
     x_op, _ = mpc._reference_op(mpc._sampler.sample(sol.s))
     a_y = np.abs(x_op[:-1, 3] * x_op[:-1, 5])
-    np.testing.assert_allclose(-prob.u_lo[:, 0], braking_budget(a_y, 6.0, 6.0), rtol=1e-9)
-    assert np.all(-prob.u_lo[:, 0] < 0.3 * 6.0)
+    budget = braking_budget(a_y, 6.0, 6.0)
+    budget[0] = max(budget[0], FIRST_STEP_FLOOR * 6.0)
+    np.testing.assert_allclose(-prob.u_lo[:, 0], budget, rtol=1e-9)
+    assert np.all(-prob.u_lo[1:, 0] < 0.3 * 6.0) and -prob.u_lo[0, 0] == pytest.approx(3.0)
 
 
 def test_whole_path_ceilings_use_the_same_budget():
