@@ -380,7 +380,9 @@ def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_o
 
 # positions in the prm / flg arrays of dynamic_bounds_cost (kernels.dynamic_bounds_cost packs them)
 (Q_AY, Q_VMIN, Q_VMAX, Q_DT0, Q_ACC, Q_DEC, Q_HALF_W, Q_INSET, Q_SLOPE, Q_TIME_W, Q_INF, Q_POWER,
- Q_FLOOR, Q_FIRST_FLOOR) = range(14)
+ Q_FLOOR, Q_FIRST_FLOOR, Q_PEAK, Q_LF, Q_VSLIP) = range(17)
+#: the length of dynamic_bounds_cost's prm
+N_PRM = 17
 (G_RBOX, G_RRATE, G_RXBOX, G_RCORR, G_RELL, G_NX, G_NCUTS, G_ELLIPSE, G_SLIP, G_VBOX, G_UPREV, G_POWER,
  G_NQ) = range(13)
 
@@ -486,6 +488,27 @@ def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb
         for j in range(NU):
             lower[r_rate + NU * k + j] = max(lower[r_rate + NU * k + j], -inf)
             upper[r_rate + NU * k + j] = min(upper[r_rate + NU * k + j], inf)
+    if not math.isnan(prm[Q_PEAK]):  # the steering within the front tyres' peak slip (StepQP._steering_within...)
+        peak, lo0, hi0 = prm[Q_PEAK], box_lo0[1], box_hi0[1]
+        r_lo, r_hi = 0.0, 0.0
+        for k in range(N):
+            lo, hi = lo0, hi0
+            if peak < math.inf and x_op[k, 3] >= prm[Q_VSLIP]:
+                beta = math.atan((x_op[k, 4] + prm[Q_LF] * x_op[k, 5]) / x_op[k, 3])
+                lo = min(max(beta - peak, lo0), hi0)
+                hi = min(max(beta + peak, lo0), hi0)
+            # qp.reachable_box: within reach of the rate rows
+            if k == 0:
+                r_lo, r_hi = lower[r_rate + 1], upper[r_rate + 1]
+            else:
+                r_lo, r_hi = r_lo + lower[r_rate + NU * k + 1], r_hi + upper[r_rate + NU * k + 1]
+            if lo > r_hi:
+                lo = r_hi
+            if hi < r_lo:
+                hi = r_lo
+            r_lo, r_hi = max(r_lo, lo), min(r_hi, hi)
+            lower[r_box + NU * k + 1] = lo
+            upper[r_box + NU * k + 1] = hi
     # corridor rows (front and rear alike) and the lateral reference
     _corridor_rows(lb, ub, prm[Q_HALF_W], prm[Q_INSET], prm[Q_SLOPE], inf, r_corr, s_off_x, lower, upper, e_ref)
     # cost vector: the state targets (e_ref on e_y, the steady cornering heading error with the slip reference,
@@ -858,15 +881,15 @@ def dynamic_rest(r, z_op, x0, s_grid, u_ref, u_prev, x_ref, lb, ub, cst, ints, d
     ``r`` (N+1, 10): the path sample's rows (curvature, whole-path ceiling in column 7); ``z_op`` (N+1, 8): the
     operating point (states 0..5, inputs 6..7).
 
-    ``cst``: ``[prm (14), box_lo0 (2), box_hi0 (2), rate_dn (2), rate_up (2), cut_a (C), cut_y (C), s_off_x (N+1),
+    ``cst``: ``[prm (N_PRM), box_lo0 (2), box_hi0 (2), rate_dn (2), rate_up (2), cut_a (C), cut_y (C), s_off_x (N+1),
     Q (36), QN (36), R (4), Rd (4)]`` (C the cuts per step, at least 1); ``ints``: ``[flg (13), xcol (6),
     cut_pos_x (2 C N), cut_pos_a (C N)]`` (at least one entry each)."""
     K = s_grid.shape[0]
     N = K - 1
     C = max(ints[G_NCUTS], 1)
     o = 0
-    prm = cst[o:o + 14]
-    o += 14
+    prm = cst[o:o + N_PRM]
+    o += N_PRM
     box_lo0, box_hi0 = cst[o:o + 2], cst[o + 2:o + 4]
     rate_dn, rate_up = cst[o + 4:o + 6], cst[o + 6:o + 8]
     o += 8

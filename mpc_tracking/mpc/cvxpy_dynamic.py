@@ -30,6 +30,9 @@ measured state, never from the OSQP vectors of :mod:`mpc_tracking.mpc.qp`. The s
                 below sqrt(max(v0^2 - sum_j decel share_j ds_j, 0)) + 1e-6 (what braking can reach)
     rates       |delta_k - delta_{k-1}| <= rate dt_k, dt_0 = T, dt_k = ds / v_x,op,k-1 (a_x: none); the
                 first row against the last plan's first input (unbounded before the first step)
+    steering    |delta_k| <= delta_max; with ``steer_within_peak_slip`` also within beta_k +- alpha*, beta_k =
+                atan((v_y + l_f r) / v_x)_op,k where v_x,op,k >= v_blend_high, alpha* the front tyres' peak
+                slip, each step's box moved to the nearest end of what the rates can reach from the last
     corridor    as the kinematic reference (front/rear corner rows on e_y, e_psi with slacks)
     cost        1/2 |x_k - r_k|^2_Q (k = 1..N-1) + 1/2 |x_N - r_N|^2_{terminal_weight Q}, r_k = (e_ref, 0,
                 0, v_x, v_y, r of the reference operating point), Q the model's weights; inputs,
@@ -196,6 +199,23 @@ class CvxpyDynamicMPC(CvxpyMPC):
             u_prev = u_prev_plan
             d_lo[0] += u_prev[1]
             d_hi[0] += u_prev[1]
+        # steering box: within the front tyres' peak slip about the operating point, reachable with the rates
+        delta_lo, delta_hi = np.full(N, -st.delta_max), np.full(N, st.delta_max)
+        if st.steer_within_peak_slip:
+            p = m.params
+            peak = p.peak_slip_angles[0]
+            reach_lo, reach_hi = d_lo[0], d_hi[0]
+            for k in range(N):
+                vx, vy, r = x_op[k, 3], x_op[k, 4], x_op[k, 5]
+                if math.isfinite(peak) and vx >= p.v_blend_high:
+                    beta = math.atan((vy + p.l_f * r) / vx)
+                    delta_lo[k] = min(max(beta - peak, -st.delta_max), st.delta_max)
+                    delta_hi[k] = min(max(beta + peak, -st.delta_max), st.delta_max)
+                if k:
+                    reach_lo, reach_hi = reach_lo + d_lo[k], reach_hi + d_hi[k]
+                delta_lo[k] = min(delta_lo[k], reach_hi)
+                delta_hi[k] = max(delta_hi[k], reach_lo)
+                reach_lo, reach_hi = max(reach_lo, delta_lo[k]), min(reach_hi, delta_hi[k])
         # corridor and lateral reference
         lb, ub = self._raw_bounds(s_grid, t + x_op[:, 2], float(x0[0]))
         half = 0.5 * self.vehicle.width + st.corridor_margin
@@ -210,6 +230,7 @@ class CvxpyDynamicMPC(CvxpyMPC):
         target[:, 3:] = x_ref[:, 3:]
         data = {"s": s_grid, "kappa": kappa, "x_op": x_op, "u_op": u_op, "A": A, "B": B, "f": f, "x0": x0,
                 "v_hi": v_hi, "a_lo": a_lo * np.ones(N), "a_hi": a_hi * np.ones(N), "d_lo": d_lo, "d_hi": d_hi,
+                "delta_lo": delta_lo, "delta_hi": delta_hi,
                 "lb": lb, "ub": ub, "corr_lo": lo, "corr_hi": hi, "e_ref": e_ref, "target": target,
                 "u_ref": u_ref, "u_prev": u_prev, "cuts": None}
         if cut:
@@ -240,7 +261,7 @@ class CvxpyDynamicMPC(CvxpyMPC):
         cons += [x[k + 1] == d["A"][k] @ x[k] + d["B"][k] @ u[k] + d["f"][k] for k in range(N)]
         cons += [x[1:, 3] >= st.v_min, x[1:, 3] <= np.minimum(d["v_hi"], _BIG)]
         cons += [u[:, 0] >= np.maximum(d["a_lo"], -_BIG), u[:, 0] <= np.minimum(d["a_hi"], _BIG)]
-        cons += [cp.abs(u[:, 1]) <= st.delta_max]
+        cons += [u[:, 1] >= d["delta_lo"], u[:, 1] <= d["delta_hi"]]
         dd = cp.hstack([u[0, 1], u[1:, 1] - u[:-1, 1]])
         cons += [dd >= np.maximum(d["d_lo"], -_BIG), dd <= np.minimum(d["d_hi"], _BIG)]
         for j, coef in enumerate((self.front, -self.rear)):

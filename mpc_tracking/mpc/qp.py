@@ -14,6 +14,7 @@ import osqp
 
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
+from mpc_tracking.models.prediction.spatial_dynamic import IDX_VX, front_slip_direction
 from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.reference import BRAKE_FLOOR, feasible_speed_profile, lateral_reference, speed_limit
@@ -21,7 +22,7 @@ from mpc_tracking.mpc.sampler import PathSample, PathSampler, window_reduce
 from mpc_tracking.mpc.settings import MPCSettings
 from mpc_tracking.paths.speed_profile import ellipse_share
 
-__all__ = ["StepQP", "INF", "ELLIPSE_CUT_ANGLES", "FIRST_STEP_FLOOR", "ellipse_cut_layout"]
+__all__ = ["StepQP", "INF", "ELLIPSE_CUT_ANGLES", "FIRST_STEP_FLOOR", "ellipse_cut_layout", "reachable_box"]
 
 #: OSQP's infinity: bounds at or beyond it are "no bound"
 INF = float(osqp.OSQP().constant("OSQP_INFTY"))
@@ -57,6 +58,23 @@ def ellipse_cut_layout(model: PredictionModel, settings: MPCSettings) -> dict[st
     if not (settings.friction_ellipse and settings.ellipse_cuts and model.I_ACCEL is not None and model.CUT_STATES):
         return {}
     return {"n_cuts": len(ELLIPSE_CUT_ANGLES), "cut_states": model.CUT_STATES, "i_accel": model.I_ACCEL}
+
+
+def reachable_box(lo: np.ndarray, hi: np.ndarray, rate_lo: np.ndarray, rate_hi: np.ndarray) -> None:
+    """Widen a per-step box ``[lo_k, hi_k]`` of one input, in place, just enough that every step of it can be
+    reached within the rate rows: ``rate_lo[0] <= u_0 <= rate_hi[0]`` (the first row, against the last command:
+    absolute bounds) and ``rate_lo[k] <= u_k - u_{k-1} <= rate_hi[k]`` (k >= 1). The interval the rows leave
+    reachable is carried forward step by step; a box that misses it is moved to its nearest end, so box and rates
+    together stay feasible. All arrays (N,)."""
+    r_lo, r_hi = rate_lo[0], rate_hi[0]
+    for k in range(lo.shape[0]):
+        if k:
+            r_lo, r_hi = r_lo + rate_lo[k], r_hi + rate_hi[k]
+        if lo[k] > r_hi:
+            lo[k] = r_hi
+        if hi[k] < r_lo:
+            hi[k] = r_lo
+        r_lo, r_hi = max(r_lo, lo[k]), min(r_hi, hi[k])
 
 
 class StepQP:
@@ -138,6 +156,8 @@ class StepQP:
         d.q[lay.iel0 :] = st.slack_weight
         self._box_lo0, self._box_hi0 = box_l[0].copy(), box_u[0].copy()
         self._ellipse = model.I_ACCEL is not None and st.friction_ellipse
+        #: the steering within the front tyres' peak slip (settings.steer_within_peak_slip, a model with tyres)
+        self._peak_slip = bool(st.steer_within_peak_slip) and isinstance(model, DynamicPrediction)
         #: power limit P/m [W/kg] on the acceleration input (models with speed as a state), or None
         self._power = (float(st.power_per_mass) if np.isfinite(st.power_per_mass) and model.I_ACCEL is not None
                        and model.SPEED_IN_STATE else None)
@@ -179,6 +199,7 @@ class StepQP:
             self._e_ref_buf = np.empty(N + 1)
         self._rest_packed: tuple[Any, ...] | None = None  # (settings, the dynamic model's constants for its kernel)
         self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
+        self._peak_cache: tuple[Any, float] | None = None  # (params, the front peak slip [rad])
         self._limits_packed: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None  # (sources, arrays)
         self._ref_packed: tuple[Any, np.ndarray] | None = None  # (settings, the reference's numbers)
         self._rest_step_packed: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None  # dynamic_rest_pack
@@ -204,6 +225,32 @@ class StepQP:
     def slack_quad(self) -> float:
         """Quadratic weight of the corridor slacks in the cost (:data:`SLACK_QUAD`)."""
         return self._slack_quad
+
+    def peak_slip(self) -> float:
+        """The front tyres' peak slip angle [rad] of the prediction model's parameters now (they change with the
+        grip estimate; inf: no bound)."""
+        params = self.model.params  # type: ignore[attr-defined]
+        if self._peak_cache is None or self._peak_cache[0] is not params:
+            self._peak_cache = (params, float(params.peak_slip_angles[0]))
+        return self._peak_cache[1]
+
+    def _steering_within_peak_slip(self, x_op: np.ndarray, rate_l: np.ndarray, rate_u: np.ndarray) -> None:
+        """The steering box of each step: ``front_slip_direction(x_op[k]) ± peak_slip`` within the plain box where
+        ``v_x >= v_blend_high`` (the plain box below), then widened where the rate rows could not reach it
+        (:func:`reachable_box`; ``rate_l``, ``rate_u`` (N, nu) the rate rows' bounds)."""
+        model: Any = self.model
+        p, i, V = model.params, model.I_DELTA, self._views
+        lo0, hi0 = self._box_lo0[i], self._box_hi0[i]
+        lo, hi = np.full(self.N, lo0), np.full(self.N, hi0)
+        peak = self.peak_slip()
+        if np.isfinite(peak):
+            beta = front_slip_direction(x_op[:-1], p)
+            on = x_op[:-1, IDX_VX] >= p.v_blend_high
+            lo = np.where(on, np.clip(beta - peak, lo0, hi0), lo0)
+            hi = np.where(on, np.clip(beta + peak, lo0, hi0), hi0)
+        reachable_box(lo, hi, rate_l[:, i], rate_u[:, i])
+        V["box_l"][:, i] = lo
+        V["box_u"][:, i] = hi
 
     def speed_limit(self, kappa: np.ndarray, delta_op: np.ndarray | None) -> np.ndarray:
         st = self.settings
@@ -392,6 +439,8 @@ class StepQP:
                 np.maximum(spd, v_reach + 1e-6, out=spd)
         np.maximum(rl, -_INF, out=rl)
         np.minimum(ru, _INF, out=ru)
+        if self._peak_slip:
+            self._steering_within_peak_slip(x_op, rl, ru)
         # corridor for the footprint
         lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
         lo = np.maximum(lb + self._half_w, -_INF)
@@ -459,12 +508,13 @@ class StepQP:
         """What :meth:`_build_rest_dynamic` passes to its kernel besides the step's arrays, packed again when the
         settings object is replaced (the grip estimate does, with the bounds and cut coefficients)."""
         st, lay = self.settings, self.layout
-        if self._rest_packed is not None and self._rest_packed[0] is st:
-            return self._rest_packed
         model: Any = self.model
+        if self._rest_packed is not None and self._rest_packed[0] is st and self._rest_packed[5] is model.params:
+            return self._rest_packed
         prm = np.array([st.a_y_max, st.v_min, st.v_max, st.control_period, st.accel_max, st.decel_max, self._half_w,
                         self._ref_inset, self._ref_slope, st.time_weight if st.mode == "time_optimal" else 0.0, _INF,
-                        np.nan if self._power is None else self._power, ELLIPSE_FLOOR, FIRST_STEP_FLOOR],
+                        np.nan if self._power is None else self._power, ELLIPSE_FLOOR, FIRST_STEP_FLOOR,
+                        self.peak_slip() if self._peak_slip else np.nan, model.params.l_f, model.params.v_blend_high],
                        dtype=np.float64)
         flg = np.array([lay.r_box, lay.r_rate, lay.r_xbox, lay.r_corr, lay.r_ell, lay.nX, lay.n_cuts,
                         int(self._ellipse), int(model.slip_reference), 0, 0, int(self._power is not None), lay.nx],
@@ -473,7 +523,7 @@ class StepQP:
         cut_pos = ((f64(lay.cut_pos_x, dtype=np.int64), f64(lay.cut_pos_a, dtype=np.int64)) if lay.n_cuts
                    else (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)))
         mats = tuple(f64(a, dtype=np.float64) for a in (self._Q, self._QN, self._R, self._Rd))
-        self._rest_packed = (st, prm, flg, cut_pos, mats)
+        self._rest_packed = (st, prm, flg, cut_pos, mats, model.params)
         return self._rest_packed
 
     def _dynamic_limits(self) -> tuple[np.ndarray, ...]:
@@ -490,15 +540,16 @@ class StepQP:
     def dynamic_rest_pack(self) -> tuple[np.ndarray, np.ndarray]:
         """The constants of the dynamic model's QP after its dynamics packed for ``_kernels.dynamic_rest`` (the
         controller's fused dynamic step): ``cst`` (float64) and ``ints`` (int64) as that kernel documents them, the
-        numbers :meth:`_build_rest_dynamic` passes to its kernel. Packed again when the settings, the input box,
-        the rate limits or the cut coefficients are replaced (the grip estimate does); the caller sets the flags of
-        the step (``ints[8:11]``: slip reference, whole-path ceiling, last command)."""
-        src = (self.settings, self._box_lo0, self._box_hi0, self._rate_dn, self._rate_up,
+        numbers :meth:`_build_rest_dynamic` passes to its kernel. Packed again when the settings, the model's
+        parameters, the input box, the rate limits or the cut coefficients are replaced (the grip estimate does);
+        the caller sets the flags of the step (``ints[8:11]``: slip reference, whole-path ceiling, last command)."""
+        model: Any = self.model
+        src = (self.settings, model.params, self._box_lo0, self._box_hi0, self._rate_dn, self._rate_up,
                getattr(self, "_cut_a", None), getattr(self, "_cut_y", None))  # (no cut coefficients without cuts)
         cached = self._rest_step_packed
         if cached is not None and all(a is b for a, b in zip(cached[0], src, strict=True)):
             return cached[1], cached[2]
-        _st, prm, flg, (pos_x, pos_a), mats = self._dynamic_constants()
+        _st, prm, flg, (pos_x, pos_a), mats, _params = self._dynamic_constants()
         cst = np.concatenate([prm, *self._dynamic_limits(), self._s_offsets_x, *(m.reshape(-1) for m in mats)])
         ints = np.concatenate([flg, self._xcol, pos_x, pos_a]).astype(np.int64)
         self._rest_step_packed = (src, cst, ints)
@@ -511,7 +562,7 @@ class StepQP:
         friction ellipse as bounds or cuts, power limit, rates, corridor rows, lateral reference, cost): the same
         numbers (:func:`mpc_tracking.mpc._kernels.dynamic_bounds_cost`)."""
         model, d = self.model, self.data
-        _st, prm, flg, (pos_x, pos_a), (Q, QN, R, Rd) = self._dynamic_constants()
+        _st, prm, flg, (pos_x, pos_a), (Q, QN, R, Rd), _params = self._dynamic_constants()
         u_prev = u_prev_cmd if u_prev_cmd is not None else u_ref[0]
         lb, ub = self.bounds(s_grid, q, t_now + x_op[:, model.I_T], float(x0[model.I_EY]))
         flg[8] = bool(getattr(model, "slip_reference", False))

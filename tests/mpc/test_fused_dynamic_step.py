@@ -167,7 +167,7 @@ def test_the_rest_pack_holds_the_general_paths_constants() -> None:
     a, _ = _pair(mt.load_path("oval", ds=0.5), friction_ellipse=True, ellipse_cuts=True)
     qp = a.qp
     cst, ints = qp.dynamic_rest_pack()
-    _st, prm, flg, (pos_x, pos_a), mats = qp._dynamic_constants()
+    _st, prm, flg, (pos_x, pos_a), mats, _params = qp._dynamic_constants()
     limits = qp._dynamic_limits()
     np.testing.assert_array_equal(cst, np.concatenate([prm, *limits, qp._s_offsets_x, *(m.ravel() for m in mats)]))
     np.testing.assert_array_equal(ints[13:], np.concatenate([qp._xcol, pos_x, pos_a]))

@@ -49,7 +49,7 @@ def test_every_field_is_documented_with_a_unit():
 
 
 def test_field_names_are_unique_across_groups_and_never_a_group_name():
-    assert len(FLAT_NAMES) == len(set(FLAT_NAMES)) == 48
+    assert len(FLAT_NAMES) == len(set(FLAT_NAMES)) == 49
     assert not set(FLAT_NAMES) & set(SETTINGS_GROUPS)
     assert {field_group(n) for n in FLAT_NAMES} == set(SETTINGS_GROUPS)
 
@@ -166,7 +166,7 @@ BAD = [
     ("v_min", 0.0), ("v_max", 0.0), ("v_max", math.inf), ("delta_max", 0.0), ("delta_max", 0.5 * math.pi),
     ("a_y_max", 0.0), ("accel_max", 0.0), ("decel_max", -1.0), ("delta_rate_max", 0.0), ("accel_max", math.nan),
     ("power_per_mass", 0.0), ("power_per_mass", -80.0),
-    ("corridor_margin", -0.1), ("friction_ellipse", "yes"), ("ellipse_cuts", 1),
+    ("corridor_margin", -0.1), ("friction_ellipse", "yes"), ("ellipse_cuts", 1), ("steer_within_peak_slip", 0),
     ("grip_fraction", 0.0), ("grip_fraction", 1.2), ("grip_fraction", math.nan), ("grip_defaults", "yes"),
     ("solver", "qpoases"), ("warm_start", "hot"), ("eps_abs", 0.0), ("eps_rel", -1e-9), ("max_iter", 0),
     ("max_solve_time", 0.0), ("compiled", "fortran"), ("blas_threads", -1), ("blas_threads", 1.5),

@@ -109,6 +109,8 @@ __all__ = [
     "discrete_step",
     "blend_weight",
     "check_domain",
+    "peak_slip",
+    "front_slip_direction",
 ]
 
 STATE_NAMES = ("e_y", "e_psi", "t", "v_x", "v_y", "r")
@@ -279,11 +281,77 @@ class DynamicParams:
         return self.mass * self.g * self.l_r / L, self.mass * self.g * self.l_f / L
 
     @property
+    def peak_slip_angles(self) -> tuple[float, float]:
+        """Slip angles (front, rear) [rad] at which each axle's lateral force peaks (:func:`peak_slip`; inf for an
+        axle whose force does not peak)."""
+        return (peak_slip(self.tyre_B_f, self.tyre_C_f, self.tyre_E_f),
+                peak_slip(self.tyre_B_r, self.tyre_C_r, self.tyre_E_r))
+
+    @property
     def cornering_stiffness(self) -> tuple[float, float]:
         """Axle cornering stiffnesses (C_αf, C_αr) = B C D mu F_z at the static loads [N/rad]."""
         fzf, fzr = self.static_loads
         return (self.tyre_B_f * self.tyre_C_f * self.tyre_D_f * self.mu * fzf,
                 self.tyre_B_r * self.tyre_C_r * self.tyre_D_r * self.mu * fzr)
+
+
+def peak_slip(B: float, C: float, E: float = 0.0) -> float:
+    """Slip angle [rad] at which the magic formula's lateral force peaks.
+
+    The force ``D mu F_z sin(C atan(psi))``, ``psi = B alpha - E (B alpha - atan(B alpha))``, peaks where
+    ``C atan(psi) = pi / 2``, i.e. ``psi = tan(pi / (2 C))``; ``psi`` rises with ``alpha`` for ``E <= 1``, so the
+    peak is unique (``tan(pi / (2 C)) / B`` for ``E = 0``). Beyond it the force falls: more slip gives less force.
+    Independent of ``mu`` and ``D``; with the cornering stiffness ``B C D mu F_z`` held, it scales with ``mu``
+    (as the grip estimate scales ``B`` and ``D``).
+
+    Parameters
+    ----------
+    B : float
+        Stiffness factor [1/rad], > 0.
+    C : float
+        Shape factor [-], in (0, 2).
+    E : float
+        Curvature factor [-], <= 1.
+
+    Returns
+    -------
+    float
+        The peak slip angle [rad]; ``inf`` where the force has no peak below 90 deg of slip (``C <= 1``: it
+        rises towards ``D mu F_z`` without one).
+
+    Examples
+    --------
+    >>> round(peak_slip(10.0, 1.3), 4)                       # tan(pi / 2.6) / 10
+    0.2637
+    >>> peak_slip(10.0, 1.0)
+    inf
+    """
+    if C <= 1.0:
+        return float("inf")
+    target = float(np.tan(0.5 * np.pi / C))
+    if E == 0.0:
+        return target / B
+
+    def psi(a: float) -> float:
+        ba = B * a
+        return float(ba - E * (ba - np.arctan(ba)))
+
+    lo, hi = 0.0, 0.5 * np.pi
+    if psi(hi) < target:
+        return float("inf")
+    for _ in range(100):  # bisection: psi is increasing for E <= 1
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if psi(mid) < target else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def front_slip_direction(x: Any, params: DynamicParams) -> np.ndarray:
+    """Direction of the front axle's velocity relative to the body, ``atan((v_y + l_f r) / v̄_x)`` [rad]: the
+    front slip angle is ``delta`` minus it, so the steering angles within the peak slip of the front tyres are
+    ``front_slip_direction(x) ± peak_slip``. ``x`` (..., 6) states; returns shape (...)."""
+    x = np.asarray(x, dtype=float)
+    vx_bar = _smooth_floor(x[..., IDX_VX], params.v_floor)[0]
+    return np.asarray(np.arctan((x[..., IDX_VY] + params.l_f * x[..., IDX_R]) / vx_bar))
 
 
 def _smooth_floor(v, v0):

@@ -40,6 +40,15 @@ class LimitSettings(SettingsGroup):
               "exact-penalty slack per step (:data:`mpc_tracking.mpc.qp.ELLIPSE_CUT_ANGLES`), coupling the "
               "acceleration input with the planned lateral acceleration ``v_x r``, instead of acceleration "
               "bounds frozen at the operating point's lateral acceleration (the default).")
+    steer_within_peak_slip: bool = setting(
+        True, "Keep the plan's steering within the front tyres' peak slip (dynamic model)", "-",
+        notes="Each step's steering bound is ``front_slip_direction ± peak_slip`` of the prediction model's "
+              "front tyres about the operating point (the measured state at the first step; above "
+              "``v_blend_high``, where the tyre model holds), widened only where the steering rate could not "
+              "reach it. Beyond the peak more steering gives less force, which the linearized model cannot "
+              "see: without the bound a car that slides at speed is planned 0.2-0.5 rad of steering and spins "
+              "or runs wide (:func:`mpc_tracking.models.prediction.spatial_dynamic.peak_slip`). Models without "
+              "tyres ignore it.")
     grip_fraction: float = setting(
         0.9, "Share of the car's own limits the controller uses where it takes them from the car", "-",
         gt=0, le=1,

@@ -122,6 +122,7 @@ class MPCSettings:
     corridor_margin: float = LimitSettings.corridor_margin
     friction_ellipse: bool = LimitSettings.friction_ellipse
     ellipse_cuts: bool = LimitSettings.ellipse_cuts
+    steer_within_peak_slip: bool = LimitSettings.steer_within_peak_slip
     grip_fraction: float = LimitSettings.grip_fraction
     grip_defaults: bool = LimitSettings.grip_defaults
     # -- qp

@@ -579,3 +579,48 @@ def test_steady_cornering_agrees_with_a_root_finder():
     sol = root(rows, [0.0, 0.03, 0.0, 0.0, v * kappa], tol=1e-12)
     assert sol.success
     np.testing.assert_allclose([v_y[0], delta[0], a_x[0], e_psi[0], r[0]], sol.x, rtol=1e-4, atol=1e-6)
+
+
+# --- the tyres' peak slip (the plan's steering bound, MPCSettings.steer_within_peak_slip) ---------------------------
+
+@pytest.mark.parametrize("B, C, E", [(10.0, 1.3, 0.0), (8.0, 1.5, 0.6), (12.0, 1.9, 0.97), (14.0, 1.2, -1.5)])
+def test_peak_slip_is_where_the_force_peaks(B, C, E):
+    """The force's slope is zero at the peak slip, the force there is the peak (D mu F_z), and it is lower on
+    either side."""
+    a = sd.peak_slip(B, C, E)
+    f, slope = sd._pacejka(np.array([a - 1e-3, a, a + 1e-3]), B, C, E)
+    assert f[1] == pytest.approx(1.0, abs=1e-12)
+    assert abs(slope[1]) < 1e-7 * B
+    assert f[0] < f[1] and f[2] < f[1]
+
+
+def test_peak_slip_without_curvature_is_closed_form():
+    assert sd.peak_slip(10.0, 1.3) == pytest.approx(np.tan(np.pi / 2.6) / 10.0, rel=1e-15)
+
+
+@pytest.mark.parametrize("B, C, E", [(10.0, 1.0, 0.0), (10.0, 0.8, 0.0), (10.0, 1.3, 1.0)])
+def test_a_force_without_a_peak_has_none(B, C, E):
+    """C <= 1: the force rises towards its peak without reaching it; E = 1 with tan(pi / 2C) beyond pi / 2: psi
+    never gets there."""
+    assert sd.peak_slip(B, C, E) == np.inf
+
+
+def test_peak_slip_angles_scale_with_the_grip_estimates_similarity():
+    """The grip estimate scales B by 1/ratio and D by ratio (the stiffness held): the peak slip scales by ratio."""
+    p = DynamicParams.bmw_320i()
+    q = dataclasses.replace(p, tyre_B_f=p.tyre_B_f / 0.7, tyre_B_r=p.tyre_B_r / 0.7, tyre_D_f=0.7, tyre_D_r=0.7)
+    np.testing.assert_allclose(q.peak_slip_angles, 0.7 * np.asarray(p.peak_slip_angles), rtol=1e-12)
+
+
+def test_front_slip_direction_is_steering_minus_the_models_front_slip():
+    """atan((v_y + l_f r) / v_x), the direction the model's front slip angle is measured from (alpha_f = delta
+    minus it); below twice v_floor with the model's floored speed."""
+    p = DynamicParams.bmw_320i()
+    rng = np.random.default_rng(5)
+    x = np.column_stack([np.zeros((50, 3)), rng.uniform(6.0, 30.0, 50), rng.uniform(-1.0, 1.0, 50),
+                         rng.uniform(-0.4, 0.4, 50)])
+    beta = sd.front_slip_direction(x, p)
+    np.testing.assert_allclose(beta, np.arctan((x[:, 4] + p.l_f * x[:, 5]) / x[:, 3]), rtol=1e-15)
+    # below twice v_floor the model divides by the floored speed
+    slow = np.array([[0.0, 0.0, 0.0, 0.2, 0.1, 0.0]])
+    assert sd.front_slip_direction(slow, p)[0] == pytest.approx(np.arctan(0.1 / (0.5 + 0.04 / 2.0)))
