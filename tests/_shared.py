@@ -4,7 +4,9 @@ Tests that read it skip with :data:`SKIP_TRACKS` (or their own reason) when it i
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 _FILE = Path(__file__).resolve().parents[1] / "benchmarks" / "_shared.py"
 _spec = importlib.util.spec_from_file_location("_mpc_tracking_benchmarks_shared", _FILE)
@@ -19,3 +21,15 @@ TRACKS: Path = SHARED / "tracks"
 #: skip reason of a test that needs the shared tracks
 SKIP_TRACKS = (f"{TRACKS} not found (${_module.ENV_VAR}, ../shared or ../../shared): real-track tests need the "
                "shared data folder")
+
+
+def generated_circuits() -> ModuleType:
+    """``benchmarks/circuits.py`` (the seeded random circuit generator), loaded from its file once."""
+    name = "circuits"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _FILE.parent / "circuits.py")
+        assert spec is not None and spec.loader is not None  # (the benchmarks folder is part of the repository)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]

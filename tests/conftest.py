@@ -30,6 +30,15 @@ def _logging_levels_unchanged():
         pytest.fail(f"logging levels changed by the test (root, mpc_tracking, disable): {before} -> {after}")
 
 
+@pytest.fixture(scope="session")
+def identified_sedan():
+    """The 3D sedan (``preset: sedan``, mu 0.9) identified by :func:`mpc_tracking.identify` once per test session
+    (about 5 s): its vehicle file's numbers (``.params``, the limits)."""
+    import mpc_tracking as mt
+
+    return mt.identify(mt.create_model("ackermann3d", {"preset": "sedan"}))
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     """The read-only shared folder (``tests/_shared.py``); skips when its tracks are absent."""

@@ -8,35 +8,21 @@ the front axle short of its curve and the estimate lowered the limits below 0.9 
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.models.prediction import DynamicPrediction
+from tests._shared import generated_circuits
 
-ROOT = Path(__file__).resolve().parents[2]
 SEDAN = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
 
 
-def _circuits():
-    spec = importlib.util.spec_from_file_location("circuits", ROOT / "benchmarks" / "circuits.py")
-    if spec is None or spec.loader is None:  # pragma: no cover - the benchmarks folder is part of the repository
-        pytest.skip("benchmarks/circuits.py not found")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("circuits", mod)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.parametrize("seed, index", [(11, 2)])
-def test_a_dry_lap_at_095_reads_no_slide(seed, index):
+def test_a_dry_lap_at_095_reads_no_slide(seed, index, identified_sedan):
     from mpc_tracking.scenario.defaults import grip_defaults
 
-    path = _circuits().generate_circuits(index + 1, seed, ds=1.0)[index]
-    ident = mt.identify(mt.create_model("ackermann3d", {"preset": "sedan"}))
+    path = generated_circuits().generate_circuits(index + 1, seed, ds=1.0)[index]
+    ident = identified_sedan
     car = mt.create_model("ackermann3d", {"preset": "sedan"})
     act = mt.actuation.default_actuator(car)
     st = grip_defaults(mt.MPCSettings(v_max=40.0, grip_fraction=0.95), car, act, ident, path.ds, "test")

@@ -16,8 +16,8 @@ SEDAN = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.
 
 
 @pytest.fixture(scope="module")
-def sedan():
-    return mt.identify(mt.create_model("ackermann3d", {"preset": "sedan"}))
+def sedan(identified_sedan):
+    return identified_sedan
 
 
 def _lap(path, ident, model="dynamic"):
