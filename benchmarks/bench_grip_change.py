@@ -17,6 +17,9 @@ file's), on these roads (``plant.params``):
 Each scenario runs with the dry file and with the wet file, with the grip estimation on and off. A lap starts at
 the controller's own speed reference, except on the wet road (``wet``): there both files start at the lower of
 their two references (a speed the wet car can hold at the start; :func:`start_speed`).
+A lap that would be the same run as one before it on the same path (the same file, road, estimation and start speed:
+``wet`` and ``wet_fast`` on the shared tracks) is not run again: its row repeats the first one's figures with
+``same_run_as`` naming that scenario.
 Columns: completed, the largest distance a body corner left the track, RMS e_y, lap time, the estimate's error
 over time (median and last, and 2 s after the first cornering after a change), how long after that cornering the
 estimate first came within 10 % of the road (0: before it), the reaction time (from a change of the road to the
@@ -140,6 +143,16 @@ def start_speed(path: mt.ReferencePath, idents: dict[str, Any], scenario: str) -
         return None
     return min(float(_controller(path, ident, road("wet", np.zeros(2)), True)[3].reference_input(0.0)[0])
                for ident in idents.values())
+
+
+def same_run_key(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool,
+                 v0: float | None) -> tuple[Any, ...]:
+    """What decides a lap of :func:`run`: the vehicle file, the road, the estimation and the start speed [m/s]
+    (``v0``, else the controller's own reference at the start). Two laps with equal keys are the same run: on the
+    shared tracks ``wet`` and ``wet_fast`` start on a straight where both files' references are at ``v_max``."""
+    if v0 is None:
+        v0 = float(_controller(path, ident, friction, grip)[3].reference_input(0.0)[0])
+    return (id(ident), repr(sorted(friction.items())), grip, v0)
 
 
 def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool,
@@ -348,9 +361,16 @@ def main() -> None:
         plan = VALIDATION_RUNS if args.validate else [
             (scenario, file, grip == "on") for scenario in args.scenarios.split(",")
             for file in args.files.split(",") for grip in args.grip.split(",")]
+        done: dict[tuple[Any, ...], tuple[str, dict[str, Any], Any]] = {}  # the runs of this path, by what they are
         for scenario, file, grip_on in plan:
-            row, res = run(path, idents[file], road(scenario, patch_xy), grip_on,
-                           start_speed(path, idents, scenario))
+            friction, v0 = road(scenario, patch_xy), start_speed(path, idents, scenario)
+            key = same_run_key(path, idents[file], friction, grip_on, v0)
+            if key in done:  # the same run (wet and wet_fast where both files start at the same speed)
+                first, row, res = done[key]
+                row = {**row, "same_run_as": first}
+            else:
+                row, res = run(path, idents[file], friction, grip_on, v0)
+                done[key] = (scenario, row, res)
             row.update(track=path.name, length_m=round(path.length, 1), scenario=scenario,
                        vehicle_file=file, grip_estimation=grip_on)
             rows.append(row)
@@ -360,7 +380,8 @@ def main() -> None:
                                            "reason", "lap_time_s", "max_body_overshoot_m", "rms_e_y_cm",
                                            "mu_err_median_pct", "mu_err_2s_after_cornering_pct",
                                            "mu_err_2s_after_limit_cornering_pct",
-                                           "reaction_s", "mu_est_min", "limit_share_min", "wall_s")},
+                                           "reaction_s", "mu_est_min", "limit_share_min", "wall_s", "same_run_as")
+                   if k in row},
                   flush=True)
     out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi), dynamic MPC, default settings",
            "identified": {k: {"mu": v.params.mu, "a_y_max": v.lateral_limit, "decel_max": v.decel_max}
