@@ -39,7 +39,7 @@ from mpc_tracking.mpc.qp import StepQP, ellipse_cut_layout
 from mpc_tracking.mpc.reference import feasible_speed_profile, path_speed_ceilings, predict_over_delay
 from mpc_tracking.mpc.safeguards import Safeguards
 from mpc_tracking.mpc.sampler import PathSample, PathSampler
-from mpc_tracking.mpc.settings import MPCSettings, MPCSolution
+from mpc_tracking.mpc.settings import MPCSettings, MPCSolution, Status
 from mpc_tracking.mpc.step import StepInput
 from mpc_tracking.paths.geometry import offset_point
 from mpc_tracking.paths.interpolation import LinearTable
@@ -497,9 +497,13 @@ class SpatialMPC:
         """
         t_start = time.perf_counter()  # the step time includes setting the limit
         if not self.blas_limit.threads:  # no limit: the context would do nothing
-            return self._solve(state, t, measured, t_start)
-        with self.blas_limit:
-            return self._solve(state, t, measured, t_start)
+            sol = self._solve(state, t, measured, t_start)
+        else:
+            with self.blas_limit:
+                sol = self._solve(state, t, measured, t_start)
+        if self.grip is not None and sol.status in (Status.SOLVED, Status.SOLVED_INACCURATE):
+            self.grip.solved(sol, float(t), measured)  # the brake test, when due
+        return sol
 
     def _solve(self, state: Any, t: float, measured: Measurement | None, t_start: float) -> MPCSolution:
         if self.grip is not None:  # the grip estimate scales the limits before anything reads them

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from mpc_tracking.mpc.grip import RATIO_STEP, GripConfig, GripEstimate, GripEstimator
+from mpc_tracking.mpc.grip_probe import BrakeTest
 from mpc_tracking.mpc.qp import INF as QP_INF
 from mpc_tracking.paths.interpolation import LinearTable
 
@@ -73,6 +74,8 @@ class GripLimits:
         self.decel_held: float | None = None  # the braking limit's floor in use (GripEstimate.decel_held)
         self.last = self.estimator.estimate
         self._informed = False  # a measurement of v_y and r has arrived (until then the limits stay as set)
+        #: the brake test while the grip is not confirmed (``settings.grip_probe``), or None
+        self.probe: BrakeTest | None = BrakeTest(st.grip_probe_time, self.last) if st.grip_probe else None
 
     @classmethod
     def for_controller(cls, mpc: Any) -> GripLimits | None:
@@ -93,8 +96,16 @@ class GripLimits:
         self.estimator.reset()
         self.last = self.estimator.estimate
         self._informed = False
+        if self.probe is not None:
+            self.probe.reset(self.last)
         if self.ratio != 1.0 or self.decel_held is not None:
             self._apply(1.0)
+
+    def solved(self, sol: Any, t: float, measured: Mapping[str, float] | None) -> None:
+        """After a solved step: the brake test (:class:`~mpc_tracking.mpc.grip_probe.BrakeTest`) when it is due
+        or running -- it replaces the first command's acceleration in ``sol``, in place."""
+        if self.probe is not None and self._informed:
+            self.probe.apply(self.mpc, sol, t, measured, self.last)
 
     def step(self, t: float, measured: Mapping[str, float] | None, delta: float | None,
              a_x_cmd: float | None = None) -> GripEstimate:

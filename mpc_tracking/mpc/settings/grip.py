@@ -37,4 +37,13 @@ class GripSettings(SettingsGroup):
                "square root of a second", "1/sqrt(s)", ge=0)
     grip_slide_sideslip: float = setting(0.12, "Body sideslip angle beyond which the car counts as sliding", "rad",
                                          gt=0)
-
+    grip_probe: bool = setting(
+        True, "Brake hard once on the first straight while the grip is not confirmed (a brake test)", "-",
+        notes="With grip estimation on: at the first step where nothing has yet confirmed or read the estimate, the "
+              "car is at 10 m/s or more, the plan does not brake and the path ahead is straight, the first "
+              "command brakes at ``decel_max`` for up to ``grip_probe_time`` (:mod:`mpc_tracking.mpc.grip_probe`); "
+              "a road slipperier than the vehicle file's is read before the first braking zone. The dry vehicle "
+              "file on a mu 0.6 sedan at the dry pace: every real track's lap inside the edges instead of 2 of 6. "
+              "Once per run; on a dry road the braking confirms the grip within 0.05-0.15 s (dry laps within "
+              "0.02 %). False: no test (traffic behind the car, a passenger on board).")
+    grip_probe_time: float = setting(0.6, "Longest brake test", "s", gt=0)

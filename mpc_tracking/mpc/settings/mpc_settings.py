@@ -149,6 +149,8 @@ class MPCSettings:
     grip_sigma_max: float = GripSettings.grip_sigma_max
     grip_sigma_growth: float = GripSettings.grip_sigma_growth
     grip_slide_sideslip: float = GripSettings.grip_slide_sideslip
+    grip_probe: bool = GripSettings.grip_probe
+    grip_probe_time: float = GripSettings.grip_probe_time
     # -- derived (the weights as matrices, sized by the prediction model)
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
