@@ -39,6 +39,10 @@ estimation off (dry) and vs the wet-identified controller (wet), the estimate's 
 cornering after the change (rain, patch) and the lowest share of the limits used on the dry road.
 
     python benchmarks/bench_grip_change.py --validate --circuits 10 --seed 2 --save --out grip_change_validation
+
+``--start straight`` starts each generated lap 5 m into the circuit's longest straight (``circuits.
+start_on_longest_straight``), as the real tracks start on their main straight; ``--probe off`` runs without the
+brake test (``grip_probe``).
 """
 from __future__ import annotations
 
@@ -86,12 +90,18 @@ def ident_name(ident: Any) -> str:
     return "dry" if ident.params.mu > 0.5 * (MU_DRY + MU_WET) * 1.1 else "wet"
 
 
+#: the brake test (``grip_probe``) in every lap (``--probe off``: none)
+GRIP_PROBE = True
+
+
 def settings_for(ident: Any, car: Any, path: mt.ReferencePath, grip: bool) -> mt.MPCSettings:
-    """Default settings with the vehicle file (as a scenario resolves them), grip estimation on or off."""
+    """Default settings with the vehicle file (as a scenario resolves them), grip estimation on or off (and the
+    brake test as :data:`GRIP_PROBE`)."""
     from mpc_tracking.scenario.defaults import grip_defaults
 
     act = mt.actuation.default_actuator(car)
-    st = mt.MPCSettings(v_max=40.0, grip_estimation=grip, grip_mu=ROAD_OF_FILE[ident_name(ident)])
+    st = mt.MPCSettings(v_max=40.0, grip_estimation=grip, grip_mu=ROAD_OF_FILE[ident_name(ident)],
+                        grip_probe=GRIP_PROBE)
     return grip_defaults(st, car, act, ident, path.ds, "bench")
 
 
@@ -308,6 +318,10 @@ def _paths(args: Any) -> list[mt.ReferencePath]:
     from circuits import generate_circuits
 
     paths = generate_circuits(args.circuits, args.seed, ds=1.0) if args.circuits else []
+    if args.start == "straight":
+        from circuits import start_on_longest_straight
+
+        paths = [start_on_longest_straight(p) for p in paths]
     if args.shared and TRACKS.is_dir():
         for name in args.shared.split(","):
             f = TRACKS / f"{name}.csv"
@@ -347,10 +361,16 @@ def main() -> None:
     ap.add_argument("--validate", action="store_true",
                     help="the six laps of the targets per circuit and their distributions (ignores --scenarios, "
                          "--files, --grip)")
+    ap.add_argument("--start", choices=("lap", "straight"), default="lap",
+                    help="where a generated circuit's lap starts: where it was drawn from (lap) or 5 m into its "
+                         "longest straight, as real circuits start on their main straight (straight)")
+    ap.add_argument("--probe", choices=("on", "off"), default="on", help="the brake test (grip_probe)")
     ap.add_argument("--no-cache", action="store_true", help="identify again (default: cached in /tmp)")
     ap.add_argument("--save", action="store_true")
     ap.add_argument("--out", default="grip_change", help="file stem under benchmarks/results/ for --save")
     args = ap.parse_args()
+    global GRIP_PROBE
+    GRIP_PROBE = args.probe == "on"
     prov = provenance()
     idents = identified(not args.no_cache)
     rows: list[dict[str, Any]] = []

@@ -31,8 +31,8 @@ from scipy.spatial import cKDTree
 
 import mpc_tracking as mt
 
-__all__ = ["generate_circuit", "generate_circuits", "self_overlap", "CircuitError", "LENGTH_RANGE",
-           "WIDTH_RANGE", "MIN_RADIUS", "STRAIGHT_SHARE"]
+__all__ = ["generate_circuit", "generate_circuits", "start_on_longest_straight", "self_overlap", "CircuitError",
+           "LENGTH_RANGE", "WIDTH_RANGE", "MIN_RADIUS", "STRAIGHT_SHARE", "STRAIGHT_KAPPA"]
 
 #: total length of a generated circuit [m]
 LENGTH_RANGE = (2000.0, 7000.0)
@@ -291,6 +291,35 @@ def generate_circuit(rng: np.random.Generator, *, ds: float = 1.0,
 def generate_circuits(n: int, seed: int = 0, ds: float = 1.0) -> list[mt.ReferencePath]:
     """``n`` circuits named ``gen<seed>_<i>``; circuit ``i`` depends only on ``(seed, i)``."""
     return [generate_circuit(np.random.default_rng([seed, i]), ds=ds, name=f"gen{seed}_{i}") for i in range(n)]
+
+
+#: a point of a circuit counts as straight below this curvature [1/m] (radius 1 km)
+STRAIGHT_KAPPA = 1.0 / 1000.0
+
+
+def start_on_longest_straight(path: mt.ReferencePath, into: float = 5.0) -> mt.ReferencePath:
+    """The closed ``path`` started ``into`` [m] after the beginning of its longest straight (the longest run of
+    points with ``|kappa| < STRAIGHT_KAPPA``), as real circuits start on their main straight: the same waypoints
+    and widths, renumbered; named ``<name>s``. A generated lap otherwise starts wherever the construction began,
+    often in or just before a corner."""
+    if not path.closed:
+        raise ValueError(f"start_on_longest_straight: path {path.name!r} is not closed")
+    straight = np.abs(path.kappa) < STRAIGHT_KAPPA
+    n = path.n
+    if straight.all() or not straight.any():
+        return path
+    first_bend = int(np.argmin(straight))  # a point that is not straight: runs are counted from past it
+    order = (np.arange(n) + first_bend) % n
+    best_len, best_start, run_start = 0, 0, 0
+    for j, i in enumerate(order):
+        if not straight[i]:
+            run_start = j + 1
+        elif j + 1 - run_start > best_len:
+            best_len, best_start = j + 1 - run_start, run_start
+    i0 = int(order[best_start] + round(into / path.ds)) % n
+    idx = (np.arange(n) + i0) % n
+    return mt.ReferencePath(path.x[idx], path.y[idx], width_left=path.width_left[idx],
+                            width_right=path.width_right[idx], ds=path.ds, closed=True, name=f"{path.name}s")
 
 
 def describe(path: mt.ReferencePath) -> dict[str, float]:

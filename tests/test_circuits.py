@@ -73,3 +73,38 @@ def test_reproducible_by_seed(circuits):
 def test_bad_rng(circuits):
     with pytest.raises(TypeError, match="Generator"):
         circuits.generate_circuit(7)
+
+
+def _straight_runs(kappa: np.ndarray, limit: float) -> list[int]:
+    """Lengths (points) of the runs of |kappa| < limit around a closed loop."""
+    straight = np.abs(kappa) < limit
+    k0 = int(np.argmin(straight))
+    runs, run = [], 0
+    for i in np.r_[k0:kappa.size, 0:k0]:
+        if straight[i]:
+            run += 1
+        else:
+            runs.append(run)
+            run = 0
+    return runs + [run]
+
+
+def test_a_lap_started_on_the_longest_straight(circuits, sample):
+    """The same loop renumbered to start 5 m into its longest straight: as long, its first stretch straight for
+    nearly the longest run of straight points the loop has."""
+    for p in sample[:3]:
+        q = circuits.start_on_longest_straight(p)
+        assert q.closed and q.name == p.name + "s" and q.length == pytest.approx(p.length, rel=1e-3)
+        longest = max(_straight_runs(p.kappa, circuits.STRAIGHT_KAPPA)) * p.ds
+        ahead = int(np.argmax(np.abs(q.kappa) >= circuits.STRAIGHT_KAPPA)) * q.ds  # straight from the start on
+        assert longest - 5.0 - 3.0 <= ahead <= longest, (p.name, ahead, longest)
+        i = int(np.argmin(np.hypot(p.x - q.x[0], p.y - q.y[0])))
+        assert np.hypot(p.x[i] - q.x[0], p.y[i] - q.y[0]) < 1e-6  # a waypoint of the loop
+
+
+def test_start_on_the_longest_straight_needs_a_loop(circuits):
+    import mpc_tracking as mt
+
+    open_path = mt.ReferencePath(np.linspace(0.0, 100.0, 101), np.zeros(101), ds=1.0)
+    with pytest.raises(ValueError, match="not closed"):
+        circuits.start_on_longest_straight(open_path)
