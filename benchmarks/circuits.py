@@ -40,7 +40,9 @@ LENGTH_RANGE = (2000.0, 7000.0)
 WIDTH_RANGE = (10.0, 15.0)
 #: tightest corner radius of the centre line [m] (a hairpin)
 MIN_RADIUS = 13.0
-#: share of the lap that is straight (|kappa| < 1/1000 1/m); the six shared tracks have 0.39-0.65
+#: a point of a circuit counts as straight below this curvature [1/m] (radius 1 km)
+STRAIGHT_KAPPA = 1.0 / 1000.0
+#: share of the lap that is straight (|kappa| < STRAIGHT_KAPPA); the six shared tracks have 0.39-0.65
 STRAIGHT_SHARE = (0.35, 0.7)
 #: corner types: (probability, radius range [m], turning angle range [deg])
 CORNER_TYPES = {
@@ -231,7 +233,7 @@ def _one(rng: np.random.Generator, ds: float, length_range: tuple[float, float])
     length = h * kappa.size
     if not length_range[0] <= length <= length_range[1]:
         return None
-    if not STRAIGHT_SHARE[0] <= float(np.mean(np.abs(kappa) < 1e-3)) <= STRAIGHT_SHARE[1]:
+    if not STRAIGHT_SHARE[0] <= float(np.mean(np.abs(kappa) < STRAIGHT_KAPPA)) <= STRAIGHT_SHARE[1]:
         return None
     # remove the tiny closure error of the discrete integration, spread along the lap
     frac = np.arange(x.size) / (x.size - 1)
@@ -293,10 +295,6 @@ def generate_circuits(n: int, seed: int = 0, ds: float = 1.0) -> list[mt.Referen
     return [generate_circuit(np.random.default_rng([seed, i]), ds=ds, name=f"gen{seed}_{i}") for i in range(n)]
 
 
-#: a point of a circuit counts as straight below this curvature [1/m] (radius 1 km)
-STRAIGHT_KAPPA = 1.0 / 1000.0
-
-
 def start_on_longest_straight(path: mt.ReferencePath, into: float = 5.0) -> mt.ReferencePath:
     """The closed ``path`` started ``into`` [m] after the beginning of its longest straight (the longest run of
     points with ``|kappa| < STRAIGHT_KAPPA``), as real circuits start on their main straight: the same waypoints
@@ -323,10 +321,10 @@ def start_on_longest_straight(path: mt.ReferencePath, into: float = 5.0) -> mt.R
 
 
 def describe(path: mt.ReferencePath) -> dict[str, float]:
-    """Length, tightest radius, share of the lap that is straight (|kappa| < 1/1000) and widths."""
+    """Length, tightest radius, share of the lap that is straight (|kappa| < STRAIGHT_KAPPA) and widths."""
     k = np.abs(path.kappa)
     return {"length_m": round(path.length, 1), "min_radius_m": round(1.0 / float(k.max()), 1),
-            "straight_share": round(float(np.mean(k < 1e-3)), 3),
+            "straight_share": round(float(np.mean(k < STRAIGHT_KAPPA)), 3),
             "hairpin_share": round(float(np.mean(k > 1.0 / 30.0)), 3),
             "width_min_m": round(float(np.min(path.width_left + path.width_right)), 2),
             "width_max_m": round(float(np.max(path.width_left + path.width_right)), 2)}

@@ -1,24 +1,15 @@
 """The random circuit generator of benchmarks/circuits.py: closed, non-self-intersecting, realistic, seeded."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests._shared import generated_circuits
 
 
 @pytest.fixture(scope="module")
 def circuits():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("circuits", ROOT / "benchmarks" / "circuits.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["circuits"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return generated_circuits()
 
 
 @pytest.fixture(scope="module")
