@@ -50,7 +50,11 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   entered it instead of 2.3-3 s later, in the corner). Both axles read the whole car's grip as a slide (unless the
   car holds the grip the limits ask for); while the estimate stands on that reading the controller keeps braking
   at the road's peak (:attr:`GripEstimate.decel_held`): scaled by the share, the sedan would have braked at
-  3.6 m/s^2 where the road gave 4.8 -- and entered the corner 2.4 m/s faster.
+  3.6 m/s^2 where the road gave 4.8 -- and entered the corner 2.4 m/s faster. With the car's own braking limit
+  (:attr:`GripConfig.brake_reference`, the vehicle file's ``decel_max`` through ``grip_brake_limit``) the
+  reading is the road's friction ``mu_nominal`` times the deceleration held over it (an ABS holds the wheels
+  below their peak on every road alike; the tyre peak counts that as a slipperier road), carried to the grip an
+  axle would show at its lateral limit on that road (:meth:`GripEstimator.braking_equivalent`).
 * **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
   reference below) without sliding confirms it: at the reference its uncertainty falls to
   :data:`GRIP_SIGMA_CONFIRMED` of it (below, after a slide, it keeps the slide's), and the estimate rises back
@@ -106,7 +110,7 @@ from mpc_tracking.errors import SettingsError
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "magic_formula", "saturation_slip",
            "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_DEFICIT_SLIP",
            "GRIP_SPIN_SLIP", "GRIP_BRAKE_SHORT", "GRIP_BRAKE_SHORT_SHARE", "GRIP_BRAKE_MIN",
-           "GRIP_BRAKE_STEADY",
+           "GRIP_BRAKE_STEADY", "BRAKE_REFERENCE_FLOOR",
            "GRIP_MAX_DROP", "GRIP_SLIDE_MEMORY",
            "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED", "GRIP_SIGMA_SLIDE",
            "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "GRIP_SUSTAIN_SAMPLES", "GRIP_SLIDE_SAMPLES", "RATIO_STEP"]
@@ -179,6 +183,11 @@ GRIP_SLIDE_SAMPLES = 2
 GRIP_SUSTAIN_SAMPLES = 3
 #: below this speed [m/s] the estimator holds (slip angles are not defined at standstill)
 GRIP_MIN_SPEED = 5.0
+#: a braking reading counts against at least this share of the lateral reference (:attr:`GripConfig.brake_reference`)
+#: [-]. An ABS keeps a wheel near its peak (the 3D sedan's at 0.9 of it: its identified braking limit is 0.95 of
+#: its lateral one); a braking limit further below is a setting, not the car's grip, and reading against it would
+#: over-read the road (a car braking at 0.9 of its peak reads no more than the peak)
+BRAKE_REFERENCE_FLOOR = 0.9
 #: the limits are re-scaled when the plan's share of the nominal grip moves by more than this (or drops in a slide)
 RATIO_STEP = 0.005
 #: a gap in the measurements counts at most this long for the recovery [s] (the car probes while it drives)
@@ -217,6 +226,15 @@ class GripConfig:
         at it). A tyre past its curve while the whole car holds at least the grip the limits as set ask for
         (``grip_fraction`` times the reference) does not lower the estimate: those limits are attainable, and
         the margin ``1 - grip_fraction`` is there for such a moment at the limit.
+    brake_reference : float or None
+        The whole car's grip (``|a| / g``) when it brakes at its limit on the nominal road -- through its own
+        brakes and ABS, as identified (``decel_max / (grip_fraction g)``) -- or None: the tyre peak, the model's
+        ``m |a| / sum(D F_z)``. A braking reading (the car braking short of the command) is read against it: the
+        road's friction is ``mu_nominal`` times the deceleration held over this one. An ABS holds each wheel below
+        its peak (the 3D sedan's ``wheel_torque_pi`` at 0.9 of it), which the tyre peak counts as a slipperier
+        road: the dry sedan's file read a mu 0.6 road as 0.515 and planned 14 % below it. At least
+        :data:`BRAKE_REFERENCE_FLOOR` of ``mu_reference`` counts (a ``decel_max`` set for comfort, below the
+        car's grip, would read a road short of it as grippier than it is).
     road_units : {"linear", "load"}
         How the grip shown maps to the road's friction when ``mu_reference`` is given (the plan's share of the
         limits is the grip shown over the reference either way: the limits are accelerations the car holds).
@@ -235,6 +253,7 @@ class GripConfig:
     slide_sideslip: float = 0.12
     mu_reference: float | None = None
     grip_fraction: float = 1.0
+    brake_reference: float | None = None
     road_units: str = "linear"
 
     def __post_init__(self) -> None:
@@ -249,6 +268,9 @@ class GripConfig:
         ref = self.mu_reference
         if ref is not None and not (isinstance(ref, (int, float)) and math.isfinite(ref) and ref > 0):
             raise SettingsError(f"GripConfig.mu_reference: expected None or a finite number > 0, got {ref!r}")
+        brake = self.brake_reference
+        if brake is not None and not (isinstance(brake, (int, float)) and math.isfinite(brake) and brake > 0):
+            raise SettingsError(f"GripConfig.brake_reference: expected None or a finite number > 0, got {brake!r}")
         if self.road_units not in ("linear", "load"):
             raise SettingsError(f"GripConfig.road_units: expected 'linear' or 'load', got {self.road_units!r}")
 
@@ -457,6 +479,9 @@ class GripEstimator:
         self._c_load = ((1.0 - held) / self._ref_car ** 2
                         if config.road_units == "load" and config.mu_reference is not None and 0.0 < held < 1.0
                         else 0.0)
+        # the whole car's braking limit on the nominal road (|a| / g) a braking reading counts against, or None
+        brake = config.brake_reference
+        self._brake_ref = None if brake is None else max(float(brake), BRAKE_REFERENCE_FLOOR * self._ref_car)
         self.reset()
 
     def reset(self) -> None:
@@ -543,6 +568,29 @@ class GripEstimator:
         return (nominal * shown / (1.0 - k * a2) / f_ref,
                 nominal * (1.0 + k * a2) / (1.0 - k * a2) ** 2 / f_ref)
 
+    def braking_equivalent(self, car_g: float, axle: int) -> float:
+        """The grip axle ``axle`` (0 front, 1 rear) would show at its lateral limit (model units) on the road a
+        car braking at ``car_g`` (``|a| / g``) at its limit reads, against the braking reference
+        (:attr:`GripConfig.brake_reference`): the road's friction ``R = mu_nominal car_g / brake_reference``, and
+        the ``shown`` with :meth:`road_friction` ``(shown, reference, 1) = R`` -- the same estimate a slide in a
+        corner of that road gives, so the plan's share of the limits is the lateral one there.
+
+        >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+        >>> cfg = GripConfig(mu_nominal=0.9, mu_reference=0.8, road_units="load", brake_reference=0.76)
+        >>> est = GripEstimator(DynamicParams.bmw_320i(), cfg)
+        >>> shown = est.braking_equivalent(0.76 * 0.6 / 0.9, 0)   # the car brakes at its limit on mu 0.6
+        >>> round(est.road_friction(shown * 1.0, est._ref[0] * 1.0)[0], 3)  # tyre_D_f = 1
+        0.6
+        """
+        if self._brake_ref is None:
+            raise ValueError("braking_equivalent: the estimator has no brake_reference")
+        d = (self.params.tyre_D_f, self.params.tyre_D_r)[axle]
+        reference = d * self._ref[axle]
+        c = self._c_load
+        q = car_g / self._brake_ref * reference / (1.0 - c * reference * reference)  # s / (1 - c s^2)
+        s = 2.0 * q / (1.0 + math.sqrt(1.0 + 4.0 * c * q * q)) if c > 0.0 else q
+        return min(s / d, _MU_BOUNDS[1])
+
     def update(self, t: float, measured: Mapping[str, float] | None, delta: float | None,
                a_x_cmd: float | None = None) -> GripEstimate:
         """One step with the measurement at time ``t`` [s] and the steering ``delta`` [rad] applied since the last.
@@ -591,8 +639,9 @@ class GripEstimator:
         braking -- on a straight, where no slip angle tells. Unless the
         whole car holds the grip the limits as set ask for (at the limit, not a slipperier road), both axles read
         the whole car's grip as a slide (the split of the braking between the axles is not measured; the road's
-        friction is at least the car's ``m |a| / sum(D F_z)``). An axle already read as sliding this step keeps
-        its own reading."""
+        friction is at least the car's ``m |a| / sum(D F_z)``) -- or, with a braking reference
+        (:attr:`GripConfig.brake_reference`), the road that deceleration reads against it, and the limit as set is
+        ``grip_fraction`` of that reference. An axle already read as sliding this step keeps its own reading."""
         short = (a_x_cmd is not None and math.isfinite(a_x_cmd) and a_x_cmd <= -GRIP_BRAKE_MIN
                  and a_x <= -GRIP_BRAKE_MIN
                  and a_x - a_x_cmd > max(GRIP_BRAKE_SHORT, -GRIP_BRAKE_SHORT_SHARE * a_x_cmd))
@@ -607,12 +656,18 @@ class GripEstimator:
                 or max(self._recent_decel) - min(self._recent_decel) > GRIP_BRAKE_STEADY):
             return
         car_g, car_shown, lateral = self._car_reading
-        if car_g >= self.config.grip_fraction * self._ref_car:
-            for axle, ref in zip(self._axles, self._ref, strict=True):
-                axle.held(car_shown, ref, lateral)
+        if self._brake_ref is None:
+            readings = ((car_shown, lateral),) * 2
+            planned = self._ref_car
+        else:
+            readings = ((self.braking_equivalent(car_g, 0), 1.0), (self.braking_equivalent(car_g, 1), 1.0))
+            planned = self._brake_ref
+        if car_g >= self.config.grip_fraction * planned:
+            for axle, ref, (shown, lat) in zip(self._axles, self._ref, readings, strict=True):
+                axle.held(shown, ref, lat)
             return
-        for axle, ref in zip(self._axles, self._ref, strict=True):
-            axle.slid(car_shown, ref, lateral)
+        for axle, ref, (shown, lat) in zip(self._axles, self._ref, readings, strict=True):
+            axle.slid(shown, ref, lat)
         self._sliding = True
         self._decel_held = (max(min(self._recent_decel), 0.0), (self._axles[0].mu, self._axles[1].mu))
         logger.debug("grip: braking short of the command (a_x %.2f against %.2f m/s^2): mu %.3f (model units, "

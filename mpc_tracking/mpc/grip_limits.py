@@ -64,7 +64,8 @@ class GripLimits:
         cfg = GripConfig(mu_nominal=mu_nominal, sigma0=sigma_max, sigma_growth=st.grip_sigma_growth * mu_nominal,
                          sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip,
                          mu_reference=reference if math.isfinite(reference) and reference > 0 else None,
-                         grip_fraction=st.grip_fraction, road_units="load")
+                         grip_fraction=st.grip_fraction, road_units="load",
+                         brake_reference=None if st.grip_brake_limit is None else st.grip_brake_limit / params.g)
         self.estimator = GripEstimator(params, cfg)
         sampler = mpc._sampler
         self._table0 = sampler.table.copy()

@@ -231,6 +231,78 @@ def test_a_braking_slide_reads_at_least_the_cars_grip(params):
     assert slid and e.mu_front == pytest.approx(car, rel=0.03)
 
 
+def _brake_config(**kw) -> GripConfig:
+    """The controller's units (load mapping) for a car whose lateral limit is 0.8 g and braking limit 0.76 g on a
+    mu 0.9 road (the identified sedan: 0.80 and 0.76)."""
+    return GripConfig(**{"mu_nominal": 0.9, "mu_reference": 0.8, "road_units": "load", "grip_fraction": 0.9,
+                         "brake_reference": 0.76, **kw})
+
+
+@pytest.mark.parametrize("road", [0.6, 0.45])
+def test_braking_short_reads_the_road_against_the_cars_braking_limit(params, road):
+    """A car whose brakes (an ABS below the tyre peak) stop it at 0.76 g on the nominal road brakes short at
+    0.76 road / 0.9 g on a slipperier one: the estimate is that road, with the plan's share the lateral limit's
+    there (a slide in a corner of it reads the same). Against the tyre peak (no brake reference) the same car read
+    the road 10 % or more below it (the dry sedan's file read mu 0.6 as 0.515)."""
+    a_x = -0.76 * road / 0.9 * params.g
+    est = GripEstimator(params, _brake_config())
+    e = _braking_straight(est, a_x, -9.0, steps=8)[-1]
+    assert e.sliding or e.decel_held is not None
+    assert e.mu_front == pytest.approx(road, rel=1e-6) and e.mu_rear == pytest.approx(road, rel=1e-6)
+    corner = GripEstimator(params, _brake_config())  # the lateral reading of the same road: the same shown grip
+    s = corner.braking_equivalent(0.76 * road / 0.9, 0)
+    assert corner.road_friction(s, corner._ref[0])[0] == pytest.approx(road, rel=1e-9)
+    assert e.plan_ratio() == pytest.approx(s / corner._ref[0] * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-3)
+    peak = _braking_straight(GripEstimator(params, _brake_config(brake_reference=None)), a_x, -9.0, steps=8)[-1]
+    assert peak.mu_front < 0.92 * road
+
+
+def test_a_braking_limit_set_for_comfort_does_not_over_read_the_road(params):
+    """decel_max set at 3 m/s^2 (0.31 g: a comfort limit, not the car's grip): a braking reading counts against
+    BRAKE_REFERENCE_FLOOR of the lateral reference, not against 0.31 g (that would read a road 2.6 times as
+    grippy as the car showed)."""
+    a_x = -2.2  # the car brakes short of the comfort command on ice
+    est = GripEstimator(params, _brake_config(brake_reference=3.0 / (0.9 * params.g)))
+    e = _braking_straight(est, a_x, -3.0, steps=8)[-1]
+    expected = 0.9 * (-a_x / params.g) / (grip.BRAKE_REFERENCE_FLOOR * est._ref_car)
+    assert e.mu_front == pytest.approx(expected, rel=1e-6)
+    assert e.mu_front < 0.3
+
+
+def test_braking_short_at_the_planned_braking_grip_keeps_the_limits(params):
+    """Short of the command while the car brakes at more than grip_fraction of its braking limit (0.92 x 0.76 g,
+    below grip_fraction of the lateral one, 0.9 x 0.8): the brakes' limit as set, not a slipperier road -- the
+    estimate holds. Read against the lateral limit it was a slide."""
+    a_x = -0.92 * 0.76 * params.g
+    e = _braking_straight(GripEstimator(params, _brake_config()), a_x, -9.0, steps=8)[-1]
+    assert e.mu == pytest.approx(0.9) and e.decel_held is None
+    e = _braking_straight(GripEstimator(params, _brake_config(brake_reference=None)), a_x, -9.0, steps=8)[-1]
+    assert e.mu < 0.89 and e.decel_held is not None
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.5, float("nan"), "0.7"])
+def test_bad_brake_reference(bad):
+    with pytest.raises(SettingsError, match="brake_reference"):
+        GripConfig(brake_reference=bad)
+
+
+def test_the_controller_reads_braking_against_the_cars_braking_limit(params):
+    """The controller's estimator counts braking against ``grip_brake_limit`` (as a share of g), not against
+    decel_max (a setting, which may be below what the car can do); unset: against the tyre peak. Braking at 4 m/s^2
+    short of the plan's 7.5 on a car whose brakes hold 8.5 on the nominal road: the limits' share is that road's,
+    read in the lateral limit's units."""
+    mpc = _mpc(params, grip_mu=0.9, grip_brake_limit=8.5)
+    est = mpc.grip.estimator
+    assert est.config.brake_reference == pytest.approx(8.5 / params.g, rel=1e-12)
+    mpc.solve((0.0, 0.0, 0.0), t=0.0, measured={"v_x": 25.0, "v_y": 0.0, "r": 0.0, "speed": 25.0})
+    for k in range(8):
+        mpc.grip.step(k * T, {"v_x": 25.0 - 4.0 * k * T, "v_y": 0.0, "r": 0.0}, 0.0, -7.5)
+    assert mpc.grip.last.mu == pytest.approx(0.9 * 4.0 / 8.5, rel=1e-6)
+    shown = est.braking_equivalent(4.0 / params.g, 0)
+    assert mpc.grip.ratio == pytest.approx(shown / est._ref[0] * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-3)
+    assert _mpc(params, grip_mu=0.9).grip.estimator.config.brake_reference is None
+
+
 @pytest.mark.parametrize("share, lowered", [(0.96, False), (0.9, True)])
 def test_a_tyre_past_its_curve_at_the_planned_grip_keeps_the_limits(params, share, lowered):
     """Limits at grip_fraction 0.95 of the reference: a front tyre past its curve while the car holds 0.96 of the

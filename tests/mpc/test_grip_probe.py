@@ -144,7 +144,7 @@ def _hairpin(straight: float = 400.0, radius: float = 25.0, half_width: float = 
 def test_the_dry_file_on_a_wet_road_reads_it_before_the_first_braking_zone(identified_sedan, probe):
     """The sedan's dry vehicle file (mu 0.9) on a mu 0.6 road, at the dry pace (40 m/s) down a 400 m straight into
     a hairpin of 25 m (default settings as a scenario resolves them). The brake test reads the road 0.15-0.35 s into
-    the run and the car brakes for the hairpin at the wet pace: 0.1 m off the line. Without it the braking zone reads
+    the run (0.6 within 5 %) and the car brakes for the hairpin at the wet pace: 0.1 m off the line. Without it the braking zone reads
     the road only once the car brakes at the dry pace, too late: 3.4 m off the line, 0.55 m past the edge."""
     from mpc_tracking.scenario.defaults import grip_defaults
 
@@ -160,5 +160,10 @@ def test_the_dry_file_on_a_wet_road_reads_it_before_the_first_braking_zone(ident
         start, end = mpc.grip.probe.done
         assert start < 0.5 and end - start < 0.5  # read within the test, long before its 0.6 s
         assert res.metrics["max_body_overshoot"] == 0.0 and res.metrics["max_abs_e_y"] < 0.5
+        # read against the car's braking through its ABS (grip_brake_limit, the vehicle file's decel_max): the
+        # road within 5 % (against the tyre peak 0.52: the ABS holds the wheels at 0.9 of it)
+        assert st.grip_brake_limit == ident.decel_max
+        after = res.series["mu_est"][np.searchsorted(res.series["t"], end)]
+        assert after == pytest.approx(0.6, rel=0.05) and np.min(res.series["mu_est"]) > 0.57
     else:
         assert res.metrics["max_abs_e_y"] > 2.0  # ran wide in the hairpin

@@ -47,3 +47,13 @@ class GripSettings(SettingsGroup):
               "Once per run; on a dry road the braking confirms the grip within 0.05-0.15 s (dry laps within "
               "0.02 %). False: no test (traffic behind the car, a passenger on board).")
     grip_probe_time: float = setting(0.6, "Longest brake test", "s", gt=0)
+    grip_brake_limit: float | None = setting(
+        None, "The car's braking deceleration at its limit on the grip_mu road, through its brakes and ABS (null: "
+              "the vehicle file's, when a scenario takes the limits from one)", "m/s^2", gt=0,
+        notes="A car braking short of the plan's command reads the road against it: ``grip_mu`` times the "
+              "deceleration held over this one (:attr:`GripConfig.brake_reference "
+              "<mpc_tracking.mpc.grip.GripConfig.brake_reference>`). An ABS holds the wheels below their peak "
+              "(the 3D sedan's at 0.9 of it), on every road alike; the identified ``decel_max`` of the vehicle "
+              "file was measured through it. The dry sedan's file read a mu 0.6 road as 0.515 against the tyre "
+              "peak (null without a vehicle file) and 0.58-0.62 against this. Not ``decel_max``: that is a "
+              "setting, which may be below what the car can do.")

@@ -151,6 +151,7 @@ class MPCSettings:
     grip_slide_sideslip: float = GripSettings.grip_slide_sideslip
     grip_probe: bool = GripSettings.grip_probe
     grip_probe_time: float = GripSettings.grip_probe_time
+    grip_brake_limit: float | None = GripSettings.grip_brake_limit
     # -- derived (the weights as matrices, sized by the prediction model)
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
