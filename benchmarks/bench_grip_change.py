@@ -32,6 +32,12 @@ Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/gr
     python benchmarks/bench_grip_change.py [--circuits 2] [--seed 0] [--shared Monza] [--scenarios dry,rain]
                                            [--files dry,wet] [--save]
 
+``--oracle`` replaces the estimate by the road under the car: every step the limits are the share the plan
+would use on that road known exactly (:meth:`GripEstimator.plan_share
+<mpc_tracking.mpc.grip.GripEstimator.plan_share>`), from the moment it changes. It bounds what any estimate can
+do: a lap the oracle does not keep on the track (rain starting at the limit mid-corner, a patch met at the
+dry braking) fails on physics, not on the estimate. Its rows carry ``oracle: true`` and no estimate figures.
+
 ``--validate`` runs, per circuit, the seven laps the issue's targets need -- dry (dry file, estimation on and
 off), wet (dry file on; the wet-identified controller), wet_fast, rain and patch (dry file on) -- and adds a
 ``distributions`` block (median and worst over the circuits): completed, body overshoot, lap time vs the
@@ -92,6 +98,23 @@ def ident_name(ident: Any) -> str:
 
 #: the brake test (``grip_probe``) in every lap (``--probe off``: none)
 GRIP_PROBE = True
+#: the limits follow the road under the car instead of the estimate (``--oracle``)
+ORACLE = False
+
+
+def follow_the_road(mpc: Any, car: Any) -> None:
+    """Replace ``mpc``'s grip estimate by the road under ``car``: every step the limits are the share the plan
+    would use on that road known exactly (``--oracle``)."""
+    limits = mpc.grip
+    share_of = limits.estimator.plan_share
+
+    def step(t: float, measured: Any, delta: Any, a_x_cmd: Any = None) -> Any:
+        share = share_of(car.road_friction())
+        if share != limits.ratio:
+            limits._apply(share)
+        return limits.last
+
+    limits.step = step
 
 
 def settings_for(ident: Any, car: Any, path: mt.ReferencePath, grip: bool) -> mt.MPCSettings:
@@ -179,6 +202,8 @@ def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool
             apply(ratio, decel_held)
 
         mpc.grip._apply = recording  # type: ignore[method-assign]
+        if ORACLE:
+            follow_the_road(mpc, car)
     t0 = time.perf_counter()
     res = mt.simulate(path, mpc, car, act, v0=v0)
     m = res.metrics
@@ -191,7 +216,10 @@ def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool
         "wall_s": round(time.perf_counter() - t0, 1), "limit_share_min": round(min(ratios), 4),
         "start_speed_mps": round(float(res.series["v"][0]), 2),
     }
-    row.update(_estimate_figures(res, path))
+    if ORACLE:
+        row["oracle"] = True
+    else:
+        row.update(_estimate_figures(res, path))
     return row, res
 
 
@@ -365,12 +393,15 @@ def main() -> None:
                     help="where a generated circuit's lap starts: where it was drawn from (lap) or 5 m into its "
                          "longest straight, as real circuits start on their main straight (straight)")
     ap.add_argument("--probe", choices=("on", "off"), default="on", help="the brake test (grip_probe)")
+    ap.add_argument("--oracle", action="store_true",
+                    help="the limits follow the road under the car, known exactly (a bound on any estimate)")
     ap.add_argument("--no-cache", action="store_true", help="identify again (default: cached in /tmp)")
     ap.add_argument("--save", action="store_true")
     ap.add_argument("--out", default="grip_change", help="file stem under benchmarks/results/ for --save")
     args = ap.parse_args()
-    global GRIP_PROBE
+    global GRIP_PROBE, ORACLE
     GRIP_PROBE = args.probe == "on"
+    ORACLE = args.oracle
     prov = provenance()
     idents = identified(not args.no_cache)
     rows: list[dict[str, Any]] = []

@@ -571,9 +571,9 @@ class GripEstimator:
     def braking_equivalent(self, car_g: float, axle: int) -> float:
         """The grip axle ``axle`` (0 front, 1 rear) would show at its lateral limit (model units) on the road a
         car braking at ``car_g`` (``|a| / g``) at its limit reads, against the braking reference
-        (:attr:`GripConfig.brake_reference`): the road's friction ``R = mu_nominal car_g / brake_reference``, and
-        the ``shown`` with :meth:`road_friction` ``(shown, reference, 1) = R`` -- the same estimate a slide in a
-        corner of that road gives, so the plan's share of the limits is the lateral one there.
+        (:attr:`GripConfig.brake_reference`): :meth:`shown_at_limit` of the road ``mu_nominal car_g /
+        brake_reference`` -- the same estimate a slide in a corner of that road gives, so the plan's share of the
+        limits is the lateral one there.
 
         >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
         >>> cfg = GripConfig(mu_nominal=0.9, mu_reference=0.8, road_units="load", brake_reference=0.76)
@@ -584,12 +584,31 @@ class GripEstimator:
         """
         if self._brake_ref is None:
             raise ValueError("braking_equivalent: the estimator has no brake_reference")
+        return self.shown_at_limit(self.config.mu_nominal * car_g / self._brake_ref, axle)
+
+    def shown_at_limit(self, mu_road: float, axle: int) -> float:
+        """The grip axle ``axle`` (0 front, 1 rear) shows at its lateral limit on a road of friction ``mu_road``
+        (model units): the inverse of :meth:`road_friction` (``lateral`` 1). Over the reference it is the plan's
+        share of the limits on that road (:meth:`plan_share`).
+
+        >>> from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+        >>> est = GripEstimator(DynamicParams.bmw_320i(), GripConfig(mu_nominal=0.9, mu_reference=0.8,
+        ...                                                          road_units="load"))
+        >>> round(est.road_friction(est.shown_at_limit(0.6, 1), est._ref[1])[0], 12)   # tyre_D_r = 1
+        0.6
+        """
         d = (self.params.tyre_D_f, self.params.tyre_D_r)[axle]
         reference = d * self._ref[axle]
         c = self._c_load
-        q = car_g / self._brake_ref * reference / (1.0 - c * reference * reference)  # s / (1 - c s^2)
+        q = mu_road / self.config.mu_nominal * reference / (1.0 - c * reference * reference)  # s / (1 - c s^2)
         s = 2.0 * q / (1.0 + math.sqrt(1.0 + 4.0 * c * q * q)) if c > 0.0 else q
         return min(s / d, _MU_BOUNDS[1])
+
+    def plan_share(self, mu_road: float) -> float:
+        """The share of the nominal limits [-] the plan would use on a road of friction ``mu_road`` known exactly
+        (no uncertainty): the weaker axle's :meth:`shown_at_limit` over its reference, at most 1. What an oracle
+        of the road gives (``bench_grip_change.py --oracle``: the bound on what any estimate can do)."""
+        return min(1.0, *(self.shown_at_limit(mu_road, i) / self._ref[i] for i in range(2)))
 
     def update(self, t: float, measured: Mapping[str, float] | None, delta: float | None,
                a_x_cmd: float | None = None) -> GripEstimate:

@@ -257,6 +257,22 @@ def test_braking_short_reads_the_road_against_the_cars_braking_limit(params, roa
     assert peak.mu_front < 0.92 * road
 
 
+def test_the_plan_share_of_a_known_road_is_the_one_a_slide_there_gives(params):
+    """plan_share (the oracle's limits): 1 on the nominal road and above it; on a slipperier one the share a slide
+    at that road's limit leaves (before its uncertainty), larger than the linear share mu / mu_nominal (the car
+    holds more of a slipperier road: the load mapping), and growing with mu."""
+    est = GripEstimator(params, _brake_config())
+    assert est.plan_share(0.9) == pytest.approx(1.0) and est.plan_share(1.2) == 1.0
+    shares = [est.plan_share(mu) for mu in (0.3, 0.45, 0.6, 0.75)]
+    assert all(np.diff(shares) > 0)
+    assert all(sh > mu / 0.9 for sh, mu in zip(shares, (0.3, 0.45, 0.6, 0.75), strict=True))
+    slid = GripEstimator(params, _brake_config())
+    for axle, ref in zip(slid._axles, slid._ref, strict=True):
+        axle.slid(slid.shown_at_limit(0.6, 0), ref)
+    assert slid.estimate.mu == pytest.approx(0.6, rel=1e-9)
+    assert slid.estimate.plan_ratio() == pytest.approx(est.plan_share(0.6) * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-6)
+
+
 def test_a_braking_limit_set_for_comfort_does_not_over_read_the_road(params):
     """decel_max set at 3 m/s^2 (0.31 g: a comfort limit, not the car's grip): a braking reading counts against
     BRAKE_REFERENCE_FLOOR of the lateral reference, not against 0.31 g (that would read a road 2.6 times as

@@ -106,3 +106,26 @@ def test_wet_laps_start_at_the_lower_reference_of_the_two_files(bench, monkeypat
         assert bench.start_speed(None, idents, scenario) is None
     assert bench.road("wet_fast", np.zeros(2)) == bench.road("wet", np.zeros(2)) == {"mu": bench.MU_WET}
     assert ("wet_fast", "dry", True) in bench.VALIDATION_RUNS
+
+
+def test_the_oracle_sets_the_limits_to_the_road_under_the_car(bench):
+    """--oracle: every step the limits are the share the plan would use on the road under the car, known exactly
+    (the estimator's plan_share of it), and the nominal ones back on the nominal road."""
+    from mpc_tracking.models.prediction import DynamicPrediction
+    from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+
+    params = DynamicParams.bmw_320i()
+    th = np.linspace(0.0, np.pi, 120)
+    path = mt.ReferencePath(60.0 * np.sin(th), 60.0 * (1.0 - np.cos(th)), ds=1.0, width_left=4.0, width_right=4.0)
+    st = mt.MPCSettings(prediction_model="dynamic", horizon=10, v_max=20.0, a_y_max=7.0, decel_max=7.0,
+                        accel_max=3.0, grip_mu=0.9)
+    mpc = mt.SpatialMPC(path, mt.VehicleParams(wheelbase=params.wheelbase), st, prediction=DynamicPrediction(params))
+    road = [0.6]
+    bench.follow_the_road(mpc, SimpleNamespace(road_friction=lambda: road[0]))
+    mpc.grip.step(0.0, None, None)
+    share = mpc.grip.estimator.plan_share(0.6)
+    assert 0.6 / 0.9 < share < 0.9 and mpc.grip.ratio == share
+    assert mpc.settings.a_y_max == pytest.approx(share * 7.0) and mpc.settings.decel_max == pytest.approx(share * 7.0)
+    road[0] = 0.9
+    mpc.grip.step(0.05, None, None)
+    assert mpc.grip.ratio == 1.0 and mpc.settings.a_y_max == pytest.approx(7.0)
