@@ -65,7 +65,8 @@ class GripLimits:
                          sigma_max=sigma_max, margin=st.grip_margin, slide_sideslip=st.grip_slide_sideslip,
                          mu_reference=reference if math.isfinite(reference) and reference > 0 else None,
                          grip_fraction=st.grip_fraction, road_units="load",
-                         brake_reference=None if st.grip_brake_limit is None else st.grip_brake_limit / params.g)
+                         brake_reference=None if st.grip_brake_limit is None else st.grip_brake_limit / params.g,
+                         drive=st.grip_drive)
         self.estimator = GripEstimator(params, cfg)
         sampler = mpc._sampler
         self._table0 = sampler.table.copy()

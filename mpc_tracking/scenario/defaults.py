@@ -178,6 +178,10 @@ def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicl
             changes["grip_brake_limit"] = float(brake)  # the car's own, whatever decel_max the controller uses
             logger.info("%s: grip_brake_limit not given; %.3g m/s^2 (the vehicle file's decel_max: the grip "
                         "estimate reads braking against it)", where, brake)
+        drive = getattr(getattr(plant, "vehicle", None), "drive", None)
+        if drive in ("rwd", "fwd", "awd") and _is_default(st, "grip_drive", defaults):
+            changes["grip_drive"] = drive
+            logger.info("%s: grip_drive not given; %s (the plant's drive)", where, drive)
         if model == "dynamic":
             if _is_default(st, "friction_ellipse", defaults):
                 changes["friction_ellipse"] = True

@@ -119,8 +119,8 @@ def _braking_turn(est: GripEstimator, a_x: float, a_y: float, alpha_f: float, st
 
 def _braking_straight(est: GripEstimator, a_x: float, a_x_cmd: float, steps: int,
                       v0: float = 25.0) -> list[grip.GripEstimate]:
-    """``steps`` samples on a straight decelerating at ``-a_x`` [m/s^2] (the speed falls linearly) while the plan
-    commands ``a_x_cmd``; the estimate after each."""
+    """``steps`` samples on a straight at the acceleration ``a_x`` [m/s^2] (braking: negative; the speed changes
+    linearly) while the plan commands ``a_x_cmd``; the estimate after each."""
     return [est.update(k * T, {"v_x": v0 + a_x * k * T, "v_y": 0.0, "r": 0.0}, 0.0, a_x_cmd)
             for k in range(steps)]
 
@@ -229,6 +229,72 @@ def test_a_braking_slide_reads_at_least_the_cars_grip(params):
     car = math.hypot(a_x, a_y) / p.g  # D = 1 on both axles
     assert axle / d_fz < 0.93 * car
     assert slid and e.mu_front == pytest.approx(car, rel=0.03)
+
+
+def _axle_loads(p: sd.DynamicParams, a_x: float) -> tuple[float, float]:
+    """The axles' normal loads [N] with the longitudinal load transfer of ``a_x``."""
+    L = p.l_f + p.l_r
+    return p.mass * (p.g * p.l_r - a_x * p.h_cg) / L, p.mass * (p.g * p.l_f + a_x * p.h_cg) / L
+
+
+@pytest.mark.parametrize("drive", ["rwd", "fwd", "awd", "unknown"])
+def test_accelerating_short_of_the_command_reads_the_driven_axle(params, drive):
+    """On a straight the plan commands 3.2 m/s^2 and the car accelerates at 2.7 only (rain: its driven wheels spin
+    at their peak; no slip angle tells): after GRIP_SUSTAIN_SAMPLES samples the driven axle reads the grip it
+    shows carrying all of m a_x; the other axle keeps its estimate (awd: both read the whole car's grip; unknown:
+    both read as if each drove -- the plan's weaker axle is never above the driven one)."""
+    a_x = 2.7
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive=drive))
+    es = _braking_straight(est, a_x, 3.2, steps=1 + grip.GRIP_SUSTAIN_SAMPLES + 3)
+    assert not any(e.sliding for e in es[:grip.GRIP_SUSTAIN_SAMPLES])
+    assert es[grip.GRIP_SUSTAIN_SAMPLES].sliding
+    fz_f, fz_r = _axle_loads(params, a_x)
+    m_a = params.mass * a_x
+    shown = {"front": m_a / (params.tyre_D_f * fz_f), "rear": m_a / (params.tyre_D_r * fz_r)}
+    e = es[-1]
+    if drive == "awd":
+        car = a_x / params.g  # D = 1 on both axles
+        assert e.mu_front == pytest.approx(car, rel=1e-6) and e.mu_rear == pytest.approx(car, rel=1e-6)
+        return
+    driven = {"rwd": ["rear"], "fwd": ["front"], "unknown": ["front", "rear"]}[drive]
+    for axle in ("front", "rear"):
+        got = getattr(e, f"mu_{axle}")
+        assert got == pytest.approx(shown[axle] if axle in driven else params.mu, rel=1e-6)
+    assert e.mu <= shown[driven[0]] + 1e-12
+
+
+@pytest.mark.parametrize("a_x, a_x_cmd", [(2.9, 3.0), (0.5, 0.9), (2.0, None), (0.6, 3.0)])
+def test_accelerating_as_commanded_or_gently_is_no_reading(params, a_x, a_x_cmd):
+    """Within GRIP_DRIVE_SHORT of the command (the dry sedan: 0.105 m/s^2 at most), a command gentler than
+    GRIP_BRAKE_MIN, no command known, or the car itself accelerating less than that: the estimate holds."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))
+    es = _braking_straight(est, a_x, a_x_cmd, steps=12)
+    assert not any(e.sliding for e in es) and es[-1].mu == params.mu
+
+
+def test_the_actuator_catching_up_with_an_acceleration_command_is_no_reading(params):
+    """The command switches from braking to accelerating at 3 m/s^2 and the car's acceleration ramps up to it
+    (short of it by more than GRIP_DRIVE_SHORT, but not steady): no reading."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))
+    v, es = 25.0, []
+    for k, a in enumerate((-3.0, -3.0, -2.0, -0.5, 1.0, 1.6, 2.1, 2.5, 2.8, 3.0, 3.0, 3.0)):
+        es.append(est.update(k * T, {"v_x": v, "v_y": 0.0, "r": 0.0}, 0.0, -3.0 if k < 2 else 3.0))
+        v += a * T
+    assert not any(e.sliding for e in es) and es[-1].mu == params.mu
+
+
+def test_accelerating_short_at_the_planned_grip_keeps_the_limits(params):
+    """Short of the command while the whole car holds what the limits as set ask for (grip_fraction of the
+    reference: accelerating at 0.75 g with the reference 0.8): the drive at the car's limit, not a slipperier
+    road."""
+    est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=0.8, grip_fraction=0.9, drive="rwd"))
+    es = _braking_straight(est, 0.75 * params.g, 9.0, steps=10)
+    assert not any(e.sliding for e in es) and es[-1].mu == pytest.approx(0.9)
+
+
+def test_bad_drive():
+    with pytest.raises(SettingsError, match="drive"):
+        GripConfig(drive="4wd")
 
 
 def _brake_config(**kw) -> GripConfig:

@@ -15,14 +15,22 @@ a car beyond its grip decides whether it stays on the road:
 With both it passes the corner 0.47 m inside the edge (its centre 5.0 m off the line) and completes the lap. The
 outcomes were the same with OSQP's tolerances at 5e-6 and 2e-5 instead of 1e-5 (the spread the stored regression
 allows for solver noise). The run stops at 50 s, past both failures.
+
+And rain that starts while the car accelerates on a straight (generated circuit ``gen3_0`` of seed 3 started on its
+longest straight, as the benchmark's ``--start straight`` does): the car accelerates 0.5 m/s^2 short of the plan's
+3.2 within 0.2 s -- its driven (rear) wheels spin at the wet road's peak -- and the traction reading
+(``GRIP_DRIVE_SHORT``, ``grip_drive`` from the plant) lowers the limits there. Without it nothing is read on the
+straight; in the next corner the rear axle, its grip taken by the drive, lets go: the car spins 3.25 s into the
+rain and leaves the track 5 m past the edge -- even an oracle that knew the road 3.2 s after the change left.
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import mpc_tracking as mt
 from mpc_tracking.models.prediction import DynamicPrediction
-from mpc_tracking.mpc import qp
+from mpc_tracking.mpc import grip, qp
 from tests._shared import generated_circuits
 
 SEDAN = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
@@ -34,7 +42,7 @@ def circuit():
     return generated_circuits().generate_circuits(2, 5, ds=1.0)[1]
 
 
-def _run_in_the_rain(path, ident, **settings):
+def _run_in_the_rain(path, ident, t_max=50.0, **settings):
     from mpc_tracking.scenario.defaults import grip_defaults
 
     car = mt.create_model("ackermann3d", {"preset": "sedan", **RAIN})
@@ -43,7 +51,7 @@ def _run_in_the_rain(path, ident, **settings):
     assert st.grip_estimation and st.prediction_model == "dynamic" and st.steer_within_peak_slip  # the defaults
     mpc = mt.SpatialMPC(path, SEDAN, st.replace(**settings),
                         prediction=DynamicPrediction(ident.params, speed_lag=act.speed_lag))
-    return mt.simulate(path, mpc, car, act, t_max=50.0)
+    return mt.simulate(path, mpc, car, act, t_max=t_max)
 
 
 def test_with_both_remedies_the_car_stays_on_the_track_in_the_rain(circuit, identified_sedan):
@@ -63,3 +71,26 @@ def test_without_the_first_step_floor_it_leaves_the_track(circuit, identified_se
     assert qp.ELLIPSE_FLOOR == 0.1
     res = _run_in_the_rain(circuit, identified_sedan)
     assert res.reason == "left_corridor" and res.metrics["max_body_overshoot"] > 1.0
+
+
+@pytest.fixture(scope="module")
+def straight_start():
+    gen = generated_circuits()
+    return gen.start_on_longest_straight(gen.generate_circuits(1, 3, ds=1.0)[0])
+
+
+@pytest.mark.parametrize("reading", [True, False])
+def test_rain_on_a_straight_under_power_is_read_before_the_corner(straight_start, identified_sedan, monkeypatch,
+                                                                   reading):
+    if not reading:
+        monkeypatch.setattr(grip, "GRIP_DRIVE_SHORT", 1e9)
+    res = _run_in_the_rain(straight_start, identified_sedan, t_max=40.0)
+    s = res.series
+    if reading:
+        assert res.reason == "time_limit", res.message
+        assert res.metrics["max_body_overshoot"] == 0.0 and res.metrics["max_abs_e_y"] < 1.0
+        first = s["t"][np.flatnonzero(s["mu_est"] < 0.8)[0]]
+        assert 30.0 < first < 30.5  # read on the straight, 0.1-0.5 s into the rain
+        assert s["mu_est"][s["t"] >= 31.0][0] == pytest.approx(0.6, rel=0.05)
+    else:
+        assert res.reason == "left_corridor" and res.metrics["max_body_overshoot"] > 2.0

@@ -49,7 +49,7 @@ def test_every_field_is_documented_with_a_unit():
 
 
 def test_field_names_are_unique_across_groups_and_never_a_group_name():
-    assert len(FLAT_NAMES) == len(set(FLAT_NAMES)) == 52
+    assert len(FLAT_NAMES) == len(set(FLAT_NAMES)) == 53
     assert not set(FLAT_NAMES) & set(SETTINGS_GROUPS)
     assert {field_group(n) for n in FLAT_NAMES} == set(SETTINGS_GROUPS)
 
@@ -175,6 +175,7 @@ BAD = [
     ("grip_estimation", "yes"), ("grip_mu", 0.0), ("grip_margin", -1.0), ("grip_sigma_max", -0.1),
     ("grip_sigma_growth", math.nan), ("grip_slide_sideslip", 0.0), ("grip_probe", 1), ("grip_probe_time", 0.0),
     ("grip_probe_time", math.inf), ("grip_brake_limit", 0.0), ("grip_brake_limit", math.nan),
+    ("grip_drive", "4wd"), ("grip_drive", None),
 ]
 #: values at the edge of what is allowed
 GOOD = [

@@ -63,6 +63,18 @@ def test_the_braking_limit_of_the_grip_estimate_is_the_vehicle_files(vehicle_fil
     assert grip_defaults(mt.MPCSettings(grip_defaults=False), sedan, None, vehicle_file).grip_brake_limit is None
 
 
+def test_the_drive_of_the_grip_estimate_is_the_plants(vehicle_file):
+    """grip_drive comes from the 3D car's drive when left unknown; a value given wins; a plant without one (or
+    none) leaves it unknown."""
+    for drive in ("rwd", "fwd", "awd"):
+        car = mt.create_model("ackermann3d", {"preset": "sedan", "drive": drive})
+        assert grip_defaults(mt.MPCSettings(), car, None, vehicle_file).grip_drive == drive
+    car = mt.create_model("ackermann3d", {"preset": "sedan"})
+    assert grip_defaults(mt.MPCSettings(grip_drive="fwd"), car).grip_drive == "fwd"
+    kin = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
+    assert grip_defaults(mt.MPCSettings(), kin, None, vehicle_file).grip_drive == "unknown"
+
+
 def test_actuator_clamp_caps_the_scaled_limit(vehicle_file, sedan):
     act = mt.make_actuator("wheel_torque_pi", decel_max=5.0)
     assert grip_defaults(mt.MPCSettings(), sedan, act, vehicle_file).decel_max == 5.0

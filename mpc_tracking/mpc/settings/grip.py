@@ -57,3 +57,12 @@ class GripSettings(SettingsGroup):
               "file was measured through it. The dry sedan's file read a mu 0.6 road as 0.515 against the tyre "
               "peak (null without a vehicle file) and 0.58-0.62 against this. Not ``decel_max``: that is a "
               "setting, which may be below what the car can do.")
+    grip_drive: str = setting(
+        "unknown", "Which axles drive the car (rwd, fwd, awd; unknown: a traction reading lowers both)", "-",
+        choices=("unknown", "rwd", "fwd", "awd"),
+        notes="A car accelerating short of the plan's command has its driven wheels at their peak "
+              "(:data:`~mpc_tracking.mpc.grip.GRIP_DRIVE_SHORT`): rain that starts on a straight under power is "
+              "read there, before the next corner, instead of in it (a rear-drive car spun there). The driven "
+              "axle reads the road; ``unknown`` reads both axles as if each drove the car, which may read the "
+              "undriven one low (the rear-drive sedan's front: 0.52 on a mu 0.6 road, the rear 0.59), never "
+              "above the road. A scenario takes it from the 3D car's ``drive`` when it is left unknown.")

@@ -152,6 +152,7 @@ class MPCSettings:
     grip_probe: bool = GripSettings.grip_probe
     grip_probe_time: float = GripSettings.grip_probe_time
     grip_brake_limit: float | None = GripSettings.grip_brake_limit
+    grip_drive: str = GripSettings.grip_drive
     # -- derived (the weights as matrices, sized by the prediction model)
     Q_matrix: np.ndarray = field(init=False, repr=False, compare=False)
     R_matrix: np.ndarray = field(init=False, repr=False, compare=False)
