@@ -272,6 +272,29 @@ def test_accelerating_as_commanded_or_gently_is_no_reading(params, a_x, a_x_cmd)
     assert not any(e.sliding for e in es) and es[-1].mu == params.mu
 
 
+def test_accelerating_short_in_a_corner_is_no_reading(params):
+    """Leaving a tight corner at 10 m/s with 5.4 m/s^2 laterally, the car accelerates at 1.24 against a command of
+    1.68 (the tyres' slip angles drag it; the dry sedan out of Monza's chicanes): not on a straight
+    (GRIP_DRIVE_LATERAL), no reading. The same shortfall on a straight reads the rear axle."""
+    p = params
+    sat_f = saturation_slip((p.tyre_B_f, p.tyre_C_f, p.tyre_E_f))
+    sat_r = saturation_slip((p.tyre_B_r, p.tyre_C_r, p.tyre_E_r))
+
+    def run(a_y: float) -> grip.GripEstimate:
+        est = GripEstimator(p, GripConfig(mu_nominal=0.9, mu_reference=0.8, grip_fraction=0.9, drive="rwd"))
+        v, e = 10.0, est.estimate
+        for k in range(10):
+            r = a_y / v
+            v_y_rear = -math.tan(0.3 * sat_r) * v if a_y else 0.0  # both axles at 0.3 of their saturation slip
+            delta = 0.3 * sat_f + math.atan((v_y_rear + (p.l_r + p.l_f) * r) / v) if a_y else 0.0
+            e = est.update(k * T, {"v_x": v, "v_y": v_y_rear, "r": r}, delta, 1.68)
+            v += 1.24 * T
+        return e
+
+    assert not run(5.4).sliding and run(5.4).mu == pytest.approx(0.9)
+    assert run(0.0).mu < 0.9
+
+
 def test_the_actuator_catching_up_with_an_acceleration_command_is_no_reading(params):
     """The command switches from braking to accelerating at 3 m/s^2 and the car's acceleration ramps up to it
     (short of it by more than GRIP_DRIVE_SHORT, but not steady): no reading."""
