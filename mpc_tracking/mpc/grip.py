@@ -51,7 +51,7 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   car holds the grip the limits ask for); while the estimate stands on that reading the controller keeps braking
   at the road's peak (:attr:`GripEstimate.decel_held`): scaled by the share, the sedan would have braked at
   3.6 m/s^2 where the road gave 4.8 -- and entered the corner 2.4 m/s faster. With the car's own braking limit
-  (:attr:`GripConfig.brake_reference`, the vehicle file's ``decel_max`` through ``grip_brake_limit``) the
+  (:attr:`GripConfig.brake_reference`, ``settings.grip_brake_limit``: the vehicle file's ``decel_max``) the
   reading is the road's friction ``mu_nominal`` times the deceleration held over it (an ABS holds the wheels
   below their peak on every road alike; the tyre peak counts that as a slipperier road), carried to the grip an
   axle would show at its lateral limit on that road (:meth:`GripEstimator.braking_equivalent`).
@@ -244,13 +244,13 @@ class GripConfig:
         the margin ``1 - grip_fraction`` is there for such a moment at the limit.
     brake_reference : float or None
         The whole car's grip (``|a| / g``) when it brakes at its limit on the nominal road -- through its own
-        brakes and ABS, as identified (``decel_max / (grip_fraction g)``) -- or None: the tyre peak, the model's
-        ``m |a| / sum(D F_z)``. A braking reading (the car braking short of the command) is read against it: the
-        road's friction is ``mu_nominal`` times the deceleration held over this one. An ABS holds each wheel below
-        its peak (the 3D sedan's ``wheel_torque_pi`` at 0.9 of it), which the tyre peak counts as a slipperier
-        road: the dry sedan's file read a mu 0.6 road as 0.515 and planned 14 % below it. At least
-        :data:`BRAKE_REFERENCE_FLOOR` of ``mu_reference`` counts (a ``decel_max`` set for comfort, below the
-        car's grip, would read a road short of it as grippier than it is).
+        brakes and ABS, as identified (the vehicle file's ``decel_max`` over g; ``settings.grip_brake_limit``) --
+        or None: the tyre peak, the model's ``m |a| / sum(D F_z)``. A braking reading (the car braking short of
+        the command) is read against it: the road's friction is ``mu_nominal`` times the deceleration held over
+        this one. An ABS holds each wheel below its peak (the 3D sedan's ``wheel_torque_pi`` at 0.9 of it), which
+        the tyre peak counts as a slipperier road: the dry sedan's file read a mu 0.6 road as 0.515 and planned
+        14 % below it. At least :data:`BRAKE_REFERENCE_FLOOR` of ``mu_reference`` counts (a braking limit below
+        the car's grip would read a road short of it as grippier than it is).
     drive : {"unknown", "rwd", "fwd", "awd"}
         Which axles drive the car, for a car accelerating short of the plan's command (its driven wheels at their
         peak, :data:`GRIP_DRIVE_SHORT`): the driven axle reads the grip it shows carrying all of ``m a_x``

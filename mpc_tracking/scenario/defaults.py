@@ -172,12 +172,6 @@ def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicl
             changes[key] = float(scaled)
             logger.info("%s: %s not given; %.3g %s = %s", where, key, scaled,
                         "W/kg" if key == "power_per_mass" else "m/s^2", source)
-        brake = getattr(vehicle_file, "decel_max", None)
-        if (brake is not None and np.isfinite(brake) and brake > 0
-                and _is_default(st, "grip_brake_limit", defaults)):
-            changes["grip_brake_limit"] = float(brake)  # the car's own, whatever decel_max the controller uses
-            logger.info("%s: grip_brake_limit not given; %.3g m/s^2 (the vehicle file's decel_max: the grip "
-                        "estimate reads braking against it)", where, brake)
         drive = getattr(getattr(plant, "vehicle", None), "drive", None)
         if drive in ("rwd", "fwd", "awd") and _is_default(st, "grip_drive", defaults):
             changes["grip_drive"] = drive
