@@ -699,14 +699,9 @@ class GripEstimator:
         self._recent_decel.append(-a_x)
         del self._recent_decel[:-GRIP_SUSTAIN_SAMPLES]
         held, (front, rear) = self._decel_held, self._axles
-        # a tyre read this step, or the car showed more grip since: the reading is past -- unless the car still
-        # brakes short of the command (its tyres still at the peak: a slide read in the braking zone, the car
-        # drifting wide on a wet patch, does not make the braking it holds less; cleared there, the braking limit
-        # fell to the share, below what the road gave, and the car met the hairpin after the patch 7 m/s fast)
-        if (held is not None and self._brake_samples < GRIP_SUSTAIN_SAMPLES
-                and (self._sliding or min(front.mu - held[1][0], rear.mu - held[1][1])
-                     > GRIP_SIGMA_SLIDE * min(held[1]))):
-            self._decel_held = None
+        if held is not None and (self._sliding or min(front.mu - held[1][0], rear.mu - held[1][1])
+                                 > GRIP_SIGMA_SLIDE * min(held[1])):
+            self._decel_held = None  # a tyre read this step, or the car showed more grip since: the reading is past
         if (self._brake_samples < GRIP_SUSTAIN_SAMPLES or self._sliding or not self._recent_car
                 or max(self._recent_decel) - min(self._recent_decel) > GRIP_BRAKE_STEADY):
             return
