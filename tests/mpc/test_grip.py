@@ -237,17 +237,38 @@ def _axle_loads(p: sd.DynamicParams, a_x: float) -> tuple[float, float]:
     return p.mass * (p.g * p.l_r - a_x * p.h_cg) / L, p.mass * (p.g * p.l_f + a_x * p.h_cg) / L
 
 
+def _confirmed(est: GripEstimator) -> GripEstimator:
+    """``est`` after a corner confirmed the grip the limits stand for (a turn at 0.8 g, 0.3 of the saturation
+    slip), its last sample forgotten (the samples that follow start afresh)."""
+    p = est.params
+    _turn(est, 0.8 * p.mu * p.g, 0.3 * saturation_slip((p.tyre_B_f, p.tyre_C_f, p.tyre_E_f)), steps=6, t0=-1.0)
+    assert est._confirmed and est.estimate.mu == pytest.approx(est.config.mu_nominal)
+    est._last = None
+    return est
+
+
+def test_accelerating_short_before_any_grip_was_confirmed_is_no_reading(params):
+    """A run that starts on a road the car has not confirmed: the traction control holds the driven wheels below
+    their peak and the reading would come 10-20 % low -- left to the brake test and the first corner."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))
+    es = _braking_straight(est, 2.7, 3.2, steps=12)
+    assert not any(e.sliding for e in es) and es[-1].mu == params.mu
+    es = _braking_straight(_confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))), 2.7,
+                           3.2, steps=12)
+    assert es[-1].mu_rear < 0.7
+
+
 @pytest.mark.parametrize("drive", ["rwd", "fwd", "awd", "unknown"])
 def test_accelerating_short_of_the_command_reads_the_driven_axle(params, drive):
     """On a straight the plan commands 3.2 m/s^2 and the car accelerates at 2.7 only (rain: its driven wheels spin
-    at their peak; no slip angle tells): after GRIP_SUSTAIN_SAMPLES samples the driven axle reads the grip it
+    at their peak; no slip angle tells): after GRIP_DRIVE_SAMPLES samples the driven axle reads the grip it
     shows carrying all of m a_x; the other axle keeps its estimate (awd: both read the whole car's grip; unknown:
     both read as if each drove -- the plan's weaker axle is never above the driven one)."""
     a_x = 2.7
-    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive=drive))
-    es = _braking_straight(est, a_x, 3.2, steps=1 + grip.GRIP_SUSTAIN_SAMPLES + 3)
-    assert not any(e.sliding for e in es[:grip.GRIP_SUSTAIN_SAMPLES])
-    assert es[grip.GRIP_SUSTAIN_SAMPLES].sliding
+    est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive=drive)))
+    es = _braking_straight(est, a_x, 3.2, steps=1 + grip.GRIP_DRIVE_SAMPLES + 3)
+    assert not any(e.sliding for e in es[:grip.GRIP_DRIVE_SAMPLES])
+    assert es[grip.GRIP_DRIVE_SAMPLES].sliding
     fz_f, fz_r = _axle_loads(params, a_x)
     m_a = params.mass * a_x
     shown = {"front": m_a / (params.tyre_D_f * fz_f), "rear": m_a / (params.tyre_D_r * fz_r)}
@@ -263,11 +284,11 @@ def test_accelerating_short_of_the_command_reads_the_driven_axle(params, drive):
     assert e.mu <= shown[driven[0]] + 1e-12
 
 
-@pytest.mark.parametrize("a_x, a_x_cmd", [(2.9, 3.0), (0.5, 0.9), (2.0, None), (0.6, 3.0)])
+@pytest.mark.parametrize("a_x, a_x_cmd", [(2.9, 3.0), (2.0, 2.25), (0.5, 0.9), (2.0, None), (0.6, 3.0)])
 def test_accelerating_as_commanded_or_gently_is_no_reading(params, a_x, a_x_cmd):
     """Within GRIP_DRIVE_SHORT of the command (the dry sedan: 0.105 m/s^2 at most), a command gentler than
     GRIP_BRAKE_MIN, no command known, or the car itself accelerating less than that: the estimate holds."""
-    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))
+    est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd")))
     es = _braking_straight(est, a_x, a_x_cmd, steps=12)
     assert not any(e.sliding for e in es) and es[-1].mu == params.mu
 
@@ -281,7 +302,8 @@ def test_accelerating_short_in_a_corner_is_no_reading(params):
     sat_r = saturation_slip((p.tyre_B_r, p.tyre_C_r, p.tyre_E_r))
 
     def run(a_y: float) -> grip.GripEstimate:
-        est = GripEstimator(p, GripConfig(mu_nominal=0.9, mu_reference=0.8, grip_fraction=0.9, drive="rwd"))
+        est = _confirmed(GripEstimator(p, GripConfig(mu_nominal=0.9, mu_reference=0.8, grip_fraction=0.9,
+                                                     drive="rwd")))
         v, e = 10.0, est.estimate
         for k in range(10):
             r = a_y / v
@@ -298,10 +320,25 @@ def test_accelerating_short_in_a_corner_is_no_reading(params):
 def test_the_actuator_catching_up_with_an_acceleration_command_is_no_reading(params):
     """The command switches from braking to accelerating at 3 m/s^2 and the car's acceleration ramps up to it
     (short of it by more than GRIP_DRIVE_SHORT, but not steady): no reading."""
-    est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))
+    est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd")))
     v, es = 25.0, []
     for k, a in enumerate((-3.0, -3.0, -2.0, -0.5, 1.0, 1.6, 2.1, 2.5, 2.8, 3.0, 3.0, 3.0)):
         es.append(est.update(k * T, {"v_x": v, "v_y": 0.0, "r": 0.0}, 0.0, -3.0 if k < 2 else 3.0))
+        v += a * T
+    assert not any(e.sliding for e in es) and es[-1].mu == params.mu
+
+
+def test_the_speed_loop_catching_up_with_a_new_command_is_no_traction_reading(params):
+    """The command steps from 1.5 to 3.0 m/s^2 and the car's acceleration follows it through the speed loop's lag
+    (0.27 s), short of it by more than GRIP_DRIVE_SHORT for a few samples, each step changing by less than
+    GRIP_BRAKE_STEADY: the command was not steady over GRIP_DRIVE_SAMPLES, no reading (the dry file 0.2 s into a
+    wet lap read 0.48 for a 0.6 road over three samples)."""
+    est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd")))
+    v, a, es = 20.0, 1.5, []
+    for k in range(16):
+        cmd = 1.5 if k < 4 else 3.0
+        es.append(est.update(k * T, {"v_x": v, "v_y": 0.0, "r": 0.0}, 0.0, cmd))
+        a += (cmd - a) * T / 0.27
         v += a * T
     assert not any(e.sliding for e in es) and es[-1].mu == params.mu
 
@@ -310,7 +347,8 @@ def test_accelerating_short_at_the_planned_grip_keeps_the_limits(params):
     """Short of the command while the whole car holds what the limits as set ask for (grip_fraction of the
     reference: accelerating at 0.75 g with the reference 0.8): the drive at the car's limit, not a slipperier
     road."""
-    est = GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=0.8, grip_fraction=0.9, drive="rwd"))
+    est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=0.8, grip_fraction=0.9,
+                                                      drive="rwd")))
     es = _braking_straight(est, 0.75 * params.g, 9.0, steps=10)
     assert not any(e.sliding for e in es) and es[-1].mu == pytest.approx(0.9)
 
