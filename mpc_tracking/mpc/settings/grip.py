@@ -63,9 +63,10 @@ class GripSettings(SettingsGroup):
     grip_drive: str = setting(
         "unknown", "Which axles drive the car (rwd, fwd, awd; unknown: a traction reading lowers both)", "-",
         choices=("unknown", "rwd", "fwd", "awd"),
-        notes="A car accelerating short of the plan's command has its driven wheels at their peak "
-              "(:data:`~mpc_tracking.mpc.grip.GRIP_DRIVE_SHORT`): rain that starts on a straight under power is "
-              "read there, before the next corner, instead of in it (a rear-drive car spun there). The driven "
+        notes="A car accelerating short of the plan's command on a straight, once the run has confirmed the "
+              "grip, has its driven wheels at their peak (:data:`~mpc_tracking.mpc.grip.GRIP_DRIVE_SHORT`): rain "
+              "that starts on a straight under power is read there, before the next corner, instead of in it (a "
+              "rear-drive car spun there). The driven "
               "axle reads the road; ``unknown`` reads both axles as if each drove the car, which may read the "
               "undriven one low (the rear-drive sedan's front: 0.52 on a mu 0.6 road, the rear 0.59), never "
               "above the road. A scenario takes it from the 3D car's ``drive`` when it is left unknown.")
