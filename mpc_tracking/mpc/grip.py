@@ -106,6 +106,7 @@ from typing import Any
 import numpy as np
 
 from mpc_tracking.errors import SettingsError
+from mpc_tracking.mpc.settings.grip import DRIVES
 
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "magic_formula", "saturation_slip",
            "lateral_peak", "axle_force", "GRIP_SLIDE_SLIP_MARGIN", "GRIP_FORCE_DEFICIT", "GRIP_DEFICIT_SLIP",
@@ -208,8 +209,6 @@ GRIP_MIN_SPEED = 5.0
 #: its lateral one); a braking limit further below is a setting, not the car's grip, and reading against it would
 #: over-read the road (a car braking at 0.9 of its peak reads no more than the peak)
 BRAKE_REFERENCE_FLOOR = 0.9
-#: which axles drive the car (:attr:`GripConfig.drive`): "unknown" reads a traction reading on both
-DRIVES = ("unknown", "rwd", "fwd", "awd")
 #: the limits are re-scaled when the plan's share of the nominal grip moves by more than this (or drops in a slide)
 RATIO_STEP = 0.005
 #: a gap in the measurements counts at most this long for the recovery [s] (the car probes while it drives)

@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from mpc_tracking.mpc.settings.grip import DRIVES
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["grip_defaults", "plant_slips", "KINEMATIC_SLIP_SPEED", "ELLIPSE_WARN_SHARE", "DYNAMIC_MIN_DS",
@@ -173,7 +175,7 @@ def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicl
             logger.info("%s: %s not given; %.3g %s = %s", where, key, scaled,
                         "W/kg" if key == "power_per_mass" else "m/s^2", source)
         drive = getattr(getattr(plant, "vehicle", None), "drive", None)
-        if drive in ("rwd", "fwd", "awd") and _is_default(st, "grip_drive", defaults):
+        if drive in DRIVES[1:] and _is_default(st, "grip_drive", defaults):
             changes["grip_drive"] = drive
             logger.info("%s: grip_drive not given; %s (the plant's drive)", where, drive)
         if model == "dynamic":

@@ -117,7 +117,7 @@ def _braking_turn(est: GripEstimator, a_x: float, a_y: float, alpha_f: float, st
     return any(flags), est.estimate
 
 
-def _braking_straight(est: GripEstimator, a_x: float, a_x_cmd: float, steps: int,
+def _straight_line(est: GripEstimator, a_x: float, a_x_cmd: float, steps: int,
                       v0: float = 25.0) -> list[grip.GripEstimate]:
     """``steps`` samples on a straight at the acceleration ``a_x`` [m/s^2] (braking: negative; the speed changes
     linearly) while the plan commands ``a_x_cmd``; the estimate after each."""
@@ -133,7 +133,7 @@ def test_braking_short_of_the_command_reads_the_friction(params):
     assert params.tyre_D_f == params.tyre_D_r == 1.0
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
     a_x = -4.8
-    es = _braking_straight(est, a_x, -6.5, steps=1 + grip.GRIP_SUSTAIN_SAMPLES + 3)
+    es = _straight_line(est, a_x, -6.5, steps=1 + grip.GRIP_SUSTAIN_SAMPLES + 3)
     # the first sample has no predecessor; then GRIP_SUSTAIN_SAMPLES - 1 samples short are not yet a slide
     assert not any(e.sliding for e in es[:grip.GRIP_SUSTAIN_SAMPLES])
     assert es[grip.GRIP_SUSTAIN_SAMPLES].sliding
@@ -149,7 +149,7 @@ def test_braking_as_commanded_or_gently_is_no_reading(params, a_x, a_x_cmd):
     GRIP_BRAKE_MIN, no command known, or the car itself decelerating less than GRIP_BRAKE_MIN: the estimate
     holds."""
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
-    es = _braking_straight(est, a_x, a_x_cmd, steps=12)
+    es = _straight_line(est, a_x, a_x_cmd, steps=12)
     assert not any(e.sliding for e in es)
     assert es[-1].mu == params.mu and es[-1].decel_held is None
 
@@ -171,10 +171,10 @@ def test_braking_short_at_the_planned_grip_keeps_the_limits(params):
     brakes or a command beyond the car, not a slipperier road -- the estimate holds."""
     ref, nominal = 0.8, 0.9
     est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, grip_fraction=0.95))
-    es = _braking_straight(est, -0.96 * ref * params.g, -9.5, steps=10)
+    es = _straight_line(est, -0.96 * ref * params.g, -9.5, steps=10)
     assert not any(e.sliding for e in es) and es[-1].mu == pytest.approx(nominal)
     est = GripEstimator(params, GripConfig(mu_nominal=nominal, mu_reference=ref, grip_fraction=0.95))
-    es = _braking_straight(est, -0.6 * ref * params.g, -9.5, steps=10)
+    es = _straight_line(est, -0.6 * ref * params.g, -9.5, steps=10)
     assert es[-1].mu == pytest.approx(0.6 * nominal, rel=1e-6)
 
 
@@ -182,7 +182,7 @@ def test_a_braking_reading_is_dropped_once_the_car_shows_more_grip(params):
     """The braking reading's deceleration stands while the estimate does; a turn showing more grip than it (the
     car left the patch) raises the estimate and drops it."""
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
-    e = _braking_straight(est, -4.8, -6.5, steps=8)[-1]
+    e = _straight_line(est, -4.8, -6.5, steps=8)[-1]
     assert e.decel_held == pytest.approx(4.8)
     e = _turn(est, 0.8 * params.tyre_D_f * params.g, 0.3 * saturation_slip((params.tyre_B_f, params.tyre_C_f,
                                                                                params.tyre_E_f)), steps=6, t0=1.0)
@@ -251,9 +251,9 @@ def test_accelerating_short_before_any_grip_was_confirmed_is_no_reading(params):
     """A run that starts on a road the car has not confirmed: the traction control holds the driven wheels below
     their peak and the reading would come 10-20 % low -- left to the brake test and the first corner."""
     est = GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))
-    es = _braking_straight(est, 2.7, 3.2, steps=12)
+    es = _straight_line(est, 2.7, 3.2, steps=12)
     assert not any(e.sliding for e in es) and es[-1].mu == params.mu
-    es = _braking_straight(_confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))), 2.7,
+    es = _straight_line(_confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd"))), 2.7,
                            3.2, steps=12)
     assert es[-1].mu_rear < 0.7
 
@@ -266,7 +266,7 @@ def test_accelerating_short_of_the_command_reads_the_driven_axle(params, drive):
     both read as if each drove -- the plan's weaker axle is never above the driven one)."""
     a_x = 2.7
     est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive=drive)))
-    es = _braking_straight(est, a_x, 3.2, steps=1 + grip.GRIP_DRIVE_SAMPLES + 3)
+    es = _straight_line(est, a_x, 3.2, steps=1 + grip.GRIP_DRIVE_SAMPLES + 3)
     assert not any(e.sliding for e in es[:grip.GRIP_DRIVE_SAMPLES])
     assert es[grip.GRIP_DRIVE_SAMPLES].sliding
     fz_f, fz_r = _axle_loads(params, a_x)
@@ -289,7 +289,7 @@ def test_accelerating_as_commanded_or_gently_is_no_reading(params, a_x, a_x_cmd)
     """Within GRIP_DRIVE_SHORT of the command (the dry sedan: 0.105 m/s^2 at most), a command gentler than
     GRIP_BRAKE_MIN, no command known, or the car itself accelerating less than that: the estimate holds."""
     est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd")))
-    es = _braking_straight(est, a_x, a_x_cmd, steps=12)
+    es = _straight_line(est, a_x, a_x_cmd, steps=12)
     assert not any(e.sliding for e in es) and es[-1].mu == params.mu
 
 
@@ -349,7 +349,7 @@ def test_accelerating_short_at_the_planned_grip_keeps_the_limits(params):
     road."""
     est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=0.9, mu_reference=0.8, grip_fraction=0.9,
                                                       drive="rwd")))
-    es = _braking_straight(est, 0.75 * params.g, 9.0, steps=10)
+    es = _straight_line(est, 0.75 * params.g, 9.0, steps=10)
     assert not any(e.sliding for e in es) and es[-1].mu == pytest.approx(0.9)
 
 
@@ -373,14 +373,14 @@ def test_braking_short_reads_the_road_against_the_cars_braking_limit(params, roa
     the road 10 % or more below it (the dry sedan's file read mu 0.6 as 0.515)."""
     a_x = -0.76 * road / 0.9 * params.g
     est = GripEstimator(params, _brake_config())
-    e = _braking_straight(est, a_x, -9.0, steps=8)[-1]
+    e = _straight_line(est, a_x, -9.0, steps=8)[-1]
     assert e.sliding or e.decel_held is not None
     assert e.mu_front == pytest.approx(road, rel=1e-6) and e.mu_rear == pytest.approx(road, rel=1e-6)
     corner = GripEstimator(params, _brake_config())  # the lateral reading of the same road: the same shown grip
     s = corner.braking_equivalent(0.76 * road / 0.9, 0)
     assert corner.road_friction(s, corner._ref[0])[0] == pytest.approx(road, rel=1e-9)
     assert e.plan_ratio() == pytest.approx(s / corner._ref[0] * (1.0 - grip.GRIP_SIGMA_SLIDE), rel=1e-3)
-    peak = _braking_straight(GripEstimator(params, _brake_config(brake_reference=None)), a_x, -9.0, steps=8)[-1]
+    peak = _straight_line(GripEstimator(params, _brake_config(brake_reference=None)), a_x, -9.0, steps=8)[-1]
     assert peak.mu_front < 0.92 * road
 
 
@@ -406,7 +406,7 @@ def test_a_braking_limit_set_for_comfort_does_not_over_read_the_road(params):
     grippy as the car showed)."""
     a_x = -2.2  # the car brakes short of the comfort command on ice
     est = GripEstimator(params, _brake_config(brake_reference=3.0 / (0.9 * params.g)))
-    e = _braking_straight(est, a_x, -3.0, steps=8)[-1]
+    e = _straight_line(est, a_x, -3.0, steps=8)[-1]
     expected = 0.9 * (-a_x / params.g) / (grip.BRAKE_REFERENCE_FLOOR * est._ref_car)
     assert e.mu_front == pytest.approx(expected, rel=1e-6)
     assert e.mu_front < 0.3
@@ -417,9 +417,9 @@ def test_braking_short_at_the_planned_braking_grip_keeps_the_limits(params):
     below grip_fraction of the lateral one, 0.9 x 0.8): the brakes' limit as set, not a slipperier road -- the
     estimate holds. Read against the lateral limit it was a slide."""
     a_x = -0.92 * 0.76 * params.g
-    e = _braking_straight(GripEstimator(params, _brake_config()), a_x, -9.0, steps=8)[-1]
+    e = _straight_line(GripEstimator(params, _brake_config()), a_x, -9.0, steps=8)[-1]
     assert e.mu == pytest.approx(0.9) and e.decel_held is None
-    e = _braking_straight(GripEstimator(params, _brake_config(brake_reference=None)), a_x, -9.0, steps=8)[-1]
+    e = _straight_line(GripEstimator(params, _brake_config(brake_reference=None)), a_x, -9.0, steps=8)[-1]
     assert e.mu < 0.89 and e.decel_held is not None
 
 

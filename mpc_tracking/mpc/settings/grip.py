@@ -6,7 +6,11 @@ from dataclasses import dataclass
 from mpc_tracking.mpc.settings.fields import documented, setting
 from mpc_tracking.mpc.settings.group import SettingsGroup
 
-__all__ = ["GripSettings"]
+__all__ = ["GripSettings", "DRIVES"]
+
+#: which axles drive the car (``grip_drive``; the estimator's :attr:`GripConfig.drive
+#: <mpc_tracking.mpc.grip.GripConfig.drive>`): "unknown" reads a traction reading on both
+DRIVES = ("unknown", "rwd", "fwd", "awd")
 
 @documented
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ class GripSettings(SettingsGroup):
               "real tracks' patch laps left the track (docs: the controller guide).")
     grip_drive: str = setting(
         "unknown", "Which axles drive the car (rwd, fwd, awd; unknown: a traction reading lowers both)", "-",
-        choices=("unknown", "rwd", "fwd", "awd"),
+        choices=DRIVES,
         notes="A car accelerating short of the plan's command on a straight, once the run has confirmed the "
               "grip, has its driven wheels at their peak (:data:`~mpc_tracking.mpc.grip.GRIP_DRIVE_SHORT`): rain "
               "that starts on a straight under power is read there, before the next corner, instead of in it (a "
