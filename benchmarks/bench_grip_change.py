@@ -34,9 +34,11 @@ Prints JSON with a ``provenance`` block; ``--save`` writes benchmarks/results/gr
 
 ``--oracle`` replaces the estimate by the road under the car: every step the limits are the share the plan
 would use on that road known exactly (:meth:`GripEstimator.plan_share
-<mpc_tracking.mpc.grip.GripEstimator.plan_share>`), from the moment it changes. It bounds what any estimate can
-do: a lap the oracle does not keep on the track (rain starting at the limit mid-corner, a patch met at the
-dry braking) fails on physics, not on the estimate. Its rows carry ``oracle: true`` and no estimate figures.
+<mpc_tracking.mpc.grip.GripEstimator.plan_share>`), from the moment it changes. For rain it bounds what any
+estimate can do: a lap the oracle does not keep on the track (rain starting at the limit mid-corner) fails on
+physics, not on the estimate. On a patch it is no bound: the known friction scales the braking limit too, where
+the estimator keeps braking at the road's peak after a braking reading (``decel_held``), and the oracle leaves
+tracks the estimator completes. Its rows carry ``oracle: true`` and no estimate figures.
 
 ``--validate`` runs, per circuit, the seven laps the issue's targets need -- dry (dry file, estimation on and
 off), wet (dry file on; the wet-identified controller), wet_fast, rain and patch (dry file on) -- and adds a
