@@ -150,7 +150,30 @@ def write_error_log(exc: BaseException, argv: Sequence[str] | None, folder: Path
         return None
 
 
+#: a SIGTERM that arrives inside a finalizer is delivered again after this long [s] (see :func:`_raise_terminated`)
+REDELIVER_SECONDS = 0.05
+
+
+def _in_finalizer(frame: Any) -> bool:
+    """True when ``frame`` or a frame that called it is an object's ``__del__`` (a finalizer)."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _raise_terminated(signum: int, frame: Any) -> None:
+    """Raise :class:`Terminated` -- unless the signal interrupted a finalizer (``__del__``; numba's compiler frees
+    its LLVM objects in them): Python prints an exception raised there as "Exception ignored" and goes on, so the
+    signal would be lost. Then it is sent again :data:`REDELIVER_SECONDS` later, once the finalizer has returned."""
+    if _in_finalizer(frame):
+        import threading
+
+        timer = threading.Timer(REDELIVER_SECONDS, os.kill, (os.getpid(), signum))
+        timer.daemon = True
+        timer.start()
+        return
     raise Terminated()
 
 

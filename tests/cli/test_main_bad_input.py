@@ -707,3 +707,26 @@ def test_subprocess_interrupt(tmp_path, sig, code, word):
     # flag) by re-raising SIGINT at exit, even when the command caught the interrupt and returned 130
     assert proc.returncode == code or (sig == signal.SIGINT and proc.returncode == -signal.SIGINT), err
     assert_one_line(err, word)
+
+
+def test_sigterm_inside_a_finalizer_is_delivered_once_it_returns(monkeypatch):
+    """A SIGTERM that lands in an object's ``__del__`` (numba's compiler frees its LLVM objects there; seen in CI as
+    "Exception ignored in ObjectRef.__del__" and a run that went on) is not lost: it is raised after the finalizer
+    returned, in the code that runs next, and nothing is printed as ignored."""
+    import os
+
+    ignored = []
+    monkeypatch.setattr(sys, "unraisablehook", ignored.append)
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)  # the signal arrives while the finalizer runs
+            for _ in range(10000):  # Python-level work: the handler runs in here
+                pass
+
+    with failures.sigterm_as_exception(), pytest.raises(failures.Terminated):
+        Finalized()  # freed at once: the finalizer runs here
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert ignored == []
