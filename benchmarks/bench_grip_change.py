@@ -199,9 +199,9 @@ def run(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool
     if mpc.grip is not None:  # the shares of the limits the plan used (the lowest is reported)
         apply = mpc.grip._apply
 
-        def recording(ratio: float, decel_held: float | None = None) -> None:
+        def recording(ratio: float, *held: Any) -> None:
             ratios.append(ratio)
-            apply(ratio, decel_held)
+            apply(ratio, *held)
 
         mpc.grip._apply = recording  # type: ignore[method-assign]
         if ORACLE:

@@ -256,7 +256,10 @@ class WheelTorquePI(Actuator):
 
     ``F = m a_PI + sum b_w omega_i / r`` (PI plus bearing-drag feedforward), per driven wheel
     ``F_i = F / n_driven`` clipped to ``traction_fraction * mu * F_z,i`` (traction limit, from the
-    current normal loads), then ``tau_i = r F_i`` clipped to ``+-tau_max`` (torque limit). Braking
+    current normal loads), then ``tau_i = r F_i`` clipped to ``+-tau_max`` (torque limit). ``mu`` is the
+    friction of the road under the car (the plant's ``road_friction(t)`` where it has one, else the vehicle's
+    ``mu``): the clip stands for an ABS and a traction control, which hold each wheel near the peak of the road
+    it is on, wet or dry, as real ones do by reading the wheels' slip. Braking
     (F < 0) is spread over all four wheels in proportion to their normal loads when the car's
     ``brakes`` are ``"all"`` (the default), else it goes through the driven wheels. Needs a plant
     with ``vehicle`` (Ackermann3DParams) and ``tire_forces()``, i.e.
@@ -322,6 +325,8 @@ class WheelTorquePI(Actuator):
         total = Fz[0] + Fz[1] + Fz[2] + Fz[3]
         by_load = F < 0 and brake_all and total > 0  # friction brakes on every wheel, balanced by the normal loads
         Fi = [F * f / total for f in Fz] if by_load else [m * F / n_driven for m in mask]
+        if getattr(P, "varying_friction", False) and hasattr(plant, "road_friction"):
+            mu = plant.road_friction(t)  # the road the wheels are on (what the plant steps on from t)
         tau_max, grip = self.tau_max, self.traction_fraction * mu
         out = [d]
         for f, fz in zip(Fi, Fz, strict=True):

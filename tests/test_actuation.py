@@ -56,6 +56,41 @@ def test_wheel_torque_pi_limits():
     assert car.speed == pytest.approx(1.0, rel=0.01)
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_the_traction_and_brake_limits_follow_the_road_under_the_car(backend):
+    """An ABS / traction control holds the wheels near the peak of the road they are on: after the rain (or on a
+    patch) the clip is ``traction_fraction * mu_road * F_z``, not the dry ``mu``; the held-step kernel agrees."""
+    params = {"preset": "sedan", "backend": backend, "mu_schedule": [[1.0, 0.5]], "mu_patches": [[0.0, 0.0, 3.0, 0.3]]}
+    car = create_model("ackermann3d", params, {"speed": 15.0})
+    act = make_actuator("wheel_torque_pi", traction_fraction=0.9, decel_max=20.0, accel_max=20.0)
+    act.reset(car)
+    P, r = car.vehicle, car.vehicle.wheel_radius
+    for t, mu in ((0.5, 0.3), (2.0, 0.5)):  # on the patch at the start; in the rain after t = 1 s (off the patch)
+        if t > 1.0:
+            car.step(0.0, 0.5, act(0.0, 0.5, 15.0, 0.0, car))  # 7.5 m: off the 3 m patch
+        Fz = np.asarray(car.normal_loads())
+        brake = act(t, 0.01, 0.0, 0.0, car)  # a hard stop: every wheel at the clip
+        np.testing.assert_allclose(-brake[1:], 0.9 * mu * Fz * r, rtol=1e-12)
+        drive = act(t, 0.01, 60.0, 0.0, car)
+        np.testing.assert_allclose(drive[3:], 0.9 * mu * Fz[2:] * r, rtol=1e-12)
+        assert mu < P.mu
+    if backend == "numba":  # the compiled period steps on the same clip (bitwise, as n single steps)
+        twin = create_model("ackermann3d", params, {"speed": 15.0})
+        a2 = make_actuator("wheel_torque_pi", traction_fraction=0.9, decel_max=20.0, accel_max=20.0)
+        a2.reset(twin)
+        advance = a2.held_command_stepper(twin)
+        assert advance is not None
+        solo = create_model("ackermann3d", params, {"speed": 15.0})
+        a1 = make_actuator("wheel_torque_pi", traction_fraction=0.9, decel_max=20.0, accel_max=20.0)
+        a1.reset(solo)
+        advance(0.8, 0.01, 40, 0.0, 0.0)
+        t = 0.8
+        for _ in range(40):
+            solo.step(t, 0.01, a1(t, 0.01, 0.0, 0.0, solo))
+            t += 0.01
+        np.testing.assert_array_equal(np.asarray(twin.state), np.asarray(solo.state))
+
+
 def test_braking_uses_all_four_wheels_and_keeps_a_rwd_sedan_straight():
     out = {}
     for brakes in ("all", "driven"):

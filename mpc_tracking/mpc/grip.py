@@ -55,6 +55,13 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   reading is the road's friction ``mu_nominal`` times the deceleration held over it (an ABS holds the wheels
   below their peak on every road alike; the tyre peak counts that as a slipperier road), carried to the grip an
   axle would show at its lateral limit on that road (:meth:`GripEstimator.braking_equivalent`).
+* **Through a slip control**: a car's ABS and traction control hold its wheels below their peak on every road (the
+  3D car's actuator at 0.9 of the road's), so a reading of a car braking or accelerating short of the command is a
+  lower bound of the road: read against the tyre peak, the rear-drive sedan accelerating on a mu 0.6 road read
+  0.515. The limits drop to it at once, and the road is at most the reading over :data:`GRIP_SLIP_CONTROL_SHARE`:
+  the next corners where the axle shows the estimate without sliding raise it towards that ceiling at
+  :data:`GRIP_PROBE_RATE` (a slide there reads the road and ends the probe). A braking reading against the car's own
+  braking limit (``brake_reference``) counts its ABS already and is not probed.
 * **Grip confirmed**: an axle that shows at least :data:`GRIP_CONFIRM_SHARE` of the estimate (at most the
   reference below) without sliding confirms it: at the reference its uncertainty falls to
   :data:`GRIP_SIGMA_CONFIRMED` of it (below, after a slide, it keeps the slide's), and the estimate rises back
@@ -115,7 +122,8 @@ __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "magic_formula", "satu
            "BRAKE_REFERENCE_FLOOR", "DRIVES",
            "GRIP_MAX_DROP", "GRIP_SLIDE_MEMORY",
            "GRIP_CONFIRM_SHARE", "GRIP_SIGMA_CONFIRMED", "GRIP_SIGMA_SLIDE",
-           "GRIP_RECOVERY_RATE", "GRIP_MIN_SPEED", "GRIP_SUSTAIN_SAMPLES", "GRIP_SLIDE_SAMPLES", "RATIO_STEP"]
+           "GRIP_RECOVERY_RATE", "GRIP_SLIP_CONTROL_SHARE", "GRIP_PROBE_RATE", "GRIP_MIN_SPEED",
+           "GRIP_SUSTAIN_SAMPLES", "GRIP_SLIDE_SAMPLES", "RATIO_STEP"]
 
 logger = logging.getLogger(__name__)
 
@@ -161,6 +169,17 @@ GRIP_SIGMA_CONFIRMED = 0.003
 GRIP_SIGMA_SLIDE = 0.05
 #: while confirmed, the estimate rises back towards the nominal friction at this rate [1/s]
 GRIP_RECOVERY_RATE = 0.002
+#: a slip control (an ABS, a traction control) holds a wheel at no less than this share of its peak [-]: a reading of
+#: a car braking or accelerating short of the command through one is a lower bound of the road's grip, and the road
+#: at most the reading over this share (real systems hold 0.85-1.0 of the peak; the 3D car's actuator 0.9 of the
+#: road's). Such a reading lowers the limits at once, and the next corners probe up to that ceiling
+#: (:data:`GRIP_PROBE_RATE`): the rear-drive sedan whose traction control held its wheels at 0.9 of a mu 0.6 road's
+#: grip read it as 0.515 and kept that for the rest of the lap
+GRIP_SLIP_CONTROL_SHARE = 0.85
+#: after a reading through a slip control, an axle that shows the estimate in a corner without sliding (at least
+#: :data:`GRIP_CONFIRM_SHARE` of it) raises it at this rate [1/s, share of the reference], up to the reading's
+#: ceiling (:data:`GRIP_SLIP_CONTROL_SHARE`); a slide reads the road and ends the probe
+GRIP_PROBE_RATE = 0.05
 #: the car brakes short when it decelerates less than the plan's acceleration command by more than this [m/s^2]
 #: ... and by more than :data:`GRIP_BRAKE_SHORT_SHARE` of the command, for :data:`GRIP_SUSTAIN_SAMPLES`
 #: consecutive samples while the command brakes by at least :data:`GRIP_BRAKE_MIN`. The 3D sedan on the dry road
@@ -329,6 +348,11 @@ class GripEstimate:
         stands on that reading; None otherwise. The controller then keeps its braking limit as set (the tyres
         are at their peak: a command beyond it keeps them there) and its safe stop within this deceleration
         (:class:`~mpc_tracking.mpc.grip_limits.GripLimits`).
+    lower_bound : bool
+        The estimate stands on a reading through a slip control (an axle's probe ceiling is set,
+        :data:`GRIP_SLIP_CONTROL_SHARE`): the road gives at least this, likely more. The controller keeps its
+        braking limit as set meanwhile (a braking command beyond the road's grip is held at its peak by the ABS,
+        and read), so a lower bound does not make the car brake less than the road gives.
     """
 
     mu_front: float
@@ -340,6 +364,7 @@ class GripEstimate:
     margin: float = 1.0
     plan_share: float | None = None
     decel_held: float | None = None
+    lower_bound: bool = False
 
     @property
     def mu(self) -> float:
@@ -412,6 +437,7 @@ class _Axle:
         self.recent: list[float] = []  # the grip shown in the last GRIP_SUSTAIN_SAMPLES samples
         self.recent_driving: list[float] = []  # the same with all of a driving force on this axle
         self.slide_samples = 0  # consecutive samples with the tyre past its curve
+        self.ceiling: float | None = None  # the most the road may hold after a reading through a slip control
 
     def sustained(self, shown: float, recent: list[float] | None = None) -> float:
         """The grip the axle held over the last :data:`GRIP_SUSTAIN_SAMPLES` samples (with ``shown``): their
@@ -434,11 +460,18 @@ class _Axle:
             self.shown_in_slide, self.lateral_in_slide = shown, lateral
         shown, lateral = self.shown_in_slide, self.lateral_in_slide
         self.since_slide = 0.0
+        self.ceiling = None  # a slide reads the road (a reading through a slip control sets it again after this)
         if shown < self.mu:
             self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
             self.lateral = lateral
         confirmed = GRIP_SIGMA_CONFIRMED * reference
         self.var = min(GRIP_SIGMA_SLIDE * self.mu, max(confirmed, reference - self.mu)) ** 2
+
+    def slid_under_control(self, shown: float, reference: float, lateral: float = 1.0) -> None:
+        """A reading through a slip control (:data:`GRIP_SLIP_CONTROL_SHARE`): :meth:`slid` at ``shown``, a lower
+        bound, and the road at most ``shown`` over that share -- the ceiling corners probe up to."""
+        self.slid(shown, reference, lateral)
+        self.ceiling = max(self.mu, self.shown_in_slide / GRIP_SLIP_CONTROL_SHARE)
 
     def held(self, shown: float, reference: float, lateral: float = 1.0) -> None:
         """The tyre is past its curve while the whole car holds the grip the limits as set ask for: at the limit,
@@ -462,8 +495,13 @@ class _Axle:
             confirmed = GRIP_SIGMA_CONFIRMED * reference
             floor = confirmed if self.mu >= reference else max(confirmed, GRIP_SIGMA_SLIDE * self.mu)
             self.var = min(self.var, floor ** 2)
-            if self.mu < mu_max:
+            ceiling = self.ceiling
+            if ceiling is not None and lateral > 0.5 and self.mu < ceiling:  # a corner: probe up to the ceiling
+                self.mu = min(self.mu + GRIP_PROBE_RATE * reference * dt, ceiling, mu_max)
+            elif self.mu < mu_max:
                 self.mu = min(self.mu + GRIP_RECOVERY_RATE * dt, mu_max)
+            if ceiling is not None and self.mu >= min(ceiling, mu_max):
+                self.ceiling = None
 
 
 def lateral_peak(mu: float, d_fz: float, f_x: float) -> float:
@@ -542,7 +580,8 @@ class GripEstimator:
         shown). The same object as the last while what it stands on (each axle's grip, variance and lateral share,
         the sliding flag) has not moved: the controller asks every step, and most steps leave it unchanged."""
         a, b = self._axles
-        key = (a.mu, a.var, a.lateral, b.mu, b.var, b.lateral, self._sliding, self._decel_held)
+        key = (a.mu, a.var, a.lateral, b.mu, b.var, b.lateral, self._sliding, self._decel_held,
+               a.ceiling is None and b.ceiling is None)
         cached = self._estimate_cache
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -570,7 +609,8 @@ class GripEstimator:
                 sigma.append(linear_sigma)
         share = float(min(1.0, max(_MU_BOUNDS[0], min(low)) / nominal))
         held = None if self._decel_held is None else self._decel_held[0]
-        return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, cfg.margin, share, held)
+        bound = any(axle.ceiling is not None for axle in self._axles)
+        return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, cfg.margin, share, held, bound)
 
     def road_friction(self, shown: float, reference: float, lateral: float = 1.0) -> tuple[float, float]:
         """The road's friction [-] where an axle shows the grip ``shown`` (``|F| / F_z``), a share ``lateral`` of
@@ -727,7 +767,10 @@ class GripEstimator:
                 axle.held(shown, ref, lat)
             return
         for axle, ref, (shown, lat) in zip(self._axles, self._ref, readings, strict=True):
-            axle.slid(shown, ref, lat)
+            if self._brake_ref is None:  # the tyre peak through the car's ABS: a lower bound
+                axle.slid_under_control(shown, ref, lat)
+            else:  # read against the car's own braking (its ABS included)
+                axle.slid(shown, ref, lat)
         self._sliding = True
         self._decel_held = (max(min(self._recent_decel), 0.0), (self._axles[0].mu, self._axles[1].mu))
         logger.debug("grip: braking short of the command (a_x %.2f against %.2f m/s^2): mu %.3f (model units, "
@@ -775,8 +818,8 @@ class GripEstimator:
             axle = self._axles[i]
             if at_limit:
                 axle.held(shown, self._ref[i], lat)
-            else:
-                axle.slid(shown, self._ref[i], lat)
+            else:  # through the car's traction control: a lower bound
+                axle.slid_under_control(shown, self._ref[i], lat)
         if not at_limit:
             self._sliding = True
             logger.debug("grip: accelerating short of the command (a_x %.2f against %.2f m/s^2): %s", a_x, a_x_cmd,

@@ -174,6 +174,12 @@ def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicl
             changes[key] = float(scaled)
             logger.info("%s: %s not given; %.3g %s = %s", where, key, scaled,
                         "W/kg" if key == "power_per_mass" else "m/s^2", source)
+        decel = getattr(vehicle_file, "decel_max", None)
+        if (decel is not None and np.isfinite(decel) and decel > 0
+                and _is_default(st, "grip_brake_limit", defaults)):
+            changes["grip_brake_limit"] = float(decel)
+            logger.info("%s: grip_brake_limit not given; %.3g m/s^2 (the car's braking limit) from the vehicle "
+                        "file %s", where, decel, getattr(vehicle_file, "source", ""))
         drive = getattr(getattr(plant, "vehicle", None), "drive", None)
         if drive in DRIVES[1:] and _is_default(st, "grip_drive", defaults):
             changes["grip_drive"] = drive

@@ -284,6 +284,55 @@ def test_accelerating_short_of_the_command_reads_the_driven_axle(params, drive):
     assert e.mu <= shown[driven[0]] + 1e-12
 
 
+def test_a_reading_through_the_traction_control_is_probed_up_to_its_ceiling_in_corners(params):
+    """A traction control holds the driven wheels below their peak (the 3D car's at 0.9 of the road's): the reading
+    is a lower bound, the road at most the reading over GRIP_SLIP_CONTROL_SHARE. The estimate drops to the reading
+    at once; on the straight it holds; in a corner where the axle shows the estimate without sliding it rises at
+    GRIP_PROBE_RATE of the reference per second up to that ceiling (then at the usual recovery rate)."""
+    est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="rwd")))
+    es = _straight_line(est, 2.7, 3.2, steps=1 + grip.GRIP_DRIVE_SAMPLES + 3)
+    read = es[-1].mu_rear
+    assert read < 0.7 and est._axles[1].ceiling == pytest.approx(read / grip.GRIP_SLIP_CONTROL_SHARE, rel=1e-12)
+    assert est._axles[0].ceiling is None  # the front (undriven) axle kept its estimate
+    e = _straight(est, 2.0)
+    assert e.mu_rear == read  # no probing on a straight
+    est._last = None
+    shape = (params.tyre_B_r, params.tyre_C_r, params.tyre_E_r)
+    steps = 12
+    e = _turn(est, 0.9 * read * params.tyre_D_r * params.g, 0.05 * saturation_slip(shape), steps=steps, t0=10.0)
+    assert not e.sliding
+    rate = grip.GRIP_PROBE_RATE * est._ref[1]
+    # the grip shown counts once held over GRIP_SUSTAIN_SAMPLES samples (the first only starts the turn)
+    assert e.mu_rear == pytest.approx(read + rate * (steps - grip.GRIP_SUSTAIN_SAMPLES) * T, rel=1e-9)
+    e = _turn(est, 0.9 * read * params.tyre_D_r * params.g, 0.05 * saturation_slip(shape), steps=200, t0=20.0)
+    ceiling = read / grip.GRIP_SLIP_CONTROL_SHARE
+    assert ceiling < e.mu_rear < ceiling + 0.05 and est._axles[1].ceiling is None  # then the slow recovery
+
+
+def test_a_slide_in_the_corner_ends_the_probe(params):
+    """Probing after a traction reading (drive unknown: both axles read it), the front axle slides in the corner:
+    the slide reads the road and its ceiling is gone (no probing above what the slide showed)."""
+    est = _confirmed(GripEstimator(params, GripConfig(mu_nominal=params.mu, drive="unknown")))
+    _straight_line(est, 2.7, 3.2, steps=1 + grip.GRIP_DRIVE_SAMPLES + 3)
+    assert all(axle.ceiling is not None for axle in est._axles)
+    est._last = None
+    a_y = 0.55 * params.tyre_D_f * params.g
+    slides, e = _slid(est, a_y, 3.0 * saturation_slip((params.tyre_B_f, params.tyre_C_f, params.tyre_E_f)), 6)
+    assert slides and est._axles[0].ceiling is None and e.mu_front < 0.6
+
+
+def test_a_braking_reading_through_the_abs_is_a_lower_bound_without_a_braking_limit(params):
+    """Braking short of the command, read against the tyre peak (no ``brake_reference``): the ABS held the wheels
+    below it, so the reading is a lower bound with a ceiling; read against the car's braking limit it is not."""
+    est = GripEstimator(params, GripConfig(mu_nominal=params.mu))
+    _straight_line(est, -4.0, -6.0, steps=5)
+    assert est.estimate.sliding or est.estimate.mu < params.mu
+    assert all(axle.ceiling is not None for axle in est._axles)
+    est = GripEstimator(params, _brake_config())
+    _straight_line(est, -4.0, -6.0, steps=5)
+    assert est.estimate.mu < est.config.mu_nominal and all(axle.ceiling is None for axle in est._axles)
+
+
 @pytest.mark.parametrize("a_x, a_x_cmd", [(2.9, 3.0), (2.0, 2.25), (0.5, 0.9), (2.0, None), (0.6, 3.0)])
 def test_accelerating_as_commanded_or_gently_is_no_reading(params, a_x, a_x_cmd):
     """Within GRIP_DRIVE_SHORT of the command (the dry sedan: 0.105 m/s^2 at most), a command gentler than
@@ -909,6 +958,25 @@ def test_a_braking_reading_keeps_the_car_braking_at_the_roads_peak(params):
     assert st.accel_max == pytest.approx(ratio * base.accel_max)
     mpc.reset()
     assert mpc.settings == base and mpc.grip.decel_held is None
+
+
+def test_a_lower_bound_keeps_the_braking_limit_as_set(params):
+    """Accelerating short of the command on a straight (the traction control holds the driven wheels below their
+    peak): the estimate drops to the reading, a lower bound (GripEstimate.lower_bound), and every limit scales with
+    it except the braking limit, which stays as set (the ABS holds a command beyond the road at its peak, and a
+    braking reading reads it); the safe stop brakes at most at the estimate's share. (A slide lowers the braking
+    limit with the others: test_a_slide_lowers_every_limit_within_the_step.)"""
+    mpc = _mpc(params, grip_mu=1.0, grip_drive="rwd")
+    base = mpc.settings
+    est = mpc.grip.estimator
+    _confirmed(est)
+    for k in range(12):
+        mpc.grip.step(k * T, {"v_x": 20.0 + 2.0 * k * T, "v_y": 0.0, "r": 0.0}, 0.0, 3.0)
+    e, ratio, st = mpc.grip.last, mpc.grip.ratio, mpc.settings
+    assert e.lower_bound and e.mu_rear < 0.8 and ratio < 0.85
+    assert st.a_y_max == pytest.approx(ratio * base.a_y_max) and st.accel_max == pytest.approx(ratio * base.accel_max)
+    assert st.decel_max == base.decel_max and st.brake_decel == pytest.approx(min(base.brake_decel,
+                                                                                  ratio * base.decel_max))
 
 
 def test_scaled_ceilings_are_those_of_the_scaled_limits(params):

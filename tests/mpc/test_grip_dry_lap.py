@@ -31,9 +31,9 @@ def test_a_dry_lap_at_095_reads_no_slide(seed, index, identified_sedan):
     ratios, slides = [1.0], []
     apply, step = mpc.grip._apply, mpc.grip.step
 
-    def recording_apply(ratio: float, decel_held: float | None = None) -> None:
+    def recording_apply(ratio: float, *held) -> None:
         ratios.append(ratio)
-        apply(ratio, decel_held)
+        apply(ratio, *held)
 
     def recording_step(t, measured, delta, a_x_cmd=None):
         est = step(t, measured, delta, a_x_cmd)

@@ -160,17 +160,17 @@ def test_the_dry_file_on_a_wet_road_reads_it_before_the_first_braking_zone(ident
         start, end = mpc.grip.probe.done
         assert start < 0.5 and end - start < 0.5  # read within the test, long before its 0.6 s
         assert res.metrics["max_body_overshoot"] == 0.0 and res.metrics["max_abs_e_y"] < 0.5
-        # read against the tyre peak (grip_brake_limit unset): 0.52, the car's ABS holds the wheels at 0.9 of it
+        # read against the car's braking through its ABS (grip_brake_limit: the vehicle file's decel_max)
         after = res.series["mu_est"][np.searchsorted(res.series["t"], end)]
-        assert 0.5 < after < 0.55
+        assert after == pytest.approx(0.6, rel=0.05)
     else:
         assert res.metrics["max_abs_e_y"] > 2.0  # ran wide in the hairpin
 
 
 def test_read_against_the_cars_braking_limit_the_test_reads_the_road(identified_sedan):
-    """The same run with grip_brake_limit set to the vehicle file's decel_max (the car's braking through its own
-    ABS, which holds the wheels at 0.9 of their peak on every road -- the 3D car on a road of uniform friction):
-    the brake test reads the road within 5 % (0.52 against the tyre peak) and the lap is 1.5 s quicker."""
+    """The same run with grip_brake_limit at its default, the vehicle file's decel_max (the car's braking through
+    its own ABS, which holds the wheels at 0.9 of their peak on every road), against it unset (the tyre peak): the
+    brake test reads the road within 5 % instead of 0.52, and the lap is no slower."""
     from mpc_tracking.scenario.defaults import grip_defaults
 
     path, ident = _hairpin(), identified_sedan
@@ -178,12 +178,14 @@ def test_read_against_the_cars_braking_limit_the_test_reads_the_road(identified_
     for limit in (None, ident.decel_max):
         car = mt.create_model("ackermann3d", {"preset": "sedan", "mu": 0.6})
         act = mt.actuation.default_actuator(car)
-        st = grip_defaults(mt.MPCSettings(v_max=40.0, grip_mu=0.9, grip_brake_limit=limit), car, act, ident,
-                           path.ds, "test")
+        st = grip_defaults(mt.MPCSettings(v_max=40.0, grip_mu=0.9), car, act, ident, path.ds, "test")
+        assert st.grip_brake_limit == ident.decel_max
+        st = st.replace(grip_brake_limit=limit)
         mpc = mt.SpatialMPC(path, mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95), st,
                             prediction=DynamicPrediction(ident.params, speed_lag=act.speed_lag))
         res = out[limit] = mt.simulate(path, mpc, car, act)
         assert res.reason == "end_of_path" and res.metrics["max_body_overshoot"] == 0.0
         after = res.series["mu_est"][np.searchsorted(res.series["t"], mpc.grip.probe.done[1])]
         assert (after == pytest.approx(0.6, rel=0.05)) if limit else (0.5 < after < 0.55)
-    assert out[ident.decel_max].series["t"][-1] < out[None].series["t"][-1] - 1.0
+    # the tyre peak's low reading is a lower bound: the hairpin probes it up, and the lap is hardly slower
+    assert out[ident.decel_max].series["t"][-1] <= out[None].series["t"][-1]

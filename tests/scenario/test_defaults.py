@@ -51,12 +51,15 @@ def test_explicit_limits_win(vehicle_file, sedan):
     assert st.a_y_max == 5.0 and st.decel_max == 6.0 and st.accel_max == pytest.approx(0.9 * 3.8)
 
 
-def test_the_braking_limit_of_the_grip_estimate_is_not_taken_from_the_vehicle_file(vehicle_file, sedan):
-    """grip_brake_limit stays unset (braking read against the tyre peak) unless given: the 3D car's actuator brakes
-    a wet patch at its peak, not through an ABS, and read against the vehicle file's decel_max two real tracks'
-    patch laps left the track (docs: the controller guide, "Grip that changes")."""
-    assert grip_defaults(mt.MPCSettings(), sedan, None, vehicle_file).grip_brake_limit is None
+def test_the_braking_limit_of_the_grip_estimate_is_the_vehicle_files(vehicle_file, sedan):
+    """grip_brake_limit comes from the vehicle file's decel_max (the car's braking through its own ABS, as
+    identified); a value given wins; without a vehicle file (or with grip_defaults off) it stays unset: braking is
+    read against the tyre peak, a lower bound the corners probe up."""
+    assert grip_defaults(mt.MPCSettings(), sedan, None, vehicle_file).grip_brake_limit == vehicle_file.decel_max
     assert grip_defaults(mt.MPCSettings(grip_brake_limit=6.9), sedan, None, vehicle_file).grip_brake_limit == 6.9
+    assert grip_defaults(mt.MPCSettings(), sedan).grip_brake_limit is None
+    off = mt.MPCSettings(grip_defaults=False)
+    assert grip_defaults(off, sedan, None, vehicle_file).grip_brake_limit is None
 
 
 def test_the_drive_of_the_grip_estimate_is_the_plants(vehicle_file):

@@ -53,17 +53,15 @@ class GripSettings(SettingsGroup):
     grip_probe_time: float = setting(0.6, "Longest brake test", "s", gt=0)
     grip_brake_limit: float | None = setting(
         None, "The car's braking deceleration at its limit on the grip_mu road, through its brakes and ABS (null: "
-              "braking is read against the tyre peak)", "m/s^2", gt=0,
+              "braking is read against the tyre peak; a scenario takes the vehicle file's decel_max)", "m/s^2",
+        gt=0,
         notes="A car braking short of the plan's command reads the road against it: ``grip_mu`` times the "
               "deceleration held over this one (:attr:`GripConfig.brake_reference "
               "<mpc_tracking.mpc.grip.GripConfig.brake_reference>`). Right for a car whose ABS holds its wheels "
-              "at the same share of their peak on every road (set it to the vehicle file's identified "
-              "``decel_max``): the 3D sedan on a mu 0.6 road, whose actuator holds 0.9 of that road's grip, reads "
-              "0.58-0.62 with it and 0.49-0.52 against the tyre peak, and the dry vehicle file's laps there come "
-              "within +0.7 % median of the wet file's instead of +5.6 %. Not the default: the 3D car's actuator "
-              "does not see a wet patch or rain (its traction limit stays at the car's own mu), so its wheels "
-              "brake there at the road's peak, and read against decel_max the patch read 20 % high and two of six "
-              "real tracks' patch laps left the track (docs: the controller guide).")
+              "at the same share of their peak on every road, as the identified ``decel_max`` measured it: the 3D "
+              "sedan, whose actuator holds 0.9 of the road's grip, reads a mu 0.6 road as 0.58-0.62 with it and "
+              "0.49-0.52 against the tyre peak. Without it (no vehicle file) the tyre peak's reading is a lower "
+              "bound that the next corners probe up (:data:`~mpc_tracking.mpc.grip.GRIP_PROBE_RATE`).")
     grip_drive: str = setting(
         "unknown", "Which axles drive the car (rwd, fwd, awd; unknown: a traction reading lowers both)", "-",
         choices=DRIVES,

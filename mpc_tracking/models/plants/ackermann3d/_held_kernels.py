@@ -2,13 +2,14 @@
 :mod:`mpc_tracking.models.plants.ackermann3d.held`; importing it needs numba).
 
 :func:`held_torque_steps` runs ``n`` plant steps under one held command: per step the steering limiter, the speed
-PI (feed-forward plan, anti-windup, brake fade-out), the torque split of :class:`~mpc_tracking.actuation.WheelTorquePI`
-(traction limit from the normal loads, brakes by load, ``tau_max``), then :meth:`Ackermann3D.step
-<mpc_tracking.models.plants.ackermann3d.car.Ackermann3D.step>` (road friction from ``mu_schedule`` / ``mu_patches``,
-drive/brake split, Ackermann steering geometry, the substeps of :func:`._numba_kernels.step_single`). The operations
-are those of the Python code, in its order (``tests/models/plants/test_held_torque.py`` checks them bitwise).
-Compiler options as :mod:`._numba_kernels`: ``cache=True``, IEEE arithmetic, an explicit signature (compiled or loaded
-from the cache at import, never at a call).
+PI (feed-forward plan, anti-windup, brake fade-out), the road's friction under the car (``mu_schedule`` /
+``mu_patches``), the torque split of :class:`~mpc_tracking.actuation.WheelTorquePI` (traction limit from the normal
+loads and that friction, brakes by load, ``tau_max``), then :meth:`Ackermann3D.step
+<mpc_tracking.models.plants.ackermann3d.car.Ackermann3D.step>` (drive/brake split, Ackermann steering geometry, the
+substeps of :func:`._numba_kernels.step_single`). The operations are those of the Python code, in its order
+(``tests/models/plants/test_held_torque.py`` checks them bitwise). Compiler options as :mod:`._numba_kernels`:
+``cache=True``, IEEE arithmetic, an explicit signature (compiled or loaded from the cache at import, never at a
+call).
 """
 from __future__ import annotations
 
@@ -25,13 +26,14 @@ _MU_B = LAYOUT["prm"]["mu_b"]
 
 #: what the float array ``cst`` holds (the constants, packed by :mod:`.held` at every call), in order
 CST_NAMES = ("kp", "ki", "accel_max", "decel_max", "v_stop", "limit_max", "limit_rate", "mass", "wheel_damping",
-             "wheel_radius", "mask_FL", "mask_FR", "mask_RL", "mask_RR", "n_driven", "brake_all_by_load", "grip",
+             "wheel_radius", "mask_FL", "mask_FR", "mask_RL", "mask_RR", "n_driven", "brake_all_by_load",
+             "traction_fraction",
              "tau_max", "wheelbase", "half_track", "float32_casts", "friction_brakes", "brake_all", "mu_base",
              "mu_load", "nominal_load", "varying_friction")
 #: what the float array ``io`` holds (state read and written back), in order
 IO_NAMES = ("steer", "integral", "has_plan", "plan_speed", "plan_accel", "plan_tau", "mu_now", "plant_delta",
             "cs_valid")
-(_KP, _KI, _AMAX, _DMAX, _VSTOP, _LMAX, _LRATE, _MASS, _BW, _RAD, _M0, _M1, _M2, _M3, _NDRV, _BYLOAD, _GRIP, _TMAX,
+(_KP, _KI, _AMAX, _DMAX, _VSTOP, _LMAX, _LRATE, _MASS, _BW, _RAD, _M0, _M1, _M2, _M3, _NDRV, _BYLOAD, _TFRAC, _TMAX,
  _WB, _HW, _F32, _FBRK, _BALL, _MU0, _MUL, _FZ0, _VAR) = range(27)
 _STEER, _INT, _HASPLAN, _V0, _AFF, _TAU, _MUNOW, _PDELTA, _CSOK = range(9)
 
@@ -89,7 +91,7 @@ def held_torque_steps(buf, prm, flg, loads, cst, io, sched, patches, n_steps, t,
     kp, ki, a_max, d_max, v_stop = cst[_KP], cst[_KI], cst[_AMAX], cst[_DMAX], cst[_VSTOP]
     lim_max, lim_rate = cst[_LMAX], cst[_LRATE]
     mass, b_w, radius, n_driven = cst[_MASS], cst[_BW], cst[_RAD], cst[_NDRV]
-    by_load_ok, grip, tau_max = cst[_BYLOAD] != 0.0, cst[_GRIP], cst[_TMAX]
+    by_load_ok, traction, tau_max = cst[_BYLOAD] != 0.0, cst[_TFRAC], cst[_TMAX]
     wb, hw, f32, fbrk, ball = cst[_WB], cst[_HW], cst[_F32] != 0.0, cst[_FBRK] != 0.0, cst[_BALL] != 0.0
     mu0, mu_load, fz0, varying = cst[_MU0], cst[_MUL], cst[_FZ0], cst[_VAR] != 0.0
     steer, integral, has_plan = io[_STEER], io[_INT], io[_HASPLAN] != 0.0
@@ -134,7 +136,18 @@ def held_torque_steps(buf, prm, flg, loads, cst, io, sched, patches, n_steps, t,
         else:
             for i in range(4):
                 Fi[i] = cst[_M0 + i] * F / n_driven
-        # ---- the plant (Ackermann3D.step): input check, road friction, torque split, steering geometry, substeps
+        # ---- the road under the car from t (Ackermann3D.road_friction): the actuator's traction limit and the plant
+        if varying:
+            mu = _road_friction(mu0, t, buf[0], buf[1], sched, patches)
+            if mu != mu_now:
+                mu_now = mu
+                if f32:
+                    mu = float(np.float32(mu))
+                prm[_MU] = mu
+                prm[_MU_A] = mu * (1.0 + mu_load)
+                prm[_MU_B] = mu * mu_load / fz0
+        grip = traction * (mu_now if varying else mu0)
+        # ---- the plant (Ackermann3D.step): input check, torque split, steering geometry, substeps
         tq = buf[30:34]
         for i in range(4):
             lim = grip * loads[i]
@@ -146,16 +159,8 @@ def held_torque_steps(buf, prm, flg, loads, cst, io, sched, patches, n_steps, t,
         t0, t1, t2, t3 = tq[0], tq[1], tq[2], tq[3]
         if not math.isfinite(d + t0 + t1 + t2 + t3):
             buf[:30] = saved[:30]
+            prm[_MU], prm[_MU_A], prm[_MU_B] = mu_saved, mu_a_saved, mu_b_saved
             return k
-        if varying:
-            mu = _road_friction(mu0, t, buf[0], buf[1], sched, patches)
-            if mu != mu_now:
-                mu_now = mu
-                if f32:
-                    mu = float(np.float32(mu))
-                prm[_MU] = mu
-                prm[_MU_A] = mu * (1.0 + mu_load)
-                prm[_MU_B] = mu * mu_load / fz0
         brk = buf[34:38]
         if t0 >= 0.0 and t1 >= 0.0 and t2 >= 0.0 and t3 >= 0.0:  # min(...) >= 0 (finite torques)
             for i in range(4):

@@ -79,10 +79,10 @@ def torque_pi_stepper(plant: Any, actuator: Any) -> Callable[[float, float, int,
     def advance(t: float, dt: float, n_steps: int, v_cmd: float, delta_cmd: float) -> float:
         plant._check_dt(dt)
         pi, steer = actuator.pi, actuator.steer  # (the objects the actuator has now)
-        mass, b_w, radius, mask, n_driven, brake_all, mu = actuator._constants(P)
+        mass, b_w, radius, mask, n_driven, brake_all, _ = actuator._constants(P)
         kn = K.P
         cst[:] = (pi.kp, pi.ki, pi.a_max, pi.d_max, pi.v_stop, steer.delta_max, steer.rate_max, mass, b_w, radius,
-                  *mask, n_driven, 1.0 if brake_all else 0.0, actuator.traction_fraction * mu, actuator.tau_max,
+                  *mask, n_driven, 1.0 if brake_all else 0.0, actuator.traction_fraction, actuator.tau_max,
                   kn.wheelbase, 0.5 * kn.track, 1.0 if K.f32 else 0.0, 1.0 if K.friction_brakes else 0.0,
                   1.0 if K.brake_all else 0.0, P.mu, kn.mu_load, kn.nominal_load,
                   1.0 if P.varying_friction else 0.0)
