@@ -452,18 +452,21 @@ class _Axle:
         self.var = min(self.var + growth * growth * dt, max(sigma_max * sigma_max, self.var))
 
     def slid(self, shown: float, reference: float, lateral: float = 1.0) -> None:
-        """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP), with
-        the standard deviation of a slide's reading (:data:`GRIP_SIGMA_SLIDE` of it; no more than the reading
-        is short of ``reference``, the grip the limits stand for: a slide at that grip confirms the limits)."""
+        """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP) -- or,
+        when it was a lower bound (a reading through a slip control), becomes it --, with the standard deviation
+        of a slide's reading (:data:`GRIP_SIGMA_SLIDE` of it; no more than the reading is short of
+        ``reference``, the grip the limits stand for: a slide at that grip confirms the limits)."""
         # the grip is at least the most the axle held during this slide (one sample past the peak reads low)
         if shown >= self.shown_in_slide:
             self.shown_in_slide, self.lateral_in_slide = shown, lateral
         shown, lateral = self.shown_in_slide, self.lateral_in_slide
         self.since_slide = 0.0
-        self.ceiling = None  # a slide reads the road (a reading through a slip control sets it again after this)
         if shown < self.mu:
             self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
             self.lateral = lateral
+        elif self.ceiling is not None:  # the estimate was a lower bound: a reading of the road replaces it
+            self.mu, self.lateral = min(shown, _MU_BOUNDS[1]), lateral
+        self.ceiling = None  # a slide reads the road (a reading through a slip control sets it again after this)
         confirmed = GRIP_SIGMA_CONFIRMED * reference
         self.var = min(GRIP_SIGMA_SLIDE * self.mu, max(confirmed, reference - self.mu)) ** 2
 

@@ -321,6 +321,23 @@ def test_a_slide_in_the_corner_ends_the_probe(params):
     assert slides and est._axles[0].ceiling is None and e.mu_front < 0.6
 
 
+def test_a_reading_of_the_road_replaces_a_lower_bound(params):
+    """After a traction reading (a lower bound, 0.51 on a 0.6 road through the traction control) the car brakes
+    short of the command, read against its own braking limit (the road itself): the estimate becomes that reading
+    even though it is higher, and the probe's ceiling is gone."""
+    cfg = _brake_config(drive="rwd")
+    est = _confirmed(GripEstimator(params, cfg))
+    _straight_line(est, 2.7, 3.2, steps=1 + grip.GRIP_DRIVE_SAMPLES + 3)
+    low = est.estimate.mu_rear
+    assert est._axles[1].ceiling is not None
+    est._last = None
+    road = 0.6
+    a_x = -road / cfg.mu_nominal * cfg.brake_reference * params.g  # the car's limit on that road
+    es = _straight_line(est, a_x, -7.5, steps=6)
+    e = es[-1]
+    assert e.mu_rear > low and e.mu_rear == pytest.approx(road, rel=0.03) and est._axles[1].ceiling is None
+
+
 def test_a_braking_reading_through_the_abs_is_a_lower_bound_without_a_braking_limit(params):
     """Braking short of the command, read against the tyre peak (no ``brake_reference``): the ABS held the wheels
     below it, so the reading is a lower bound with a ceiling; read against the car's braking limit it is not."""
