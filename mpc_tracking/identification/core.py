@@ -151,6 +151,8 @@ HOW_TO_DECLARE = ("declare them on the plant class (MotionModel attributes: mass
                   "driven_axle = 'rear'; see `mpc-tracking new-model`), or pass geometry={'l_f': ..., 'l_r': ...} "
                   "(CLI: --l-f, --l-r, or --wheelbase)")
 _DRIVE_OF_3D = {"rwd": "rear", "fwd": "front", "awd": "all"}
+#: the vehicle file's drive layout (:attr:`VehicleFile.drive`) of a driven axle
+_LAYOUT_OF_AXLE = {axle: layout for layout, axle in _DRIVE_OF_3D.items()}
 
 
 def plant_geometry(plant: Any, geometry: dict[str, float] | None = None) -> tuple[dict[str, float], dict[str, str]]:
@@ -498,6 +500,7 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     return IdentificationResult(dyn, lon.tau, lon.accel_max, lon.decel_max, plain(report), plain(provenance), "",
                                 a_y_max=a_peak if mon.saturated else None, power_per_mass=lon.power_per_mass,
                                 steering_rate_max=None if steer is None else steer.rate_max,
+                                drive=_LAYOUT_OF_AXLE.get(drive) if drive is not None else None,
                                 assumptions=tuple(assumptions), a_y_peak=a_peak, longitudinal=lon, lateral=lat,
                                 recordings=recs)
 

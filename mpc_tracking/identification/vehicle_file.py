@@ -9,6 +9,7 @@ A YAML mapping::
     decel_max: 7.8      # largest braking deceleration [m/s^2]
     power_per_mass: 85  # P/m [W/kg]: accel limit min(accel_max, P/m / v); null (or absent): not limited
     steering_rate_max: 0.4  # largest steering rate the wheels follow [rad/s]; null (or absent): not limited
+    drive: rwd          # which axles drive the car: rwd, fwd, awd; null (or absent): not known
     a_y_max: 7.9        # largest steady lateral acceleration measured (speed ramp) [m/s^2]; null: not reached
     mu_g: 8.7           # mu g [m/s^2] of the fitted tyres (derived, for reading)
     assumptions: [...]  # what was assumed, not measured (an assumed mu, a null a_y_max, ...); [] = nothing
@@ -32,9 +33,11 @@ from mpc_tracking.errors import MPCTrackingError, VehicleFileError
 from mpc_tracking.fileio import read_yaml
 from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
 
-__all__ = ["VehicleFile", "load_vehicle_file", "FORMAT", "REQUIRED_DYNAMIC"]
+__all__ = ["VehicleFile", "load_vehicle_file", "FORMAT", "REQUIRED_DYNAMIC", "DRIVES"]
 
 FORMAT = "mpc_tracking-vehicle-1"
+#: the drive layouts a vehicle file names (:attr:`VehicleFile.drive`; the grip settings' ``grip_drive`` known ones)
+DRIVES = ("rwd", "fwd", "awd")
 #: DynamicParams fields a vehicle file must give (the others have defaults)
 REQUIRED_DYNAMIC = ("mass", "I_z", "l_f", "l_r", "h_cg", "mu", "tyre_B_f", "tyre_C_f", "tyre_B_r", "tyre_C_r")
 _LIMITS = {"speed_lag": (True, "s"), "accel_max": (False, "m/s^2"), "decel_max": (False, "m/s^2")}
@@ -81,6 +84,10 @@ class VehicleFile:
         Largest steering rate the car's wheels follow [rad/s] (measured by steering steps,
         :mod:`~mpc_tracking.identification.steering`); None: not rate limited. The controller's
         defaults plan within it (``delta_rate_max``, :func:`mpc_tracking.scenario.defaults.grip_defaults`).
+    drive : {"rwd", "fwd", "awd"} or None
+        Which axles drive the car, as the identified plant declared it (its ``driven_axle``, or a 3D car's
+        ``drive``); None: not known. The grip estimate's traction reading needs it (``grip_drive``, filled from
+        here by :func:`mpc_tracking.scenario.defaults.grip_defaults` when no plant says it).
     assumptions : tuple of str
         Everything the numbers rest on that was not measured (an assumed mu, a geometry value
         not declared by the plant, a limit not reached, a manoeuvre speed lowered); empty when
@@ -98,6 +105,7 @@ class VehicleFile:
     power_per_mass: float | None = None   # P/m [W/kg]: accel limit min(accel_max, power_per_mass / v); None = not limited
     assumptions: tuple[str, ...] = ()
     steering_rate_max: float | None = None  # [rad/s]; None = the wheels follow the command at once
+    drive: str | None = None  # rwd, fwd, awd; None = not known
 
     @property
     def mu_g(self) -> float:
@@ -128,7 +136,8 @@ class VehicleFile:
             "format": FORMAT,
             "dynamic": {f.name: getattr(self.params, f.name) for f in fields(DynamicParams)},
             "speed_lag": self.speed_lag, "accel_max": self.accel_max, "decel_max": self.decel_max,
-            "power_per_mass": self.power_per_mass, "steering_rate_max": self.steering_rate_max, "a_y_max": self.a_y_max, "mu_g": self.mu_g,
+            "power_per_mass": self.power_per_mass, "steering_rate_max": self.steering_rate_max,
+            "drive": self.drive, "a_y_max": self.a_y_max, "mu_g": self.mu_g,
             "assumptions": list(self.assumptions), "report": self.report, "provenance": self.provenance,
         })
 
@@ -202,6 +211,9 @@ def load_vehicle_file(path: str | Path) -> VehicleFile:
     power = None if pm is None else _number(where, "power_per_mass", pm, allow_zero=False)
     sr = data.get("steering_rate_max")  # files older than the steering steps have no key: not limited
     steer_rate = None if sr is None else _number(where, "steering_rate_max", sr, allow_zero=False)
+    drive = data.get("drive")  # files older than the drive layout have no key: not known
+    if drive is not None and drive not in DRIVES:
+        raise VehicleFileError(f"{where}: key 'drive' must be one of {list(DRIVES)} or null, got {drive!r}")
     notes = data.get("assumptions", [])
     if notes is None:
         notes = []
@@ -211,4 +223,4 @@ def load_vehicle_file(path: str | Path) -> VehicleFile:
     prov = data.get("provenance") or {}
     return VehicleFile(params, vals["speed_lag"], vals["accel_max"], vals["decel_max"],
                        report if isinstance(report, dict) else {}, prov if isinstance(prov, dict) else {}, where,
-                       a_y_max, power, tuple(notes), steer_rate)
+                       a_y_max, power, tuple(notes), steer_rate, drive)

@@ -180,10 +180,12 @@ def grip_defaults(settings: Any, plant: Any = None, actuator: Any = None, vehicl
             changes["grip_brake_limit"] = float(decel)
             logger.info("%s: grip_brake_limit not given; %.3g m/s^2 (the car's braking limit) from the vehicle "
                         "file %s", where, decel, getattr(vehicle_file, "source", ""))
-        drive = getattr(getattr(plant, "vehicle", None), "drive", None)
+        drive, drive_source = getattr(getattr(plant, "vehicle", None), "drive", None), "the plant's drive"
+        if drive not in DRIVES[1:]:
+            drive, drive_source = getattr(vehicle_file, "drive", None), "the vehicle file"
         if drive in DRIVES[1:] and _is_default(st, "grip_drive", defaults):
             changes["grip_drive"] = drive
-            logger.info("%s: grip_drive not given; %s (the plant's drive)", where, drive)
+            logger.info("%s: grip_drive not given; %s (%s)", where, drive, drive_source)
         if model == "dynamic":
             if _is_default(st, "friction_ellipse", defaults):
                 changes["friction_ellipse"] = True

@@ -101,6 +101,22 @@ def test_vehicle_file_round_trip(sedan, tmp_path):
     assert vf.report["holdout"] == res.report["holdout"]
     assert vf.provenance["plant"] == "ackermann3d" and vf.provenance["plant_params"]["preset"] == "sedan"
     assert isinstance(vf.prediction(), DynamicPrediction)
+    assert res.drive == vf.drive == "rwd"  # the sedan's drive, for the grip estimate's traction reading
+
+
+@pytest.mark.parametrize("drive", ["rwd", "fwd", "awd"])
+def test_the_vehicle_file_records_the_drive_layout(drive):
+    """The identified plant's declared drive goes into the vehicle file (a plant that declares none: None)."""
+    from mpc_tracking.identification.core import _LAYOUT_OF_AXLE, driven_axle
+
+    car = mt.create_model("ackermann3d", {"preset": "sedan", "drive": drive})
+    assert _LAYOUT_OF_AXLE[driven_axle(car)] == drive
+    assert driven_axle(mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})) is None
+
+
+def test_a_file_without_a_drive_loads_as_not_known(tmp_path, sedan):
+    f = _write_file(tmp_path, sedan[1], lambda d: d.pop("drive"))
+    assert load_vehicle_file(f).drive is None
 
 
 def _scaffolded_plant(tmp_path):
@@ -178,6 +194,7 @@ def _write_file(tmp_path, sedan_res, edit):
     (lambda d: d.pop("decel_max"), r"missing key 'decel_max'"),
     (lambda d: d["dynamic"].__setitem__("tyre_C_f", 2.5), r"'dynamic\.tyre_C_f'"),
     (lambda d: d.pop("dynamic"), r"missing key 'dynamic'"),
+    (lambda d: d.__setitem__("drive", "4wd"), r"key 'drive' must be one of \['rwd', 'fwd', 'awd'\] or null, got '4wd'"),
 ])
 def test_bad_vehicle_file_names_key_and_file(tmp_path, sedan, edit, match):
     f = _write_file(tmp_path, sedan[1], edit)

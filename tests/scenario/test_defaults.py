@@ -3,6 +3,7 @@ model's settings at the limit, and warnings for combinations known to be unsafe.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -72,6 +73,10 @@ def test_the_drive_of_the_grip_estimate_is_the_plants(vehicle_file):
     assert grip_defaults(mt.MPCSettings(grip_drive="fwd"), car).grip_drive == "fwd"
     kin = mt.create_model("kinematic_bicycle", {"wheelbase": 2.7})
     assert grip_defaults(mt.MPCSettings(), kin, None, vehicle_file).grip_drive == "unknown"
+    # no plant (a real car, the ROS node): the vehicle file's drive as identified
+    assert grip_defaults(mt.MPCSettings(), None, None, replace(vehicle_file, drive="fwd")).grip_drive == "fwd"
+    car = mt.create_model("ackermann3d", {"preset": "sedan", "drive": "awd"})
+    assert grip_defaults(mt.MPCSettings(), car, None, replace(vehicle_file, drive="fwd")).grip_drive == "awd"
 
 
 def test_actuator_clamp_caps_the_scaled_limit(vehicle_file, sedan):

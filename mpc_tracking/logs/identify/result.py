@@ -139,4 +139,5 @@ class LogIdentification:
         return VehicleFile(params, float(lag), self.accel_max, self.decel_max, plain(report), plain(prov), "",
                            power_per_mass=self.power_per_mass,
                            steering_rate_max=rate_max,
+                           drive=base.drive if isinstance(base, VehicleFile) else None,  # a log does not show it
                            assumptions=tuple(f"{k} not identified from the log: a-priori value" for k in assumed))
