@@ -178,8 +178,10 @@ GRIP_RECOVERY_RATE = 0.002
 GRIP_SLIP_CONTROL_SHARE = 0.85
 #: after a reading through a slip control, an axle that shows the estimate in a corner without sliding (at least
 #: :data:`GRIP_CONFIRM_SHARE` of it) raises it at this rate [1/s, share of the reference], up to the reading's
-#: ceiling (:data:`GRIP_SLIP_CONTROL_SHARE`); a slide reads the road and ends the probe
-GRIP_PROBE_RATE = 0.05
+#: ceiling (:data:`GRIP_SLIP_CONTROL_SHARE`); a slide reads the road and ends the probe. 0.1 against 0.05: the
+#: same 160 rain and patch laps of 40 generated circuits (the same overshoots), the estimate within 10 % of the road
+#: 2 s into cornering in 34 of 40 lap-start rain laps instead of 32
+GRIP_PROBE_RATE = 0.1
 #: the car brakes short when it decelerates less than the plan's acceleration command by more than this [m/s^2]
 #: ... and by more than :data:`GRIP_BRAKE_SHORT_SHARE` of the command, for :data:`GRIP_SUSTAIN_SAMPLES`
 #: consecutive samples while the command brakes by at least :data:`GRIP_BRAKE_MIN`. The 3D sedan on the dry road
