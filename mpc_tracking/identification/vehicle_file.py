@@ -32,12 +32,13 @@ import yaml
 from mpc_tracking.errors import MPCTrackingError, VehicleFileError
 from mpc_tracking.fileio import read_yaml
 from mpc_tracking.models.prediction.spatial_dynamic import DynamicParams
+from mpc_tracking.mpc.settings.grip import DRIVES as GRIP_DRIVES
 
 __all__ = ["VehicleFile", "load_vehicle_file", "FORMAT", "REQUIRED_DYNAMIC", "DRIVES"]
 
 FORMAT = "mpc_tracking-vehicle-1"
-#: the drive layouts a vehicle file names (:attr:`VehicleFile.drive`; the grip settings' ``grip_drive`` known ones)
-DRIVES = ("rwd", "fwd", "awd")
+#: the drive layouts a vehicle file names (:attr:`VehicleFile.drive`): the grip settings' known ones
+DRIVES = GRIP_DRIVES[1:]
 #: DynamicParams fields a vehicle file must give (the others have defaults)
 REQUIRED_DYNAMIC = ("mass", "I_z", "l_f", "l_r", "h_cg", "mu", "tyre_B_f", "tyre_C_f", "tyre_B_r", "tyre_C_r")
 _LIMITS = {"speed_lag": (True, "s"), "accel_max": (False, "m/s^2"), "decel_max": (False, "m/s^2")}

@@ -206,7 +206,8 @@ GRIP_BRAKE_STEADY = 0.3
 #: tracks and 8 generated circuits of seed 9: 0.073-0.104), the wet file on the wet sedan by 0.063; rain starting
 #: while it accelerates on a straight at 3.2 m/s^2: short by 0.54 within 0.2 s
 #: -- which no slip angle tells (the car goes straight), and in the next corner the rear axle, its grip taken by
-#: the drive, let go: a spin (gen3_0 of seed 3 left the track)
+#: the drive, let go: a spin (gen3_0 of seed 3 left the track; measured with an actuator whose traction control held
+#: the dry road's grip -- one that sees the road keeps the car straight, and the reading comes 4 s before the corner)
 GRIP_DRIVE_SHORT = 0.3
 #: ... on a straight: the car's lateral acceleration at most this share of the reference's grip [-]. In a corner
 #: the tyres' slip angles drag the car (``F_y sin(alpha)``), which the plan's acceleration does not count: the dry

@@ -67,8 +67,9 @@ class GripSettings(SettingsGroup):
         choices=DRIVES,
         notes="A car accelerating short of the plan's command on a straight, once the run has confirmed the "
               "grip, has its driven wheels at their peak (:data:`~mpc_tracking.mpc.grip.GRIP_DRIVE_SHORT`): rain "
-              "that starts on a straight under power is read there, before the next corner, instead of in it (a "
-              "rear-drive car spun there). The driven "
+              "that starts on a straight under power is read there, before the next corner, instead of in it: a "
+              "lower bound through the traction control, which the next corners probe up. The driven "
               "axle reads the road; ``unknown`` reads both axles as if each drove the car, which may read the "
               "undriven one low (the rear-drive sedan's front: 0.52 on a mu 0.6 road, the rear 0.59), never "
-              "above the road. A scenario takes it from the 3D car's ``drive`` when it is left unknown.")
+              "above the road. A scenario takes it from the 3D car's ``drive``, else from the vehicle file's, "
+              "when it is left unknown.")
