@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 from _provenance import RESULTS, dumps, finish, provenance, save_json
 from _shared import shared_dir
+from bench_identify import OVERSTEER
 
 import mpc_tracking as mt
 from mpc_tracking.models.prediction import DynamicPrediction
@@ -73,18 +74,42 @@ SEDAN_BODY = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overha
 MU_DRY, MU_WET, MU_PATCH = 0.9, 0.6, 0.5
 RAIN_AT = 30.0  # [s]
 PATCH_RADIUS = 30.0  # [m]
-CACHE = Path("/tmp") / "mpc_tracking_bench_grip_change_ident.pkl"
+#: the cars of ``--car`` (``ackermann3d`` parameters; the road's friction is added per lap): the sedan, its
+#: front- and all-wheel-drive versions, the rear-drive oversteering sedan of ``bench_identify.py`` (CG 0.5 m
+#: further back, the roll stiffness on the rear axle) and a heavy, tall SUV-like front-wheel-drive car (mass and
+#: inertias x1.4, CG 0.75 m high, CG forward, softer front roll stiffness: more understeer and load transfer)
+CARS: dict[str, dict[str, Any]] = {
+    "sedan": {"preset": "sedan"},
+    "sedan_fwd": {"preset": "sedan", "drive": "fwd"},
+    "sedan_awd": {"preset": "sedan", "drive": "awd"},
+    "sedan_rwd_oversteer": OVERSTEER,
+    "suv_fwd": {"preset": "sedan", "drive": "fwd", "mass": 1.4 * 1573.0, "inertia": (770.0, 4060.0, 4022.0),
+                "cg_height": 0.75, "cg_to_front": 1.0, "arb_front": 2.0e4},
+}
+#: the car of every lap (``--car``)
+CAR = "sedan"
+
+
+def car_params(**friction: Any) -> dict[str, Any]:
+    """The ``ackermann3d`` parameters of :data:`CAR` on the road ``friction`` (``mu``, ``mu_schedule``, ...)."""
+    return {**CARS[CAR], **friction}
+
+
+def _cache() -> Path:
+    """The vehicle files' cache of :data:`CAR` (the sedan's keeps its old name)."""
+    return Path("/tmp") / ("mpc_tracking_bench_grip_change_ident" + ("" if CAR == "sedan" else f"_{CAR}") + ".pkl")
 
 
 def identified(cache: bool) -> dict[str, Any]:
-    """The dry and the wet vehicle file (identified once; ``cache``: kept in /tmp between runs)."""
-    if cache and CACHE.is_file():
-        with CACHE.open("rb") as fh:
+    """The dry and the wet vehicle file of :data:`CAR` (identified once; ``cache``: kept in /tmp between runs)."""
+    path = _cache()
+    if cache and path.is_file():
+        with path.open("rb") as fh:
             return pickle.load(fh)
-    out = {name: mt.identify(mt.create_model("ackermann3d", {"preset": "sedan", "mu": mu}))
+    out = {name: mt.identify(mt.create_model("ackermann3d", car_params(mu=mu)))
            for name, mu in (("dry", MU_DRY), ("wet", MU_WET))}
     if cache:
-        with CACHE.open("wb") as fh:
+        with path.open("wb") as fh:
             pickle.dump(out, fh)
     return out
 
@@ -157,8 +182,9 @@ def road(scenario: str, patch_xy: np.ndarray) -> dict[str, Any]:
 
 
 def _controller(path: mt.ReferencePath, ident: Any, friction: dict[str, Any], grip: bool) -> tuple[Any, ...]:
-    """The 3D sedan on the road ``friction``, its actuator, the settings and the dynamic MPC with ``ident``."""
-    car = mt.create_model("ackermann3d", {"preset": "sedan", **friction})
+    """The 3D car (:data:`CAR`) on the road ``friction``, its actuator, the settings and the dynamic MPC with
+    ``ident``."""
+    car = mt.create_model("ackermann3d", car_params(**friction))
     act = mt.actuation.default_actuator(car)
     st = settings_for(ident, car, path, grip)
     mpc = mt.SpatialMPC(path, SEDAN_BODY, st, prediction=DynamicPrediction(ident.params, speed_lag=act.speed_lag))
@@ -397,19 +423,22 @@ def main() -> None:
     ap.add_argument("--probe", choices=("on", "off"), default="on", help="the brake test (grip_probe)")
     ap.add_argument("--oracle", action="store_true",
                     help="the limits follow the road under the car, known exactly (a bound on any estimate)")
+    ap.add_argument("--car", choices=tuple(CARS), default="sedan",
+                    help="the car (CARS: the sedan, other drives, an oversteering sedan, a heavy tall FWD car)")
     ap.add_argument("--no-cache", action="store_true", help="identify again (default: cached in /tmp)")
     ap.add_argument("--save", action="store_true")
     ap.add_argument("--out", default="grip_change", help="file stem under benchmarks/results/ for --save")
     args = ap.parse_args()
-    global GRIP_PROBE, ORACLE
+    global GRIP_PROBE, ORACLE, CAR
     GRIP_PROBE = args.probe == "on"
+    CAR = args.car
     ORACLE = args.oracle
     prov = provenance()
     idents = identified(not args.no_cache)
     rows: list[dict[str, Any]] = []
     figures: list[tuple[str, Any]] = []
     for path in _paths(args):
-        st_dry = settings_for(idents["dry"], mt.create_model("ackermann3d", {"preset": "sedan"}), path, False)
+        st_dry = settings_for(idents["dry"], mt.create_model("ackermann3d", car_params()), path, False)
         patch_xy = hardest_braking_point(path, st_dry)
         plan = VALIDATION_RUNS if args.validate else [
             (scenario, file, grip == "on") for scenario in args.scenarios.split(",")
@@ -436,7 +465,8 @@ def main() -> None:
                                            "reaction_s", "mu_est_min", "limit_share_min", "wall_s", "same_run_as")
                    if k in row},
                   flush=True)
-    out = {"provenance": finish(prov), "plant": "ackermann3d sedan (wheel_torque_pi), dynamic MPC, default settings",
+    out = {"provenance": finish(prov),
+           "plant": f"ackermann3d {CAR} (wheel_torque_pi), dynamic MPC, default settings", "car": CARS[CAR],
            "identified": {k: {"mu": v.params.mu, "a_y_max": v.lateral_limit, "decel_max": v.decel_max}
                           for k, v in idents.items()},
            "rows": rows}

@@ -381,13 +381,38 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     lon = fit_longitudinal(recs["accel"], recs["brake"], window, recs.get("accel_high"))
     steer = _steering_steps(run, recs, scale, assumptions)
     radius = mv.ramp_radius(scale, 2.0 if assumptions else 1.0)  # a top speed of 1.1 V: a tighter circle
-    v0, segs, mon = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * radius) - 0.3 * V) / rate,
-                                         geo["l_r"], radius)
-    recs["ramp"] = run("ramp", "lateral", (v0, segs), stop_on_spin=True)
-    if recs["ramp"].note == "spun":
-        mon.saturated, mon.reason = True, "the car spun"
-    elif recs["ramp"].note:
-        mon.reason = recs["ramp"].note
+    drive = driven_axle(plant)
+    iz_guess = geo["I_z"] if math.isfinite(geo["I_z"]) else geo["mass"] * geo["l_f"] * geo["l_r"]
+
+    def ramp(name: str, r_circle: float) -> tuple[mv.RampMonitor, AxlePeaks]:
+        """The constant-steer speed ramp on a circle of radius ``r_circle`` [m] into ``recs[name]``."""
+        v0, segs, m_ = mv.steady_state_ramp(scale, rate, cap, limit + (math.sqrt(cap * r_circle) - 0.3 * V) / rate,
+                                            geo["l_r"], r_circle)
+        recs[name] = run(name, "lateral", (v0, segs), stop_on_spin=True)
+        if recs[name].note == "spun":
+            m_.saturated, m_.reason = True, "the car spun"
+        elif recs[name].note:
+            m_.reason = recs[name].note
+        return m_, axle_peaks(lateral_samples([recs[name]], geo, window, 0.3 * V), geo, iz_guess, drive)
+
+    mon, peaks = ramp("ramp", radius)
+    used = max(peaks.front, peaks.rear)
+    if (mu is None and mon.saturated and mon.balance == "understeer" and peaks.limiting_axle is None and used > 0
+            and _ramp_short_of_peak(recs["ramp"], geo, window, V, float(shape_factor), mon.peak / g,
+                                    None if fit_iz else geo["I_z"])):
+        # a_y levelled off well below the grip: a strongly understeering car on a constant steer runs wider as it
+        # speeds up, toward an a_y set by the steering angle and its understeer gradient, and mu would be
+        # extrapolated far along the tyre curve. The same ramp on a tighter circle (more steering) takes the front
+        # axle to its peak.
+        tighter = min(RAMP_TIGHTER_MAX, max(RAMP_TIGHTER_MIN, RAMP_REACH / used))
+        logger.info("identify: the ramp's a_y levelled off at %.3g m/s^2 with the axles at %.2f of their loads "
+                    "(understeer, no axle at its peak): again on a circle %.3g x tighter", mon.peak, used, tighter)
+        mon_t, peaks_t = ramp("ramp_tight", radius / tighter)
+        if peaks_t.limiting_axle is None:
+            logger.info("identify: no axle reached its peak on the tighter circle either (%.2f of its load)",
+                        max(peaks_t.front, peaks_t.rear))
+        if peaks_t.limiting_axle is not None or mon_t.peak > mon.peak:
+            mon, peaks = mon_t, peaks_t
     a_peak = mon.peak
     if not mon.saturated:
         logger.warning("identify: the speed ramp did not saturate (%s): mu is at least %.3f", mon.reason, a_peak / g)
@@ -430,9 +455,6 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
                                                                      limit), 0.4)
     lateral_recs = [r for r in recs.values() if r.purpose == "lateral"]
     S = lateral_samples(lateral_recs, geo, window, 0.3 * V)
-    drive = driven_axle(plant)
-    iz_guess = geo["I_z"] if math.isfinite(geo["I_z"]) else geo["mass"] * geo["l_f"] * geo["l_r"]
-    peaks = axle_peaks(lateral_samples([recs["ramp"]], geo, window, 0.3 * V), geo, iz_guess, drive)
     fit_mu, factors = False, (1.0, 1.0)
     if mu is not None:
         mu0, src["mu"] = _positive("mu", mu), "argument"
@@ -454,7 +476,7 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
     if mu_max is not None and lat.mu > mu_max:  # a fitted mu above the bound: fixed at the bound
         assumptions.append(f"mu capped at the bound mu_max = {mu_max:.3g} (fitted {lat.mu:.3g})")
         lat = fit_lateral(S, geo, float(shape_factor), float(mu_max), None if fit_iz else geo["I_z"], False)
-    if fit_mu and lat.slip_seen and lat.max_force_ratio < 0.9:
+    if fit_mu and lat.slip_seen and lat.max_force_ratio < EXTRAPOLATED_BELOW:
         logger.warning("identify: the tyres reached only %.0f %% of the fitted friction: mu = %.3f is extrapolated",
                        100 * lat.max_force_ratio, lat.mu)
     dyn = DynamicParams(mass=geo["mass"], I_z=lat.I_z, l_f=geo["l_f"], l_r=geo["l_r"], h_cg=geo["h_cg"], mu=lat.mu,
@@ -505,6 +527,16 @@ def identify(plant: Any, actuator: Any = None, *, params: dict[str, Any] | None 
                                 recordings=recs)
 
 
+#: a fitted mu is extrapolated (warned, and the speed ramp retried on a tighter circle) when the largest axle force
+#: of the data is below this share of the fitted peak
+EXTRAPOLATED_BELOW = 0.9
+#: a speed ramp whose a_y levelled off in understeer with no axle at its peak and short of the fitted peak
+#: (:data:`EXTRAPOLATED_BELOW`) runs again on a circle tighter by
+#: ``RAMP_REACH`` / (the largest share of its load an axle used), within [RAMP_TIGHTER_MIN, RAMP_TIGHTER_MAX]:
+#: enough steering for an axle to reach a friction of RAMP_REACH (the tighter circle costs nothing when the grip is
+#: lower: the front axle saturates earlier, at a lower speed)
+RAMP_REACH = 1.3
+RAMP_TIGHTER_MIN, RAMP_TIGHTER_MAX = 1.5, 3.0
 #: the full-throttle run above the manoeuvre speed goes on to this multiple of it (the power limit of a
 #: car that binds only above V: the CommonRoad model's above 21.6 m/s, V = 17.6 m/s)
 HIGH_SPEED = 2.0
@@ -546,6 +578,14 @@ def _steering_steps(run: Any, recs: dict[str, mv.Recording], scale: mv.Scale,
     else:
         logger.info("identify: the steering is not rate limited (lag %.3g s)", fit.lag)
     return fit
+
+
+def _ramp_short_of_peak(rec: mv.Recording, geo: dict[str, float], window: float, V: float, C: float, mu0: float,
+                        I_z: float | None) -> bool:
+    """Whether the speed ramp ``rec`` stayed short of the tyres' peak: its axle forces, fitted alone, reach less than
+    :data:`EXTRAPOLATED_BELOW` of the fitted friction (the friction would be extrapolated by the tyre curve)."""
+    lat = fit_lateral(lateral_samples([rec], geo, window, 0.3 * V), geo, C, max(mu0, 0.05), I_z, True)
+    return bool(lat.slip_seen and lat.max_force_ratio < EXTRAPOLATED_BELOW)
 
 
 def _assumptions(src: dict[str, str], geo: dict[str, float], mon: mv.RampMonitor, peaks: AxlePeaks,

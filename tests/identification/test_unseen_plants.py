@@ -3,6 +3,9 @@
 * the wet sedan (mu 0.6): mu within 5 % (was +21 %: the tyre curve extrapolated its peak);
 * a rear-drive 3D car that oversteers at the limit (CG moved back, the roll stiffness on the rear
   axle): the ramp ends on yaw divergence, the step steer that spins is retried at half amplitude;
+* a heavy, tall front-drive car that understeers strongly: its constant-steer ramp levels off at 4.9 m/s^2 with
+  the axles at 0.55 of their loads (mu was extrapolated to 0.67 on a 0.9 plant); the ramp runs again on a tighter
+  circle and measures the front axle's peak;
 * a plant with a power limit and a top speed below the manoeuvre speed (the synthetic bicycle):
   P/m recovered, the manoeuvres moved to its speed, said so;
 * CommonRoad's single-track drift model (steering-rate + acceleration inputs, rear drive; an outside
@@ -48,6 +51,24 @@ def test_rear_drive_car_that_oversteers():
     assert "half amplitude" in notes["step_steer_0.9"]
     for e in res.report["holdout"].values():
         assert e["open_loop"]["r"] < 0.06
+
+
+#: a heavy, tall front-drive car (an SUV: the sedan's mass and inertias x1.4, CG 0.75 m high and further forward,
+#: a stiffer front anti-roll bar): strong understeer
+SUV = {"preset": "sedan", "drive": "fwd", "mass": 1.4 * 1573.0, "inertia": (770.0, 4060.0, 4022.0),
+       "cg_height": 0.75, "cg_to_front": 1.0, "arb_front": 2.0e4}
+
+
+def test_a_strongly_understeering_car_is_ramped_again_on_a_tighter_circle():
+    """Measured: the first ramp levels off at a_y 4.90 m/s^2 (understeer, no axle at its peak; mu extrapolated to
+    0.666); on a circle 2.38x tighter the front axle reaches its peak: mu 0.883 on a 0.9 plant, a_y_max 7.33."""
+    res = identify(mt.create_model("ackermann3d", SUV), holdout=False)
+    assert "ramp_tight" in res.provenance["manoeuvres"]
+    assert res.params.mu == pytest.approx(0.9, rel=0.05)
+    assert res.report["lateral"]["mu_source"].startswith("measured (front axle")
+    assert res.report["ramp"]["balance"] == "understeer" and res.report["axle_peaks"]["driven_axle"] == "front"
+    # the lateral limit is the car's, not the first circle's understeer plateau
+    assert res.a_y_max is not None and 6.5 < res.a_y_max < res.mu_g
 
 
 def test_power_limited_plant_below_the_manoeuvre_speed():
