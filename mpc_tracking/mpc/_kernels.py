@@ -412,15 +412,17 @@ def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb
             v = min(v, max(v_box[k + 1], v_min))
         upper[r_xbox + k] = v
     ellipse = flg[G_ELLIPSE] != 0
-    share = np.ones(N)
+    share = np.ones(N)  # the braking's share (with the floors)
+    accel_share = 1.0  # the acceleration's (no floor)
     for k in range(N):
         vx, r = x_op[k, 3], x_op[k, 5]
         if ellipse:  # ellipse_share(|v_x r|, a_y_max, floor)
             use = min(abs(vx * r) / a_y, 1.0)
-            share[k] = max(math.sqrt(1.0 - use * use), prm[Q_FLOOR] if k > 0 else prm[Q_FIRST_FLOOR])
+            accel_share = math.sqrt(1.0 - use * use)
+            share[k] = max(accel_share, prm[Q_FLOOR] if k > 0 else prm[Q_FIRST_FLOOR])
             if C == 0:
                 lower[r_box + NU * k] = max(box_lo0[0] * share[k], -inf)
-                upper[r_box + NU * k] = min(box_hi0[0] * share[k], inf)
+                upper[r_box + NU * k] = min(box_hi0[0] * accel_share, inf)
             else:  # cuts: a_y ~ r_op v_x + v_op r - v_op r_op, on the side of the operating point's a_y
                 c = -vx * r
                 ay_op = (r * x_op[k, 3] + vx * x_op[k, 5]) + c
@@ -434,7 +436,7 @@ def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb
         if flg[G_POWER]:
             top = min(box_hi0[0], prm[Q_POWER] / max(vx, v_min))
             if ellipse and C == 0:
-                top = top * share[k]
+                top = top * accel_share
             upper[r_box + NU * k] = min(top, inf)
     # rates per prediction step via the planned speed; the first via the control period
     dt[0] = prm[Q_DT0]

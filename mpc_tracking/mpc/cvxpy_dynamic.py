@@ -19,9 +19,9 @@ measured state, never from the OSQP vectors of :mod:`mpc_tracking.mpc.qp`. The s
                 m/L (l_r/C_f - l_f/C_r)); "previous": the last plan on the new grid; then x_op[0] =
                 measured, |e_y| <= 0.95/|kappa|, |e_psi| <= 1.2, v_x >= v_min
     dynamics    x_{k+1} = A_k x_k + B_k u_k + f_k from the model's linearization at the operating point
-    ellipse     share_k = sqrt(max(1 - (|v_x r|_op,k / a_y_max)^2, ELLIPSE_FLOOR^2)), share_0 at least
-                FIRST_STEP_FLOOR; without cuts the a_x box is
-                [-decel share, accel share]; with ``ellipse_cuts`` the box is the plain one and the cuts
+    ellipse     e_k = sqrt(max(1 - (|v_x r|_op,k / a_y_max)^2, 0)), braking share_k = max(e_k, ELLIPSE_FLOOR),
+                share_0 at least FIRST_STEP_FLOOR; without cuts the a_x box is
+                [-decel share, accel e]; with ``ellipse_cuts`` the box is the plain one and the cuts
                 cos(th) a_x / A_x + sigma_k sin(th) (r_op v_x + v_op r - v_op r_op) / a_y_max <= 1 + e_k
                 (A_x = accel_max for cos >= 0, else decel_max; sigma_k the sign of the operating point's
                 v_x r; e_k >= 0 with the slack cost)
@@ -169,13 +169,14 @@ class CvxpyDynamicMPC(CvxpyMPC):
         A, B, f = m.linearize(x_op[:-1], u_op, kappa[:-1], np.maximum(np.diff(s_grid), 0.0), st.discretization)
         # friction ellipse
         ay_op = x_op[:-1, 3] * x_op[:-1, 5]
-        share = np.ones(N)
+        share, accel_share = np.ones(N), np.ones(N)  # braking's (with the floors), acceleration's (none)
         if st.friction_ellipse:
-            share = np.sqrt(np.maximum(1.0 - (np.abs(ay_op) / st.a_y_max) ** 2, ELLIPSE_FLOOR**2))
+            accel_share = np.sqrt(np.maximum(1.0 - (np.abs(ay_op) / st.a_y_max) ** 2, 0.0))
+            share = np.maximum(accel_share, ELLIPSE_FLOOR)
             share[0] = max(share[0], FIRST_STEP_FLOOR)
         cut = st.friction_ellipse and st.ellipse_cuts
         a_lo = -st.decel_max * (1.0 if cut else share)
-        a_hi = st.accel_max * (1.0 if cut else share)
+        a_hi = st.accel_max * (1.0 if cut else accel_share)
         # speed bound on v_x,1..N
         v_hi = np.clip(np.sqrt(st.a_y_max / np.maximum(np.abs(kappa[1:]), 1e-9)), st.v_min, st.v_max)
         if self.v_box_path is not None:

@@ -36,10 +36,16 @@ _INF = INF
 SLACK_QUAD = 1.0
 #: steepest lateral slope de_y/ds of the e_y reference around obstacles
 REF_SLOPE = 0.15
-#: the friction ellipse leaves at least this share of the longitudinal limits (braking stays
-#: possible); the same floor as the whole-path ceilings' (:data:`mpc_tracking.mpc.reference.BRAKE_FLOOR`)
+#: the friction ellipse leaves at least this share of the braking limit (braking stays possible); the same floor as
+#: the whole-path ceilings' (:data:`mpc_tracking.mpc.reference.BRAKE_FLOOR`). The acceleration has no floor: at and
+#: beyond the lateral limit it is 0 -- power there takes the driven axle's lateral grip. With a floor (this one, and
+#: FIRST_STEP_FLOOR on the first step) a rear-driven car whose rear slid on a wet road was driven on through the slide
+#: and spun; the rear-heavy oversteering sedan of ``benchmarks/bench_grip_change.py --car sedan_rwd_oversteer`` with
+#: its dry file on the wet road left the track in 21 of 64 wet, rain and patch laps (generated circuits, seeds 3
+#: and 4) with the floors, 11 with the acceleration at this floor on every step, 9 with none (the guide's
+#: "No power beyond the ellipse")
 ELLIPSE_FLOOR = BRAKE_FLOOR
-#: the first prediction step keeps at least this share of the longitudinal limits whatever the measured lateral
+#: the first prediction step keeps at least this share of the braking limit whatever the measured lateral
 #: acceleration: the box is frozen at the operating point's first state, the measured one, and a car beyond its
 #: lateral limit (the grip estimate lowered it mid-corner) cannot hold that acceleration anyway -- braking in the
 #: first step is the only lever that sheds speed. At the floor (0.1 of 4.6 m/s^2) the plan braked from its second
@@ -369,12 +375,13 @@ class StepQP:
             # the floor the whole-path ceilings use too); or, with ellipse_cuts, the QP holds soft
             # linear cuts that couple a_x with the planned a_y
             ay = model.lateral_acceleration(x_op[:-1], u_op)
-            share = ellipse_share(ay, st.a_y_max, ELLIPSE_FLOOR)
+            share = ellipse_share(ay, st.a_y_max, ELLIPSE_FLOOR)  # the braking's, with the floors
             share[0] = max(share[0], FIRST_STEP_FLOOR)
+            accel_share = ellipse_share(ay, st.a_y_max)  # the acceleration's: no floor (see ELLIPSE_FLOOR)
             if not lay.n_cuts:  # bounds frozen at the operating point's lateral acceleration
                 ia = model.I_ACCEL
                 V["box_l"][:, ia] = np.maximum(self._box_lo0[ia] * share, -_INF)
-                V["box_u"][:, ia] = np.minimum(self._box_hi0[ia] * share, _INF)
+                V["box_u"][:, ia] = np.minimum(self._box_hi0[ia] * accel_share, _INF)
             else:
                 g, c = model.lateral_acceleration_linear(x_op[:-1])
                 ay_op = np.einsum("ki,ki->k", g, x_op[:-1, self._cut_cols]) + c
@@ -389,7 +396,7 @@ class StepQP:
             ia = model.I_ACCEL
             top = np.minimum(self._box_hi0[ia], self._power / np.maximum(x_op[:-1, model.I_SPEED], st.v_min))
             if share is not None and not lay.n_cuts:
-                top = top * share
+                top = top * accel_share
             V["box_u"][:, ia] = np.minimum(top, _INF)
         # rates: per prediction step via the predicted speed; first step via the control period
         dt_all = self._dt_buf
