@@ -195,8 +195,16 @@ def _fit_power(residual, sol, accel: Recording):
 
 
 def _plateau_time(a: np.ndarray, dt: float) -> float:
-    """Time [s] the acceleration ``a`` spends within 10 % of its largest value."""
-    return float(np.count_nonzero(a >= 0.9 * np.max(a)) * dt)
+    """Time [s] the acceleration ``a`` spends within 10 % of its level (:func:`_plateau`, the median of its top
+    5 %), above or below it.
+
+    An unsaturated first-order response peaks at the step and passes through the band at once. Measured against
+    the largest value instead, a brief overshoot at the start of a run hid a long plateau: a front-driven sedan's
+    traction held 3.92 m/s^2 for 2.5 s after 0.1 s at 4.5 (the load not yet shifted to the rear), 0.08 s within
+    10 % of the peak, and its acceleration limit came out unmeasured (inf; the controller then planned the
+    actuator's 6 m/s^2 and the front axle, driven beyond its grip, slid on a dry road)."""
+    level = _plateau(a)
+    return float(np.count_nonzero(np.abs(a - level) <= 0.1 * abs(level)) * dt)
 
 
 def _lag_guess(rec: Recording) -> float:

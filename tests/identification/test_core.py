@@ -260,3 +260,17 @@ def test_scenario_vehicle_file_builds_dynamic_prediction(tmp_path, sedan, caplog
     sc = mt.load_scenario(_scenario(tmp_path, "cars/missing.yaml"))
     with pytest.raises(ScenarioError, match=r"vehicle\.file: .*missing\.yaml: no such vehicle file"):
         build(sc)
+
+
+def test_a_plateau_is_timed_about_its_level_not_its_peak():
+    """fit._plateau_time: a plateau after a brief overshoot counts (the front-driven car's start), the decay of an
+    unsaturated first-order response does not."""
+    from mpc_tracking.identification.fit import _plateau_time
+
+    dt = 0.01
+    t = np.arange(0.0, 4.0, dt)
+    overshoot = np.where(t < 0.1, 4.5, 3.9) * (t < 2.6)
+    assert _plateau_time(overshoot, dt) > 2.0  # (the peak alone: 0.1 s)
+    decay = 4.0 * np.exp(-t / 0.3)
+    assert _plateau_time(decay, dt) < 0.5 * 0.3
+
