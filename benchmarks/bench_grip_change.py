@@ -77,7 +77,7 @@ PATCH_RADIUS = 30.0  # [m]
 #: the cars of ``--car`` (``ackermann3d`` parameters; the road's friction is added per lap): the sedan, its
 #: front- and all-wheel-drive versions, the rear-drive oversteering sedan of ``bench_identify.py`` (CG 0.5 m
 #: further back, the roll stiffness on the rear axle) and a heavy, tall SUV-like front-wheel-drive car (mass and
-#: inertias x1.4, CG 0.75 m high, CG forward, softer front roll stiffness: more understeer and load transfer)
+#: inertias x1.4, CG 0.75 m high, CG forward, a stiffer front anti-roll bar: more understeer and load transfer)
 CARS: dict[str, dict[str, Any]] = {
     "sedan": {"preset": "sedan"},
     "sedan_fwd": {"preset": "sedan", "drive": "fwd"},

@@ -375,9 +375,9 @@ class StepQP:
             # the floor the whole-path ceilings use too); or, with ellipse_cuts, the QP holds soft
             # linear cuts that couple a_x with the planned a_y
             ay = model.lateral_acceleration(x_op[:-1], u_op)
-            share = ellipse_share(ay, st.a_y_max, ELLIPSE_FLOOR)  # the braking's, with the floors
-            share[0] = max(share[0], FIRST_STEP_FLOOR)
             accel_share = ellipse_share(ay, st.a_y_max)  # the acceleration's: no floor (see ELLIPSE_FLOOR)
+            share = np.maximum(accel_share, ELLIPSE_FLOOR)  # the braking's, with the floors
+            share[0] = max(share[0], FIRST_STEP_FLOOR)
             if not lay.n_cuts:  # bounds frozen at the operating point's lateral acceleration
                 ia = model.I_ACCEL
                 V["box_l"][:, ia] = np.maximum(self._box_lo0[ia] * share, -_INF)

@@ -273,4 +273,3 @@ def test_a_plateau_is_timed_about_its_level_not_its_peak():
     assert _plateau_time(overshoot, dt) > 2.0  # (the peak alone: 0.1 s)
     decay = 4.0 * np.exp(-t / 0.3)
     assert _plateau_time(decay, dt) < 0.5 * 0.3
-

@@ -19,9 +19,9 @@ import mpc_tracking as mt
 from mpc_tracking.identification import DynamicBicyclePlant, identify, load_vehicle_file
 from mpc_tracking.identification.steering import RATE_RATIO
 from tests.identification.plants import commonroad_std
+from tests.identification.plants.ackermann3d_variants import OVERSTEER, SUV
 
 #: a rear-drive sedan that oversteers at the limit (from the sedan preset's own parameters)
-OVERSTEER = {"preset": "sedan", "cg_to_front": 1.6, "arb_front": 0.0, "arb_rear": 3.0e4}
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +51,6 @@ def test_rear_drive_car_that_oversteers():
     assert "half amplitude" in notes["step_steer_0.9"]
     for e in res.report["holdout"].values():
         assert e["open_loop"]["r"] < 0.06
-
-
-#: a heavy, tall front-drive car (an SUV: the sedan's mass and inertias x1.4, CG 0.75 m high and further forward,
-#: a stiffer front anti-roll bar): strong understeer
-SUV = {"preset": "sedan", "drive": "fwd", "mass": 1.4 * 1573.0, "inertia": (770.0, 4060.0, 4022.0),
-       "cg_height": 0.75, "cg_to_front": 1.0, "arb_front": 2.0e4}
 
 
 def test_a_strongly_understeering_car_is_ramped_again_on_a_tighter_circle():

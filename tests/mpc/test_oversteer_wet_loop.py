@@ -22,10 +22,9 @@ import mpc_tracking as mt
 from mpc_tracking.models.prediction import DynamicPrediction
 from mpc_tracking.mpc import qp
 from tests._shared import generated_circuits
+from tests.identification.plants.ackermann3d_variants import OVERSTEER
 
 SEDAN = mt.VehicleParams(wheelbase=2.68, length=4.6, width=1.8, rear_overhang=0.95)
-#: the rear-heavy sedan of ``benchmarks/bench_identify.py`` (``OVERSTEER``)
-OVERSTEER = {"preset": "sedan", "cg_to_front": 1.6, "arb_front": 0.0, "arb_rear": 3.0e4}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +44,8 @@ def _run_on_the_wet_road(path, ident, t_max=12.0, **settings):
     act = mt.actuation.default_actuator(car)
     st = grip_defaults(mt.MPCSettings(v_max=40.0, grip_mu=0.9), car, act, ident, path.ds, "test")
     assert st.grip_estimation and st.prediction_model == "dynamic" and st.friction_ellipse  # the defaults
-    mpc = mt.SpatialMPC(path, SEDAN, st.replace(**settings), prediction=DynamicPrediction(ident.params, speed_lag=act.speed_lag))
+    mpc = mt.SpatialMPC(path, SEDAN, st.replace(**settings),
+                        prediction=DynamicPrediction(ident.params, speed_lag=act.speed_lag))
     return mt.simulate(path, mpc, car, act, t_max=t_max, v0=14.88)
 
 
