@@ -117,9 +117,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from mpc_tracking.errors import SettingsError
+from mpc_tracking.mpc.grip_axle import (
+    GRIP_CONFIRM_SHARE,
+    GRIP_MAX_DROP,
+    GRIP_PROBE_RATE,
+    GRIP_RECOVERY_RATE,
+    GRIP_SIGMA_CONFIRMED,
+    GRIP_SIGMA_SLIDE,
+    GRIP_SLIDE_MEMORY,
+    GRIP_SLIP_CONTROL_SHARE,
+    GRIP_SUSTAIN_SAMPLES,
+    MU_BOUNDS,
+    AxleEstimate,
+)
+from mpc_tracking.mpc.grip_tyre import axle_force, lateral_peak, magic_formula, saturation_slip
 from mpc_tracking.mpc.settings.grip import DRIVES
 
 __all__ = ["GripEstimator", "GripEstimate", "GripConfig", "magic_formula", "saturation_slip",
@@ -156,39 +168,6 @@ GRIP_DEFICIT_SLIP = 0.5
 #: for 19.5 s). What GRIP_DEFICIT_SLIP guards against -- a curve that is not the plant's, short by a few tenths
 #: of D F_z in a corner -- is not there under power with little lateral force
 GRIP_SPIN_SLIP = 0.2
-#: at most this share of the estimate goes in one step of sliding [-] (one bad sample cannot take it all). 0.5: at
-#: 0.25 the first step of a slide on a road 0.9 -> 0.6 took the estimate to 0.80 only, and when the plan's lower
-#: limits ended the slide there it stayed at 0.80 (rain, 2 s into cornering: 34 % off on one generated circuit).
-#: Only with :data:`GRIP_SLIDE_MEMORY`: without it 0.5 let a second slide's low reading through (below)
-GRIP_MAX_DROP = 0.5
-#: the most grip an axle showed in a slide still counts this long [s] after it grips again: a slide that follows
-#: within it reads at least that. An axle whose force fell because the command did (the plan lowered its limits
-#: after the first slide) is still past its curve by its slip angle for a moment and reads low: a driven axle that
-#: showed 0.60 spinning up (road 0.6) read 0.30 0.15 s later, and the plan dropped to a third of its limits and
-#: left the track (rain, generated circuit gen3_7 of seed 3)
-GRIP_SLIDE_MEMORY = 0.5
-#: an axle showing this share of the estimate without sliding confirms it [-]
-GRIP_CONFIRM_SHARE = 0.75
-#: standard deviation of an estimate confirmed at the grip the limits stand for, as a share of it [-]
-GRIP_SIGMA_CONFIRMED = 0.003
-#: standard deviation of a slide's reading, as a share of it [-] (the grip shown varies by a few percent with the
-#: speed, the load transfer and the steering: the plan keeps this margin until the car holds the reference again)
-GRIP_SIGMA_SLIDE = 0.05
-#: while confirmed, the estimate rises back towards the nominal friction at this rate [1/s]
-GRIP_RECOVERY_RATE = 0.002
-#: a slip control (an ABS, a traction control) holds a wheel at no less than this share of its peak [-]: a reading of
-#: a car braking or accelerating short of the command through one is a lower bound of the road's grip, and the road
-#: at most the reading over this share (real systems hold 0.85-1.0 of the peak; the 3D car's actuator 0.9 of the
-#: road's). Such a reading lowers the limits at once, and the next corners probe up to that ceiling
-#: (:data:`GRIP_PROBE_RATE`): the rear-drive sedan whose traction control held its wheels at 0.9 of a mu 0.6 road's
-#: grip read it as 0.515 and kept that for the rest of the lap
-GRIP_SLIP_CONTROL_SHARE = 0.85
-#: after a reading through a slip control, an axle that shows the estimate in a corner without sliding (at least
-#: :data:`GRIP_CONFIRM_SHARE` of it) raises it at this rate [1/s, share of the reference], up to the reading's
-#: ceiling (:data:`GRIP_SLIP_CONTROL_SHARE`); a slide reads the road and ends the probe. 0.1 against 0.05: the
-#: same 160 rain and patch laps of 40 generated circuits (the same overshoots), the estimate within 10 % of the road
-#: 2 s into cornering in 34 of 40 lap-start rain laps instead of 32
-GRIP_PROBE_RATE = 0.1
 #: a tyre's first slide off the reference, on an axle that has held the grip the limits as set ask for
 #: (``grip_fraction`` of the reference, less :data:`GRIP_SIGMA_SLIDE` of it) without sliding in this run, lowers
 #: the limits at once, and the corners after it probe back up to the estimate it broke (:data:`GRIP_PROBE_RATE`;
@@ -236,8 +215,6 @@ GRIP_DRIVE_SAMPLES = 6
 #: consecutive samples a tyre must be past its curve (slip or force) to count as sliding [-] (the body's
 #: sideslip counts at once)
 GRIP_SLIDE_SAMPLES = 2
-#: the grip an axle shows counts as the least over this many consecutive samples (a force it held) [-]
-GRIP_SUSTAIN_SAMPLES = 3
 #: below this speed [m/s] the estimator holds (slip angles are not defined at standstill)
 GRIP_MIN_SPEED = 5.0
 #: a braking reading counts against at least this share of the lateral reference (:attr:`GripConfig.brake_reference`)
@@ -249,8 +226,6 @@ BRAKE_REFERENCE_FLOOR = 0.9
 RATIO_STEP = 0.005
 #: a gap in the measurements counts at most this long for the recovery [s] (the car probes while it drives)
 _RECOVERY_DT_MAX = 0.2
-#: friction range of the estimate [-]
-_MU_BOUNDS = (0.05, 2.0)
 
 
 @dataclass(frozen=True)
@@ -401,147 +376,7 @@ class GripEstimate:
         if self.plan_share is not None:
             return self.plan_share
         low = min(self.mu_front - self.margin * self.sigma_front, self.mu_rear - self.margin * self.sigma_rear)
-        return float(min(1.0, max(_MU_BOUNDS[0], low) / self.mu_nominal))
-
-
-def magic_formula(alpha: float, B: float, C: float, E: float) -> float:
-    """The normalized tyre force ``phi(alpha) = sin(C atan(B alpha - E (B alpha - atan(B alpha))))`` [-] (peak 1).
-
-    The prediction model's lateral tyre curve (:mod:`~mpc_tracking.models.prediction.spatial_dynamic`, its axle
-    force is ``D mu F_z phi``), written with :mod:`math` for the per-step scalars.
-
-    >>> peak_slip = math.tan(math.pi / 2.6) / 10.0                 # B alpha = tan(pi / (2 C)) with E = 0
-    >>> round(magic_formula(0.01, 10.0, 1.3, 0.0), 4), round(magic_formula(peak_slip, 10.0, 1.3, 0.0), 6)
-    (0.1292, 1.0)
-    """
-    ba = B * alpha
-    return math.sin(C * math.atan(ba - E * (ba - math.atan(ba))))
-
-
-def axle_force(alpha: float, shape: tuple[float, float, float], peak: float, peak0: float) -> float:
-    """Axle lateral force [N] at slip angle ``alpha`` [rad] on a road where the peak is ``peak`` [N], for a tyre
-    whose curve ``shape = (B, C, E)`` was identified with the peak ``peak0`` [N]: ``peak phi(alpha peak0 / peak)``
-    (similarity: the same cornering stiffness, saturating at ``peak / peak0`` of the slip).
-
-    >>> f0 = axle_force(0.02, (10.0, 1.3, 0.0), 5000.0, 5000.0)
-    >>> round(axle_force(0.02, (10.0, 1.3, 0.0), 2500.0, 5000.0) / f0, 3)        # same stiffness, half the peak
-    0.935
-    """
-    if peak <= 0.0:
-        return 0.0
-    return peak * magic_formula(alpha * peak0 / peak, *shape)
-
-
-def saturation_slip(shape: tuple[float, float, float]) -> float:
-    """Smallest slip angle [rad] where the curve ``shape = (B, C, E)`` reaches 98 % of its largest value
-    (searched up to 1 rad)."""
-    grid = np.linspace(0.0, 1.0, 4001)
-    B, C, E = shape
-    ba = B * grid
-    phi = np.sin(C * np.arctan(ba - E * (ba - np.arctan(ba))))
-    return float(grid[int(np.argmax(phi >= 0.98 * float(np.max(phi))))])
-
-
-class _Axle:
-    """One axle's estimate (model units) and its variance."""
-
-    def __init__(self, mu: float, sigma: float) -> None:
-        self.mu, self.var = mu, sigma * sigma
-        self.shown_in_slide = 0.0  # the most grip shown during the current slide (0: not sliding)
-        self.lateral_in_slide = 1.0  # the lateral share of that reading
-        self.lateral = 1.0  # lateral share |F_y| / |F| of the reading the estimate stands on (1: the reference's)
-        self.since_slide = math.inf  # time the axle has gripped since it last slid [s]
-        self.recent: list[float] = []  # the grip shown in the last GRIP_SUSTAIN_SAMPLES samples
-        self.recent_driving: list[float] = []  # the same with all of a driving force on this axle
-        self.slide_samples = 0  # consecutive samples with the tyre past its curve
-        self.ceiling: float | None = None  # the most the road may hold after a reading through a slip control
-        self.probe_to: float | None = None  # the confirmed estimate a first slide broke (GRIP_SLIDE_PROBE)
-        self.shown_best = 0.0  # the most grip the axle has shown without sliding since the reset
-
-    def sustained(self, shown: float, recent: list[float] | None = None) -> float:
-        """The grip the axle held over the last :data:`GRIP_SUSTAIN_SAMPLES` samples (with ``shown``): their
-        least (a force held, not the peak of one sample's noise in the accelerations or the load transfer)."""
-        recent = self.recent if recent is None else recent
-        recent.append(shown)
-        del recent[:-GRIP_SUSTAIN_SAMPLES]
-        return min(recent)
-
-    def age(self, dt: float, growth: float, sigma_max: float) -> None:
-        """No information for ``dt`` [s]: the variance grows (capped)."""
-        self.var = min(self.var + growth * growth * dt, max(sigma_max * sigma_max, self.var))
-
-    def slid(self, shown: float, reference: float, lateral: float = 1.0, probe: bool = False) -> None:
-        """The axle slid showing the grip ``shown``: the estimate drops to it (by at most GRIP_MAX_DROP) -- or,
-        when it was a lower bound (a reading through a slip control), becomes it --, with the standard deviation
-        of a slide's reading (:data:`GRIP_SIGMA_SLIDE` of it; no more than the reading is short of
-        ``reference``, the grip the limits stand for: a slide at that grip confirms the limits).
-
-        A new slide (not within :data:`GRIP_SLIDE_MEMORY` of the last) ends a probe; with ``probe`` (the first
-        slide off a confirmed estimate, :data:`GRIP_SLIDE_PROBE`) it starts one back up to the estimate it broke."""
-        if self.shown_in_slide == 0.0:
-            self.probe_to = self.mu if probe else None
-        # the grip is at least the most the axle held during this slide (one sample past the peak reads low)
-        if shown >= self.shown_in_slide:
-            self.shown_in_slide, self.lateral_in_slide = shown, lateral
-        shown, lateral = self.shown_in_slide, self.lateral_in_slide
-        self.since_slide = 0.0
-        if shown < self.mu:
-            self.mu = max(shown, (1.0 - GRIP_MAX_DROP) * self.mu, _MU_BOUNDS[0])
-            self.lateral = lateral
-        elif self.ceiling is not None:  # the estimate was a lower bound: a reading of the road replaces it
-            self.mu, self.lateral = min(shown, _MU_BOUNDS[1]), lateral
-        self.ceiling = None  # a slide reads the road (a reading through a slip control sets it again after this)
-        confirmed = GRIP_SIGMA_CONFIRMED * reference
-        self.var = min(GRIP_SIGMA_SLIDE * self.mu, max(confirmed, reference - self.mu)) ** 2
-
-    def slid_under_control(self, shown: float, reference: float, lateral: float = 1.0) -> None:
-        """A reading through a slip control (:data:`GRIP_SLIP_CONTROL_SHARE`): :meth:`slid` at ``shown``, a lower
-        bound, and the road at most ``shown`` over that share -- the ceiling corners probe up to."""
-        self.slid(shown, reference, lateral)
-        self.ceiling = max(self.mu, self.shown_in_slide / GRIP_SLIP_CONTROL_SHARE)
-
-    def held(self, shown: float, reference: float, lateral: float = 1.0) -> None:
-        """The tyre is past its curve while the whole car holds the grip the limits as set ask for: at the limit,
-        not a slipperier road. ``shown`` is a lower bound (it may raise the estimate); at ``reference`` it confirms
-        the limits; otherwise the estimate holds (no recovery while a tyre is past its curve)."""
-        if shown > self.mu:
-            self.mu, self.lateral = min(shown, _MU_BOUNDS[1]), lateral
-        if self.mu >= reference:
-            self.var = min(self.var, (GRIP_SIGMA_CONFIRMED * reference) ** 2)
-
-    def gripped(self, shown: float, dt: float, mu_max: float, reference: float, lateral: float = 1.0) -> None:
-        """The axle showed ``shown`` without sliding: a lower bound, and near the estimate a confirmation (below
-        ``reference``, the grip the limits stand for, a slide's uncertainty stays: the car has not shown more).
-        The slide's reading is forgotten after :data:`GRIP_SLIDE_MEMORY` of grip."""
-        self.since_slide += dt
-        self.shown_best = max(self.shown_best, shown)
-        if self.since_slide >= GRIP_SLIDE_MEMORY:
-            self.shown_in_slide = 0.0
-        if shown > self.mu:
-            self.mu, self.lateral = min(shown, _MU_BOUNDS[1]), lateral
-        if shown >= GRIP_CONFIRM_SHARE * min(self.mu, reference):
-            confirmed = GRIP_SIGMA_CONFIRMED * reference
-            floor = confirmed if self.mu >= reference else max(confirmed, GRIP_SIGMA_SLIDE * self.mu)
-            self.var = min(self.var, floor ** 2)
-            ceiling = self.ceiling if self.ceiling is not None else self.probe_to
-            if ceiling is not None and lateral > 0.5 and self.mu < ceiling:  # a corner: probe up to the ceiling
-                self.mu = min(self.mu + GRIP_PROBE_RATE * reference * dt, ceiling, mu_max)
-            elif self.mu < mu_max:
-                self.mu = min(self.mu + GRIP_RECOVERY_RATE * dt, mu_max)
-            if self.ceiling is not None and self.mu >= min(self.ceiling, mu_max):
-                self.ceiling = None
-            if self.probe_to is not None and self.mu >= min(self.probe_to, mu_max):
-                self.probe_to = None
-
-
-def lateral_peak(mu: float, d_fz: float, f_x: float) -> float:
-    """The axle's lateral peak [N] the friction circle leaves beside ``f_x`` [N]: ``sqrt((mu D F_z)^2 - F_x^2)``,
-    at least 10 % of ``mu D F_z``.
-
-    >>> lateral_peak(1.0, 5000.0, 3000.0)
-    4000.0
-    """
-    return math.sqrt(max((mu * d_fz) ** 2 - f_x * f_x, (0.1 * mu * d_fz) ** 2))
+        return float(min(1.0, max(MU_BOUNDS[0], low) / self.mu_nominal))
 
 
 class GripEstimator:
@@ -585,7 +420,7 @@ class GripEstimator:
     def reset(self) -> None:
         """Back to the nominal friction with the initial uncertainty; forget the last sample."""
         cfg, mu0 = self.config, self.params.mu
-        self._axles = tuple(_Axle(mu0, cfg.sigma0 * ref / cfg.mu_nominal) for ref in self._ref)
+        self._axles = tuple(AxleEstimate(mu0, cfg.sigma0 * ref / cfg.mu_nominal) for ref in self._ref)
         self._last: tuple[float, float, float, float] | None = None  # t, v_x, v_y (CG), r
         self._sliding = False
         self._recent_car: list[tuple[float, float]] = []  # the car's grip in the last samples: |F|/F_z, model
@@ -637,7 +472,7 @@ class GripEstimator:
             else:
                 mu.append(linear)
                 sigma.append(linear_sigma)
-        share = float(min(1.0, max(_MU_BOUNDS[0], min(low)) / nominal))
+        share = float(min(1.0, max(MU_BOUNDS[0], min(low)) / nominal))
         held = None if self._decel_held is None else self._decel_held[0]
         bound = any(axle.ceiling is not None for axle in self._axles)
         return GripEstimate(mu[0], mu[1], sigma[0], sigma[1], self._sliding, nominal, cfg.margin, share, held, bound)
@@ -708,7 +543,7 @@ class GripEstimator:
         c = self._c_load
         q = mu_road / self.config.mu_nominal * reference / (1.0 - c * reference * reference)  # s / (1 - c s^2)
         s = 2.0 * q / (1.0 + math.sqrt(1.0 + 4.0 * c * q * q)) if c > 0.0 else q
-        return min(s / d, _MU_BOUNDS[1])
+        return min(s / d, MU_BOUNDS[1])
 
     def plan_share(self, mu_road: float) -> float:
         """The share of the nominal limits [-] the plan would use on a road of friction ``mu_road`` known exactly
