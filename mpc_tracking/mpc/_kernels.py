@@ -380,9 +380,9 @@ def kinematic_bounds_cost(kappa, u_op, v_box, s_grid, u_ref, u_prev, lb, ub, s_o
 
 # positions in the prm / flg arrays of dynamic_bounds_cost (kernels.dynamic_bounds_cost packs them)
 (Q_AY, Q_VMIN, Q_VMAX, Q_DT0, Q_ACC, Q_DEC, Q_HALF_W, Q_INSET, Q_SLOPE, Q_TIME_W, Q_INF, Q_POWER,
- Q_FLOOR, Q_FIRST_FLOOR, Q_PEAK, Q_LF, Q_VSLIP) = range(17)
+ Q_FLOOR, Q_FIRST_FLOOR, Q_PEAK, Q_LF, Q_VSLIP, Q_PEAK_R, Q_LR) = range(19)
 #: the length of dynamic_bounds_cost's prm
-N_PRM = 17
+N_PRM = 19
 (G_RBOX, G_RRATE, G_RXBOX, G_RCORR, G_RELL, G_NX, G_NCUTS, G_ELLIPSE, G_SLIP, G_VBOX, G_UPREV, G_POWER,
  G_NQ) = range(13)
 
@@ -499,6 +499,16 @@ def dynamic_bounds_cost(kappa, v_box, x_op, x0, s_grid, u_ref, u_prev, x_ref, lb
                 beta = math.atan((x_op[k, 4] + prm[Q_LF] * x_op[k, 5]) / x_op[k, 3])
                 lo = min(max(beta - peak, lo0), hi0)
                 hi = min(max(beta + peak, lo0), hi0)
+            if k == 0 and peak < math.inf and x_op[0, 3] >= prm[Q_VSLIP] and prm[Q_PEAK_R] < math.inf:
+                # spatial_dynamic.countersteer_bounds: no front slip adding to an oversteer slide's yaw
+                vx, vy, yr = x_op[0, 3], x_op[0, 4], x_op[0, 5]
+                alpha_r = -math.atan((vy - prm[Q_LR] * yr) / vx)
+                if yr * alpha_r > 0.0 and abs(alpha_r) > prm[Q_PEAK_R]:
+                    beta = math.atan((vy + prm[Q_LF] * yr) / vx)
+                    if yr > 0.0:
+                        hi = max(min(hi, beta), lo0)
+                    else:
+                        lo = min(max(lo, beta), hi0)
             # qp.reachable_box: within reach of the rate rows
             if k == 0:
                 r_lo, r_hi = lower[r_rate + 1], upper[r_rate + 1]

@@ -32,7 +32,9 @@ measured state, never from the OSQP vectors of :mod:`mpc_tracking.mpc.qp`. The s
                 first row against the last plan's first input (unbounded before the first step)
     steering    |delta_k| <= delta_max; with ``steer_within_peak_slip`` also within beta_k +- alpha*, beta_k =
                 atan((v_y + l_f r) / v_x)_op,k where v_x,op,k >= v_blend_high, alpha* the front tyres' peak
-                slip, each step's box moved to the nearest end of what the rates can reach from the last
+                slip, the first step's also within countersteer_bounds(x0) (no front slip adding to an
+                oversteer slide's yaw), each step's box moved to the nearest end of what the rates can reach
+                from the last
     corridor    as the kinematic reference (front/rear corner rows on e_y, e_psi with slacks)
     cost        1/2 |x_k - r_k|^2_Q (k = 1..N-1) + 1/2 |x_N - r_N|^2_{terminal_weight Q}, r_k = (e_ref, 0,
                 0, v_x, v_y, r of the reference operating point), Q the model's weights; inputs,
@@ -53,6 +55,7 @@ import numpy as np
 
 from mpc_tracking.errors import InputError, SolverError
 from mpc_tracking.models.prediction import DynamicPrediction
+from mpc_tracking.models.prediction.spatial_dynamic import countersteer_bounds
 from mpc_tracking.mpc.cvxpy_ref import _BIG, CvxpyMPC, _reachable, _slope_limited_reference, _sqrtm
 from mpc_tracking.mpc.qp import ELLIPSE_CUT_ANGLES, ELLIPSE_FLOOR, FIRST_STEP_FLOOR, REF_SLOPE, SLACK_QUAD
 from mpc_tracking.paths.speed_profile import speed_profile
@@ -212,6 +215,10 @@ class CvxpyDynamicMPC(CvxpyMPC):
                     beta = math.atan((vy + p.l_f * r) / vx)
                     delta_lo[k] = min(max(beta - peak, -st.delta_max), st.delta_max)
                     delta_hi[k] = min(max(beta + peak, -st.delta_max), st.delta_max)
+                if k == 0 and math.isfinite(peak):  # the measured state: no front slip adding to an oversteer slide
+                    c_lo, c_hi = countersteer_bounds(x_op[0], p)
+                    delta_lo[0] = min(max(delta_lo[0], c_lo), st.delta_max)
+                    delta_hi[0] = max(min(delta_hi[0], c_hi), -st.delta_max)
                 if k:
                     reach_lo, reach_hi = reach_lo + d_lo[k], reach_hi + d_hi[k]
                 delta_lo[k] = min(delta_lo[k], reach_hi)

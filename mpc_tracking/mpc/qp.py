@@ -14,7 +14,7 @@ import osqp
 
 from mpc_tracking.models.prediction import DynamicPrediction, KinematicPrediction, PredictionModel
 from mpc_tracking.models.prediction.spatial_bicycle import VehicleParams
-from mpc_tracking.models.prediction.spatial_dynamic import IDX_VX, front_slip_direction
+from mpc_tracking.models.prediction.spatial_dynamic import IDX_VX, countersteer_bounds, front_slip_direction
 from mpc_tracking.mpc import kernels
 from mpc_tracking.mpc.layout import QPData, QPLayout, StepProblem
 from mpc_tracking.mpc.reference import BRAKE_FLOOR, feasible_speed_profile, lateral_reference, speed_limit
@@ -242,8 +242,9 @@ class StepQP:
 
     def _steering_within_peak_slip(self, x_op: np.ndarray, rate_l: np.ndarray, rate_u: np.ndarray) -> None:
         """The steering box of each step: ``front_slip_direction(x_op[k]) ± peak_slip`` within the plain box where
-        ``v_x >= v_blend_high`` (the plain box below), then widened where the rate rows could not reach it
-        (:func:`reachable_box`; ``rate_l``, ``rate_u`` (N, nu) the rate rows' bounds)."""
+        ``v_x >= v_blend_high`` (the plain box below), the first step's also within :func:`countersteer_bounds` of
+        the measured state (no front slip adding to an oversteer slide's yaw), then widened where the rate rows could
+        not reach it (:func:`reachable_box`; ``rate_l``, ``rate_u`` (N, nu) the rate rows' bounds)."""
         model: Any = self.model
         p, i, V = model.params, model.I_DELTA, self._views
         lo0, hi0 = self._box_lo0[i], self._box_hi0[i]
@@ -254,6 +255,10 @@ class StepQP:
             on = x_op[:-1, IDX_VX] >= p.v_blend_high
             lo = np.where(on, np.clip(beta - peak, lo0, hi0), lo0)
             hi = np.where(on, np.clip(beta + peak, lo0, hi0), hi0)
+            # the first step from the measured state: no front slip adding to an oversteer slide's yaw
+            c_lo, c_hi = countersteer_bounds(x_op[0], p)
+            lo[0] = min(max(lo[0], c_lo), hi0)
+            hi[0] = max(min(hi[0], c_hi), lo0)
         reachable_box(lo, hi, rate_l[:, i], rate_u[:, i])
         V["box_l"][:, i] = lo
         V["box_u"][:, i] = hi
@@ -521,7 +526,8 @@ class StepQP:
         prm = np.array([st.a_y_max, st.v_min, st.v_max, st.control_period, st.accel_max, st.decel_max, self._half_w,
                         self._ref_inset, self._ref_slope, st.time_weight if st.mode == "time_optimal" else 0.0, _INF,
                         np.nan if self._power is None else self._power, ELLIPSE_FLOOR, FIRST_STEP_FLOOR,
-                        self.peak_slip() if self._peak_slip else np.nan, model.params.l_f, model.params.v_blend_high],
+                        self.peak_slip() if self._peak_slip else np.nan, model.params.l_f, model.params.v_blend_high,
+                        model.params.peak_slip_angles[1], model.params.l_r],
                        dtype=np.float64)
         flg = np.array([lay.r_box, lay.r_rate, lay.r_xbox, lay.r_corr, lay.r_ell, lay.nX, lay.n_cuts,
                         int(self._ellipse), int(model.slip_reference), 0, 0, int(self._power is not None), lay.nx],

@@ -10,8 +10,9 @@ at 4 m/s^2; the rear slides and the estimate reads the slide 0.7 s in.
 
 With a floor under the acceleration's share of the friction ellipse (0.1 of ``accel_max``, and on the first step
 ``FIRST_STEP_FLOOR``, 0.5, as the braking's) the plan kept driving the sliding rear axle through the slide and the
-car spun 4 s into the run (5.5 m past the edge). Without one it completes the lap, 0.6 s faster than the controller
-identified on the wet road.
+car spun 4 s into the run (5.5 m past the edge) -- unless the first step's steering keeps the front axle from adding
+to the slide's yaw (``spatial_dynamic.countersteer_bounds``, added later: it alone saves the lap too). Without the
+floor it completes the lap, 0.6 s faster than the controller identified on the wet road.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def test_without_power_in_the_slide_the_car_stays_on_the_wet_road(circuit, ident
     assert res.series["mu_est"].min() < 0.7  # the slide was read: the corner tested the controller
 
 
-def test_with_a_floor_under_the_acceleration_it_spins(circuit, identified_dry, monkeypatch):
+def _floor_the_acceleration(monkeypatch):
     """The acceleration's share of the friction ellipse floored at ELLIPSE_FLOOR as the braking's (numpy's QP: the
     compiled one computes the share itself)."""
     share = qp.ellipse_share
@@ -65,6 +66,22 @@ def test_with_a_floor_under_the_acceleration_it_spins(circuit, identified_dry, m
         return share(a_y, a_y_max, max(floor, qp.ELLIPSE_FLOOR))
 
     monkeypatch.setattr(qp, "ellipse_share", floored)
+
+
+def test_with_a_floor_under_the_acceleration_and_no_countersteer_it_spins(circuit, identified_dry, monkeypatch):
+    """The acceleration floored, and the first step's steering within the front's peak slip only (no
+    ``countersteer_bounds``): the car spins (the library before both remedies)."""
+    _floor_the_acceleration(monkeypatch)
+    monkeypatch.setattr(qp, "countersteer_bounds", lambda x, params: (-np.inf, np.inf))
     res = _run_on_the_wet_road(circuit, identified_dry, compiled="python")
     assert res.reason == "left_corridor" and res.metrics["max_body_overshoot"] > 1.0
     assert np.all(np.isfinite(res.series["e_y"]))
+
+
+def test_the_countersteer_alone_keeps_it_on_the_road(circuit, identified_dry, monkeypatch):
+    """The acceleration floored as before, the countersteer on: the front axle no longer adds to the slide's yaw
+    and the car stays on the road -- each of the two remedies alone saves this lap."""
+    _floor_the_acceleration(monkeypatch)
+    res = _run_on_the_wet_road(circuit, identified_dry, compiled="python")
+    assert res.reason == "time_limit", res.message
+    assert res.metrics["max_body_overshoot"] == 0.0

@@ -79,6 +79,7 @@ Examples
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +103,7 @@ __all__ = [
     "IDX_AX",
     "IDX_DELTA",
     "DynamicParams",
+    "countersteer_bounds",
     "derivatives",
     "jacobians",
     "temporal_derivatives",
@@ -352,6 +354,35 @@ def front_slip_direction(x: Any, params: DynamicParams) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     vx_bar = _smooth_floor(x[..., IDX_VX], params.v_floor)[0]
     return np.asarray(np.arctan((x[..., IDX_VY] + params.l_f * x[..., IDX_R]) / vx_bar))
+
+
+def countersteer_bounds(x: Any, params: DynamicParams) -> tuple[float, float]:
+    """Steering bounds [rad] for a car whose rear axle slides past its peak slip outward of the turn it yaws into (an
+    oversteer slide): the front slip angle may not add to the yaw -- ``delta <= front_slip_direction(x)`` for a car
+    yawing left (``r > 0``), ``>=`` for one yawing right; ``(-inf, inf)`` otherwise and below ``v_blend_high``.
+
+    The rear slip angle is ``-atan((v_y - l_r r) / v_x)``; it slides past its peak where that exceeds the rear
+    tyres' peak slip (:attr:`DynamicParams.peak_slip_angles`) with the sign of ``r``. Within
+    ``front_slip_direction ± peak_slip`` alone, a plan that follows the path holds the front axle at its peak into
+    the turn while the rear slides (the model is linearized about the path's steady cornering): the oversteering
+    sedan on a wet road held +0.12 rad of front slip while the rear's grew from 0.07 to 0.45 rad, and spun.
+
+    >>> p = DynamicParams.bmw_320i()
+    >>> countersteer_bounds(np.array([0.0, 0.0, 0.0, 20.0, 0.0, 0.1]), p)        # rear within its peak slip
+    (-inf, inf)
+    >>> lo, hi = countersteer_bounds(np.array([0.0, 0.0, 0.0, 17.5, -3.3, 0.4]), p)   # the rear slides out
+    >>> lo, round(hi, 3)
+    (-inf, -0.161)
+    """
+    v_x, v_y, r = float(x[IDX_VX]), float(x[IDX_VY]), float(x[IDX_R])
+    peak_r = params.peak_slip_angles[1]
+    if not (v_x >= params.v_blend_high and math.isfinite(peak_r)):
+        return -math.inf, math.inf
+    alpha_r = -math.atan((v_y - params.l_r * r) / v_x)
+    if r * alpha_r <= 0.0 or abs(alpha_r) <= peak_r:
+        return -math.inf, math.inf
+    beta = math.atan((v_y + params.l_f * r) / v_x)
+    return (-math.inf, beta) if r > 0.0 else (beta, math.inf)
 
 
 def _smooth_floor(v, v0):
