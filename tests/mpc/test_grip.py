@@ -321,7 +321,7 @@ def test_a_slide_in_the_corner_ends_the_probe(params):
     assert slides and est._axles[0].ceiling is None and e.mu_front < 0.6
 
 
-def test_a_first_slide_off_a_confirmed_estimate_is_probed_back_and_a_second_reads_the_road(params):
+def test_a_first_slide_off_the_grip_the_axle_held_is_probed_back_and_a_second_reads_the_road(params):
     """A tyre's first slide off the reference on an axle that has held the grip the limits ask for in this run (the
     tall SUV's front axle at turn-in at 36 m/s, on a dry road) lowers the estimate at once; on a straight it holds; in the corners after it the axle,
     showing the lowered estimate without sliding, raises it at GRIP_PROBE_RATE of the reference per second back to
