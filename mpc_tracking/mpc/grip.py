@@ -62,8 +62,8 @@ What the data say about the friction ``mu`` of an axle (in the units of the pred
   the next corners where the axle shows the estimate without sliding raise it towards that ceiling at
   :data:`GRIP_PROBE_RATE` (a slide there reads the road and ends the probe). A braking reading against the car's own
   braking limit (``brake_reference``) counts its ABS already and is not probed.
-* **A first slide, probed**: a tyre's first slide off the reference, on an axle that has held the grip the limits
-  ask for in this run (:data:`GRIP_SLIDE_PROBE`), lowers the limits at once like any slide, and the corners after
+* **A first slide, probed**: a tyre's first slide off the reference, on an axle that has confirmed it in this run
+  (:data:`GRIP_SLIDE_PROBE`), lowers the limits at once like any slide, and the corners after
   it probe back up to the estimate it broke at :data:`GRIP_PROBE_RATE` (as after a lower bound); a new slide reads
   the road and ends the probe, so a road that really changed costs one more slide. A car whose axle slides for a
   moment at the dry limit -- the tall front-driven SUV turning in at 36 m/s: a yaw and roll overshoot the
@@ -168,12 +168,14 @@ GRIP_DEFICIT_SLIP = 0.5
 #: for 19.5 s). What GRIP_DEFICIT_SLIP guards against -- a curve that is not the plant's, short by a few tenths
 #: of D F_z in a corner -- is not there under power with little lateral force
 GRIP_SPIN_SLIP = 0.2
-#: a tyre's first slide off the reference, on an axle that has held the grip the limits as set ask for
-#: (``grip_fraction`` of the reference, less :data:`GRIP_SIGMA_SLIDE` of it) without sliding in this run, lowers
-#: the limits at once, and the corners after it probe back up to the estimate it broke (:data:`GRIP_PROBE_RATE`;
-#: a new slide reads the road and ends the probe). Not before such grip was shown: the oversteering sedan's dry
-#: file at the dry pace on a mu 0.6 road showed 0.82 of the reference before its first slide, and probing from
-#: there it slid again and left the track (gen4_1 of seed 4, the fast wet start)
+#: a tyre's first slide off the reference, on an axle that has confirmed it in this run (shown at least
+#: :data:`GRIP_CONFIRM_SHARE` of it without sliding), lowers the limits at once, and the corners after it probe back
+#: up to the estimate it broke (:data:`GRIP_PROBE_RATE`; a new slide reads the road and ends the probe). Not on an
+#: axle that has shown less (the dry file on a wet road from the start). Tried first: only on an axle that had held
+#: the grip the limits ask for (``grip_fraction`` of the reference, less 5 %) -- then the SUV's first slide on Monza,
+#: Spa and the Nuerburgring came in the first corners, before its front had held that, and those dry laps cost
+#: 7-9.5 % (0.5-1.3 % with 0.75); 0.75 had lost the oversteering sedan's fast wet start on gen4_1 of seed 4 before
+#: the countersteer (``spatial_dynamic.countersteer_bounds``), and completes it with it
 GRIP_SLIDE_PROBE = True
 #: the car brakes short when it decelerates less than the plan's acceleration command by more than this [m/s^2]
 #: ... and by more than :data:`GRIP_BRAKE_SHORT_SHARE` of the command, for :data:`GRIP_SUSTAIN_SAMPLES`
@@ -746,12 +748,10 @@ class GripEstimator:
             elif body_slides or tyre_slides:
                 reading = max((shown, lat), (car_shown, lat_car),
                               (driving, abs(fy[i]) / math.hypot(fy[i], m * a_x) if spin else 1.0))
-                # a tyre's first slide off the reference, the axle having held the grip the limits ask for
-                # without sliding in this run: probe back
-                # (within a slide's spread of it: the least over GRIP_SUSTAIN_SAMPLES reads a few percent low)
-                held = (1.0 - GRIP_SIGMA_SLIDE) * self.config.grip_fraction * self._ref[i]
+                # a tyre's first slide off the reference, on an axle that has confirmed it in this run (shown
+                # GRIP_CONFIRM_SHARE of it without sliding): probe back
                 probe = (GRIP_SLIDE_PROBE and not body_slides and axle.ceiling is None and axle.mu >= self._ref[i]
-                         and axle.shown_best >= held)
+                         and axle.shown_best >= GRIP_CONFIRM_SHARE * self._ref[i])
                 axle.slid(reading[0], self._ref[i], reading[1], probe)
                 self._sliding = True
                 logger.debug("grip: %s axle slides (alpha %.3f rad, saturation at %.3f): mu %.3f (model units)",
