@@ -205,7 +205,7 @@ class StepQP:
             self._e_ref_buf = np.empty(N + 1)
         self._rest_packed: tuple[Any, ...] | None = None  # (settings, the dynamic model's constants for its kernel)
         self._dyn_packed: tuple[Any, np.ndarray] | None = None  # (params, their packed array)
-        self._peak_cache: tuple[Any, float] | None = None  # (params, the front peak slip [rad])
+        self._peak_cache: tuple[Any, float, float] | None = None  # (params, the front and rear peak slip [rad])
         self._limits_packed: tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]] | None = None  # (sources, arrays)
         self._ref_packed: tuple[Any, np.ndarray] | None = None  # (settings, the reference's numbers)
         self._rest_step_packed: tuple[tuple[Any, ...], np.ndarray, np.ndarray] | None = None  # dynamic_rest_pack
@@ -235,10 +235,16 @@ class StepQP:
     def peak_slip(self) -> float:
         """The front tyres' peak slip angle [rad] of the prediction model's parameters now (they change with the
         grip estimate; inf: no bound)."""
+        return self._peak_slips()[0]
+
+    def _peak_slips(self) -> tuple[float, float]:
+        """The (front, rear) peak slip angles [rad] of the model's parameters now, worked out once per parameter set
+        (:attr:`~mpc_tracking.models.prediction.spatial_dynamic.DynamicParams.peak_slip_angles`: ~90 us)."""
         params = self.model.params  # type: ignore[attr-defined]
         if self._peak_cache is None or self._peak_cache[0] is not params:
-            self._peak_cache = (params, float(params.peak_slip_angles[0]))
-        return self._peak_cache[1]
+            front, rear = params.peak_slip_angles
+            self._peak_cache = (params, float(front), float(rear))
+        return self._peak_cache[1], self._peak_cache[2]
 
     def _steering_within_peak_slip(self, x_op: np.ndarray, rate_l: np.ndarray, rate_u: np.ndarray) -> None:
         """The steering box of each step: ``front_slip_direction(x_op[k]) ± peak_slip`` within the plain box where
@@ -256,7 +262,7 @@ class StepQP:
             lo = np.where(on, np.clip(beta - peak, lo0, hi0), lo0)
             hi = np.where(on, np.clip(beta + peak, lo0, hi0), hi0)
             # the first step from the measured state: no front slip adding to an oversteer slide's yaw
-            c_lo, c_hi = countersteer_bounds(x_op[0], p)
+            c_lo, c_hi = countersteer_bounds(x_op[0], p, self._peak_slips()[1])
             lo[0] = min(max(lo[0], c_lo), hi0)
             hi[0] = max(min(hi[0], c_hi), lo0)
         reachable_box(lo, hi, rate_l[:, i], rate_u[:, i])
@@ -527,7 +533,7 @@ class StepQP:
                         self._ref_inset, self._ref_slope, st.time_weight if st.mode == "time_optimal" else 0.0, _INF,
                         np.nan if self._power is None else self._power, ELLIPSE_FLOOR, FIRST_STEP_FLOOR,
                         self.peak_slip() if self._peak_slip else np.nan, model.params.l_f, model.params.v_blend_high,
-                        model.params.peak_slip_angles[1], model.params.l_r],
+                        self._peak_slips()[1], model.params.l_r],
                        dtype=np.float64)
         flg = np.array([lay.r_box, lay.r_rate, lay.r_xbox, lay.r_corr, lay.r_ell, lay.nX, lay.n_cuts,
                         int(self._ellipse), int(model.slip_reference), 0, 0, int(self._power is not None), lay.nx],

@@ -356,13 +356,14 @@ def front_slip_direction(x: Any, params: DynamicParams) -> np.ndarray:
     return np.asarray(np.arctan((x[..., IDX_VY] + params.l_f * x[..., IDX_R]) / vx_bar))
 
 
-def countersteer_bounds(x: Any, params: DynamicParams) -> tuple[float, float]:
+def countersteer_bounds(x: Any, params: DynamicParams, rear_peak_slip: float | None = None) -> tuple[float, float]:
     """Steering bounds [rad] for a car whose rear axle slides past its peak slip outward of the turn it yaws into (an
     oversteer slide): the front slip angle may not add to the yaw -- ``delta <= front_slip_direction(x)`` for a car
     yawing left (``r > 0``), ``>=`` for one yawing right; ``(-inf, inf)`` otherwise and below ``v_blend_high``.
 
     The rear slip angle is ``-atan((v_y - l_r r) / v_x)``; it slides past its peak where that exceeds the rear
-    tyres' peak slip (:attr:`DynamicParams.peak_slip_angles`) with the sign of ``r``. Within
+    tyres' peak slip (``rear_peak_slip`` [rad], default :attr:`DynamicParams.peak_slip_angles`' second: a caller
+    stepping the same parameters passes it once worked out) with the sign of ``r``. Within
     ``front_slip_direction ± peak_slip`` alone, a plan that follows the path holds the front axle at its peak into
     the turn while the rear slides (the model is linearized about the path's steady cornering): the oversteering
     sedan on a wet road held +0.12 rad of front slip while the rear's grew from 0.07 to 0.45 rad, and spun.
@@ -375,7 +376,7 @@ def countersteer_bounds(x: Any, params: DynamicParams) -> tuple[float, float]:
     (-inf, -0.161)
     """
     v_x, v_y, r = float(x[IDX_VX]), float(x[IDX_VY]), float(x[IDX_R])
-    peak_r = params.peak_slip_angles[1]
+    peak_r = params.peak_slip_angles[1] if rear_peak_slip is None else rear_peak_slip
     if not (v_x >= params.v_blend_high and math.isfinite(peak_r)):
         return -math.inf, math.inf
     alpha_r = -math.atan((v_y - params.l_r * r) / v_x)
