@@ -17,6 +17,15 @@ distance of the first input (speed [m/s], steering [rad]) and of the plan's e_y 
 saves it.
 
     python benchmarks/study_osqp_replay.py [--horizon 30] [--t-max 120] [--intervals 1 5 10] [--out FILE]
+
+``--models`` compares the two prediction models instead (issue 23: is the dynamic model's QP as well conditioned as
+the kinematic one's?): the closed loops of ``bench_closed_loop.py`` (the kinematic plant with the kinematic model, the
+sedan with the dynamic model) at each ``--horizons`` N record every QP as the back end hands it to OSQP (after its
+own equilibration and the model's scaling, ``OSQPBackend.equilibrated``), and a fresh OSQP with the back end's own
+settings replays them checking termination every iteration (the true iteration counts) and at the back end's interval
+(what the loop pays): iterations (mean, median, p90), solve time per QP and per iteration, the QP's size.
+
+    python benchmarks/study_osqp_replay.py --models [--horizons 10 30 50] [--t-max 60] [--out FILE]
 """
 from __future__ import annotations
 
@@ -92,6 +101,75 @@ def replay(mpc: Any, recs: list[dict[str, np.ndarray]], fixed: bool, interval: i
     return {"iterations": np.array(its), "update": np.array(t_upd), "solve": np.array(t_sol), "x": np.array(X)}
 
 
+def record_backend(plant: str, horizon: int, t_max: float) -> tuple[Any, list[tuple[np.ndarray, ...]]]:
+    """The controller of ``bench_closed_loop``'s ``plant`` scenario and every step's QP as its OSQP back end hands it to
+    OSQP (``q, l, u`` and the matrix data after the back end's equilibration)."""
+    path, mpc, plant_model, actuator, kw = build(
+        scenario(plant, t_max).with_overrides({"controller.horizon": horizon}))
+    backend, recs = mpc.backend, []
+    inner = backend.equilibrated
+
+    def recording(data: Any) -> Any:
+        out = inner(data)
+        recs.append(tuple(a.copy() for a in out))
+        return out
+
+    backend.equilibrated = recording
+    mt.simulate(path, mpc, plant_model, actuator, **kw)
+    return mpc, recs
+
+
+def replay_backend(mpc: Any, recs: list[tuple[np.ndarray, ...]], **extra: Any) -> dict[str, np.ndarray]:
+    """Solve the recorded sequence with one OSQP set up as the back end's (``extra`` overriding its settings),
+    warm-started from solve to solve: iterations and solve times."""
+    backend, lay = mpc.backend, mpc.layout
+    settings = {**backend.osqp_settings, **extra}
+    solver = osqp.OSQP()
+    q0, lo0, hi0, A0 = recs[0]
+    solver.setup(backend.P, q0, lay.A_matrix(A0), lo0, hi0, **settings)
+    ext = solver._solver
+    its, t_sol = [], []
+    for q, lo, hi, Ax in recs:
+        ext.update_data_vec(q, lo, hi)
+        ext.update_data_mat(None, None, Ax, None)
+        t0 = time.perf_counter()
+        ext.solve()
+        t_sol.append(time.perf_counter() - t0)
+        its.append(ext.info.iter)
+    return {"iterations": np.array(its), "solve": np.array(t_sol)}
+
+
+def compare_models(horizons: list[int], t_max: float) -> dict[str, Any]:
+    """Per N and model: the QP's size, true iterations (checked every iteration) and the loop's (the back end's
+    interval), solve time per QP and per iteration (medians of 3 replays), and the ratios dynamic / kinematic."""
+    out: dict[str, Any] = {}
+    for N in horizons:
+        row: dict[str, Any] = {}
+        for plant in ("kinematic", "sedan"):
+            mpc, recs = record_backend(plant, N, t_max)
+            lay, backend = mpc.layout, mpc.backend
+            entry: dict[str, Any] = {"model": type(mpc.model).__name__, "qps": len(recs), "n": lay.n, "m": lay.m,
+                                     "nnz_A": len(lay.A_indices), "nnz_P": int(backend.P.nnz),
+                                     "check_termination": backend.osqp_settings["check_termination"]}
+            for name, extra in (("true", {"check_termination": 1}), ("loop", {})):
+                runs = [replay_backend(mpc, recs, **extra) for _ in range(3)]
+                it = runs[0]["iterations"]
+                solve_us = float(np.median([1e6 * r["solve"].mean() for r in runs]))
+                entry[name] = {"iterations": {"mean": float(it.mean()), "median": float(np.median(it)),
+                                              "p90": float(np.percentile(it, 90))},
+                               "solve_us_mean": solve_us, "us_per_iteration": solve_us / float(it.mean())}
+            row[plant] = entry
+        k, d = row["kinematic"], row["sedan"]
+        row["dynamic_over_kinematic"] = {
+            "true_iterations_mean": d["true"]["iterations"]["mean"] / k["true"]["iterations"]["mean"],
+            "loop_iterations_mean": d["loop"]["iterations"]["mean"] / k["loop"]["iterations"]["mean"],
+            "us_per_iteration": d["true"]["us_per_iteration"] / k["true"]["us_per_iteration"],
+            "loop_solve": d["loop"]["solve_us_mean"] / k["loop"]["solve_us_mean"],
+            "nnz_A": d["nnz_A"] / k["nnz_A"]}
+        out[str(N)] = row
+    return out
+
+
 def summary(mpc: Any, r: dict[str, np.ndarray], tight: np.ndarray) -> dict[str, Any]:
     lay, nx = mpc.layout, mpc.nx
     u0 = slice(lay.nX, lay.nX + 2)
@@ -115,9 +193,19 @@ def main() -> None:
     ap.add_argument("--t-max", type=float, default=120.0)
     ap.add_argument("--intervals", type=int, nargs="+", default=[1, 5, 10])
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--models", action="store_true",
+                    help="the kinematic and the dynamic model's QPs as their back ends solve them (see the doc)")
+    ap.add_argument("--horizons", type=int, nargs="+", default=[10, 30, 50], help="with --models")
     args = ap.parse_args()
     logging.basicConfig(level=logging.ERROR)
     prov = provenance()
+    if args.models:
+        report = {"benchmark": "osqp_replay_models", "t_max_s": args.t_max,
+                  "horizons": compare_models(args.horizons, args.t_max), "provenance": finish(prov)}
+        print(dumps(report))
+        if args.out:
+            save_json(args.out, report)
+        return
     mpc, recs = record(args.horizon, args.t_max)
     tight = replay(mpc, recs, False, 1, eps_abs=1e-10, eps_rel=1e-10, max_iter=200000, scaling=10,
                    polishing=True)["x"]
