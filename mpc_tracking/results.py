@@ -40,6 +40,7 @@ SERIES = {
 #: and the road friction under a plant that reports it (``road_friction``, e.g. ackermann3d)
 OPTIONAL_SERIES = {
     "mu_est": "-, the controller's friction estimate (weaker axle, mpc.grip)",
+    "grip_share": "-, the share of its nominal limits the controller plans with (mpc.grip.ratio; 1: as set)",
     "mu_true": "-, the road's friction under the plant",
 }
 
@@ -228,6 +229,14 @@ class SimulationResult:
         if true is not None and np.size(true) == np.size(mu):
             err = np.abs(np.asarray(mu) - np.asarray(true)) / np.asarray(true)
             text += f", error vs the road median {100 * float(np.median(err)):.1f} %, last {100 * float(err[-1]):.1f} %"
+        share = self.series.get("grip_share")
+        if share is not None and np.size(share):
+            low = int(np.argmin(share))
+            if share[low] < 1.0:
+                t_low = float(self.series["t"][low])
+                text += f"; limits down to {100 * float(share[low]):.0f} % of nominal (t = {t_low:.1f} s)"
+            else:
+                text += "; limits as set throughout"
         return text
 
     # ------------------------------------------------------------------ notebook

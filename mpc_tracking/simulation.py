@@ -288,10 +288,12 @@ class _Loop:
         #: the controller's planned (speed, acceleration) for the actuator, when it plans one
         self._feedforward: Callable[[Any], Any] | None = getattr(controller, "plan_feedforward", None)
         self._end = path.length - 0.5 * path.ds  # an open path ends here
-        #: the optional series (results.OPTIONAL_SERIES) this run logs: the grip estimate, the road's friction
+        #: the optional series (results.OPTIONAL_SERIES) this run logs: the grip estimate and the share of the limits
+        #: in use, the road's friction
         self._grip = getattr(getattr(controller, "mpc", controller), "grip", None)
         self._road = getattr(plant, "road_friction", None)
-        self._optional: dict[str, list[float]] = {k: [] for k, on in (("mu_est", self._grip is not None),
+        grip = self._grip is not None
+        self._optional: dict[str, list[float]] = {k: [] for k, on in (("mu_est", grip), ("grip_share", grip),
                                                                       ("mu_true", self._road is not None)) if on}
         self.watch = watch or StepWatch(None)  # wall time of the whole loop step (and its limit)
         #: the plant's steps of one control period in one call, when it has that for this actuator (and no
@@ -408,6 +410,7 @@ class _Loop:
         opt = self._optional
         if self._grip is not None:
             opt["mu_est"].append(float(self._grip.last.mu))
+            opt["grip_share"].append(float(self._grip.ratio))
         if self._road is not None:
             opt["mu_true"].append(float(self._road(self.t)))
 

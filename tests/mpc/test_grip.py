@@ -1126,6 +1126,11 @@ def test_closed_loop_a_dry_plan_on_a_wet_circle():
     assert on.series["mu_est"][-1] == pytest.approx(0.5, rel=0.1)
     np.testing.assert_array_equal(on.series["mu_true"], 0.5)
     assert "grip estimate" in on.summary() and "mu_est" not in off.series
+    # the share of the limits the plan used, step by step: near 1 at the start (less the margin), the road's after
+    share = on.series["grip_share"]
+    assert share.shape == on.series["t"].shape and share[0] > 0.95 and 0.4 < share.min() < 0.7
+    assert f"limits down to {100 * share.min():.0f} % of nominal" in on.summary() and "grip_share" not in off.series
+    assert on.to_pandas().attrs["units"]["grip_share"] == "-"
 
 
 def test_closed_loop_a_wet_patch_in_a_braking_zone_is_read_before_the_corner(monkeypatch):
