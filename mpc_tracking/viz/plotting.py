@@ -288,15 +288,19 @@ def plot_track(result, ax=None, *, instants: Sequence[int] | None = None, horizo
 
 def plot_timeseries(result, axes=None, *, delta_max: float | None = None, **kwargs: Any):
     """Time series of a run: e_y with corridor bounds, e_psi, v with v_ref, delta with limits,
-    solve time coloured by solver status. Returns ``(fig, axes)`` (5 axes).
+    solve time coloured by solver status, and -- when the run logged them (grip estimation on, or a plant whose
+    road's friction varies) -- the grip: the controller's friction estimate ``mu_est``, the road's ``mu_true`` and
+    the share of its nominal limits the plan used ``grip_share``. Returns ``(fig, axes)`` (5 axes; 6 with the
+    grip; given ``axes`` of 5, the grip is left out).
 
     ``delta_max`` [rad] draws the steering limits; default: the run's recorded setting (see
     :func:`run_setting`), none when it is not recorded.
     """
     s = result.series
+    grip = [k for k in ("mu_true", "mu_est", "grip_share") if k in s]
     if axes is None:
-        fig = new_figure(figsize=(8, 10))
-        axes = fig.subplots(5, 1, sharex=True)
+        fig = new_figure(figsize=(8, 12 if grip else 10))
+        axes = fig.subplots(6 if grip else 5, 1, sharex=True)
     else:
         fig = axes[0].figure
     t = s["t"]
@@ -338,9 +342,17 @@ def plot_timeseries(result, axes=None, *, delta_max: float | None = None, **kwar
         if np.any(m):
             a.scatter(t[m], s["solve_time"][m] * 1e3, s=6, color=col, label=_STATUS_NAMES[code], zorder=3)
     a.set_ylabel("solve [ms]")
-    a.set_xlabel("t [s]")
     if len(result):
         a.legend(loc="upper right", fontsize=8, ncol=4)
+    if grip and len(axes) > 5:
+        a = axes[5]
+        styles = {"mu_true": ("k-", "mu (road)"), "mu_est": ("C1-", "mu (estimate)"),
+                  "grip_share": ("C2--", "share of the limits in use")}
+        for name in grip:
+            a.plot(t, s[name], styles[name][0], lw=1.0, label=styles[name][1])
+        a.set_ylabel("grip [-]")
+        a.legend(loc="lower left", fontsize=8)
+    axes[-1].set_xlabel("t [s]")
     fig.suptitle(f"{result.path.name}: {result.reason}")
     return Plot(fig, axes)
 

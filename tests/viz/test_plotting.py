@@ -77,6 +77,26 @@ def test_timeseries_has_five_panels_with_bounds(result):
     assert len(axes[3].lines) == 3  # delta + two limits
 
 
+def test_timeseries_adds_a_grip_panel_when_the_run_logged_the_grip(result):
+    """A run with grip estimation (mu_est, grip_share) on a road whose friction varies (mu_true) gets a sixth panel
+    with the three; given five axes, the grip is left out; a run without them keeps five panels (above)."""
+    import copy
+
+    r = copy.copy(result)
+    n = len(result)
+    r.series = {**result.series, "mu_est": np.full(n, 0.62), "mu_true": np.full(n, 0.6),
+                "grip_share": np.linspace(1.0, 0.67, n)}
+    fig, axes = plot_timeseries(r)
+    assert len(axes) == 6 and _pixels(fig).std() > 10
+    lines = {ln.get_label(): ln for ln in axes[5].lines}
+    assert set(lines) == {"mu (road)", "mu (estimate)", "share of the limits in use"}
+    np.testing.assert_array_equal(lines["share of the limits in use"].get_ydata(), r.series["grip_share"])
+    assert axes[5].get_xlabel() == "t [s]" and axes[4].get_xlabel() == ""
+    fig5 = new_figure()
+    fig5, axes5 = plot_timeseries(r, axes=fig5.subplots(5, 1, sharex=True))
+    assert len(axes5) == 5 and axes5[4].get_xlabel() == "t [s]"
+
+
 def test_path_view(result):
     fig, axes = plot_path_view(result.path)
     assert len(axes) == 4 and _pixels(fig).std() > 10
